@@ -1,0 +1,66 @@
+package tasks
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// PromiseTask is a Task that computes a value and completes its own promise
+// with it (Netty's PromiseTask, what newTaskFor wraps a Callable in). Hand
+// it to an executor and give callers its Future.
+type PromiseTask[T any] struct {
+	Promise[T]
+	fn func() (T, error)
+}
+
+// NewPromiseTask returns a task that runs fn and completes the embedded
+// promise, bound to ex, with fn's result.
+func NewPromiseTask[T any](ex Executor, fn func() (T, error)) *PromiseTask[T] {
+	t := &PromiseTask[T]{fn: fn}
+	t.ex = ex
+	return t
+}
+
+// Run runs fn unless the promise was cancelled first; once running it can no
+// longer be cancelled. A panic in fn fails the promise with a *PanicError.
+func (t *PromiseTask[T]) Run() {
+	if !t.SetUncancellable() || t.IsDone() {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fail(&PanicError{Value: r, Stack: debug.Stack()})
+		}
+	}()
+	v, err := t.fn()
+	if err != nil {
+		t.Fail(err)
+		return
+	}
+	t.Succeed(v)
+}
+
+// Submit runs fn on ex and returns its future, which fails with Execute's
+// error when ex refuses the task.
+func Submit[T any](ex Executor, fn func() (T, error)) Future[T] {
+	t := NewPromiseTask(ex, fn)
+	if err := ex.Execute(t); err != nil {
+		t.Fail(err)
+	}
+	return t
+}
+
+// PanicError is the failure of a PromiseTask whose function panicked.
+type PanicError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the goroutine's stack at the panic
+}
+
+// Error says the task panicked and with what.
+func (e *PanicError) Error() string { return fmt.Sprintf("tasks: task panicked: %v", e.Value) }
+
+// Unwrap returns the panic value when it is an error, so errors.Is sees it.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
