@@ -14,11 +14,11 @@ import (
 // pos+capacity. Positions are uint64 and compared by difference, so they
 // may wrap around.
 type bounded struct {
-	_    pad
-	tail atomic.Uint64 // next position to claim; producers
-	_    pad
-	head atomic.Uint64 // next position to read; written by the consumer only
-	_    pad
+	_     pad
+	tail  atomic.Uint64 // next position to claim; producers
+	_     pad
+	head  atomic.Uint64 // next position to read; written by the consumer only
+	_     pad
 	mask  uint64
 	slots []slot
 }

@@ -26,6 +26,7 @@ func TestCapacityRounding(t *testing.T) {
 	eq(t, NewUnbounded(0).Cap(), -1, "NewUnbounded(0).Cap()")
 	eq(t, NewUnbounded(0).(*chunked).n, uint64(DefaultChunkSize), "default chunk size")
 	eq(t, NewUnbounded(5).(*chunked).n, uint64(8), "chunk size 5 rounded")
+	eq(t, NewUnbounded(1).(*chunked).n, uint64(2), "chunk size at least 2")
 	eq(t, NewUnbounded(1<<30).(*chunked).n, uint64(maxChunkSize), "chunk size capped")
 }
 

@@ -91,6 +91,9 @@ func newChunked(chunkSize int, limit uint64, start uint64) *chunked {
 	if chunkSize <= 0 {
 		chunkSize = DefaultChunkSize
 	}
+	if chunkSize < minChunkSize {
+		chunkSize = minChunkSize
+	}
 	if chunkSize > maxChunkSize {
 		chunkSize = maxChunkSize
 	}
@@ -108,7 +111,15 @@ func newChunked(chunkSize int, limit uint64, start uint64) *chunked {
 
 func (q *chunked) newChunk() *chunk {
 	q.allocs.Add(1)
-	return &chunk{slots: make([]slot, q.n)}
+	c := &chunk{slots: make([]slot, q.n)}
+	// Slot i only ever carries positions p ≡ i (mod n), published as p+1 ≡
+	// i+1. A zero seq would match p+1 for p ≡ n-1 (at the uint64 wrap);
+	// seq i never matches. A recycled slot holds an older p+1 of its own,
+	// which cannot match a new position either.
+	for i := range c.slots {
+		c.slots[i].seq.Store(uint64(i))
+	}
+	return c
 }
 
 func (q *chunked) Offer(t Task) bool {
@@ -122,7 +133,8 @@ func (q *chunked) Offer(t Task) bool {
 			q.advance(c)
 			continue
 		}
-		if q.limit != 0 && p-q.consumed.Load() >= q.limit {
+		// Signed: a stale p may lie behind the consumer.
+		if q.limit != 0 && int64(p-q.consumed.Load()) >= int64(q.limit) {
 			return false
 		}
 		if q.pIndex.CompareAndSwap(p, p+1) {

@@ -35,7 +35,9 @@ const (
 	// DefaultChunkSize is the slot count of one chunk of an unbounded queue
 	// (as Netty's MpscUnboundedArrayQueue(1024)).
 	DefaultChunkSize = 1024
-	// maxChunkSize caps NewUnbounded's chunk size.
+	// minChunkSize and maxChunkSize bound NewUnbounded's chunk size (a
+	// chunk of one slot could not tell a free slot from a published one).
+	minChunkSize = 2
 	maxChunkSize = 1 << 20
 	// maxCapacity caps bounded queues so that rounding up cannot overflow.
 	maxCapacity = 1 << 62
@@ -48,8 +50,8 @@ func NewBounded(capacity int) Queue {
 }
 
 // NewUnbounded returns a lock-free unbounded queue that grows in chunks of
-// chunkSize slots (rounded up to a power of two; 0 or less picks
-// DefaultChunkSize) and recycles drained chunks.
+// chunkSize slots (rounded up to a power of two, from 2 to 1<<20; 0 or less
+// picks DefaultChunkSize) and recycles drained chunks.
 func NewUnbounded(chunkSize int) Queue {
 	return newChunked(chunkSize, 0, 0)
 }
