@@ -67,7 +67,7 @@ type chunked struct {
 // numSpares is how many drained chunks a queue keeps for reuse; the
 // consumer keeps up to maxLimbo more that were pinned when retired.
 const (
-	numSpares = 2
+	numSpares = 4
 	maxLimbo  = 4
 )
 

@@ -1,0 +1,264 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestPromiseSucceed(t *testing.T) {
+	p := NewPromise[int](nil)
+	_, err, done := p.TryGet()
+	must(t, !done && err == nil, "pending TryGet: done %v err %v", done, err)
+	must(t, !p.IsDone() && p.Err() == nil, "pending promise looks done")
+	must(t, p.Succeed(42), "Succeed on pending")
+	must(t, !p.Succeed(1), "second Succeed accepted")
+	must(t, !p.Fail(errors.New("x")), "Fail after Succeed accepted")
+	must(t, !p.Cancel(), "Cancel after Succeed accepted")
+	v, err, done := p.TryGet()
+	must(t, done && v == 42 && err == nil, "TryGet: %v %v %v", v, err, done)
+	v, err = p.Await(context.Background())
+	must(t, v == 42 && err == nil, "Await: %v %v", v, err)
+	must(t, p.IsDone() && !p.IsCancelled() && p.Err() == nil, "state after success")
+	must(t, p.done == nil, "a channel was allocated without a blocking Await")
+}
+
+func TestPromiseFailAndCancel(t *testing.T) {
+	boom := errors.New("boom")
+	p := NewPromise[string](nil)
+	must(t, p.Fail(boom), "Fail on pending")
+	v, err := p.Await(context.Background())
+	must(t, v == "" && err == boom, "Await after Fail: %q %v", v, err)
+	must(t, p.Err() == boom && !p.IsCancelled(), "Err after Fail")
+
+	c := NewPromise[string](nil)
+	must(t, c.Cancel(), "Cancel on pending")
+	must(t, !c.Cancel(), "second Cancel")
+	must(t, !c.Succeed("late"), "Succeed after Cancel accepted")
+	must(t, c.IsCancelled() && c.IsDone(), "state after Cancel")
+	must(t, errors.Is(c.Err(), ErrCancelled) && errors.Is(c.Err(), context.Canceled), "Err after Cancel: %v", c.Err())
+	_, err = c.Await(context.Background())
+	must(t, errors.Is(err, context.Canceled), "Await after Cancel: %v", err)
+
+	u := NewPromise[int](nil)
+	must(t, u.SetUncancellable(), "SetUncancellable on pending")
+	must(t, !u.Cancel() && !u.IsDone(), "Cancel of an uncancellable promise")
+	must(t, u.Succeed(3), "Succeed of an uncancellable promise")
+	must(t, !c.SetUncancellable(), "SetUncancellable after Cancel")
+	must(t, p.SetUncancellable(), "SetUncancellable after Fail")
+
+	for _, f := range []func(){
+		func() { NewPromise[int](nil).Fail(nil) },
+		func() { Failed[int](nil) },
+	} {
+		func() {
+			defer func() { must(t, recover() != nil, "Fail(nil) did not panic") }()
+			f()
+		}()
+	}
+}
+
+func TestSucceededFailed(t *testing.T) {
+	s := Succeeded("v")
+	v, err, done := s.TryGet()
+	must(t, done && v == "v" && err == nil, "Succeeded: %v %v %v", v, err, done)
+	boom := errors.New("boom")
+	f := Failed[int](boom)
+	_, err = f.Await(context.Background())
+	must(t, err == boom && f.IsDone() && f.Err() == boom, "Failed: %v", err)
+	ran := 0
+	s.AddListener(nil, func(Future[string]) { ran++ })
+	f.AddListener(nil, func(Future[int]) { ran++ })
+	eq(t, ran, 2, "listeners of done futures run at once")
+}
+
+func TestAwaitBlocksUntilDone(t *testing.T) {
+	p := NewPromise[int](nil)
+	go func() {
+		waitFor(t, "Await to block", func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.done != nil
+		})
+		p.Succeed(7)
+	}()
+	v, err := p.Await(context.Background())
+	must(t, v == 7 && err == nil, "Await: %v %v", v, err)
+}
+
+func TestAwaitContext(t *testing.T) {
+	p := NewPromise[int](nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := p.Await(ctx)
+	must(t, errors.Is(err, context.DeadlineExceeded), "Await past deadline: %v", err)
+
+	q := NewPromise[int](nil)
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	_, err = q.Await(done)
+	must(t, errors.Is(err, context.Canceled), "Await with a done context: %v", err)
+	must(t, q.done == nil, "a done context still allocated a channel")
+
+	q.Succeed(1)
+	v, err := q.Await(done)
+	must(t, v == 1 && err == nil, "a done future wins over a done context: %v %v", v, err)
+}
+
+func TestAwaitDeadlock(t *testing.T) {
+	ex := newQueueExecutor()
+	ex.onLoop.Store(true)
+	p := NewPromise[int](ex)
+	_, err := p.Await(context.Background())
+	must(t, errors.Is(err, ErrDeadlock), "Await on its own loop: %v", err)
+	p.Succeed(5)
+	v, err := p.Await(context.Background())
+	must(t, v == 5 && err == nil, "Await of a done promise on its loop: %v %v", v, err)
+}
+
+func TestListeners(t *testing.T) {
+	var order []int
+	p := NewPromise[int](nil)
+	for i := range 4 {
+		p.AddListener(nil, func(f Future[int]) {
+			v, _, done := f.TryGet()
+			must(t, done && v == 9, "listener saw %v %v", v, done)
+			order = append(order, i)
+		})
+	}
+	eq(t, len(order), 0, "listeners ran before completion")
+	p.Succeed(9)
+	eq(t, len(order), 4, "listeners run")
+	for i, v := range order {
+		eq(t, v, i, "listener order")
+	}
+	p.AddListener(nil, func(Future[int]) { order = append(order, 4) })
+	eq(t, len(order), 5, "listener added after completion runs at once")
+	p.Succeed(1)
+	eq(t, len(order), 5, "listeners ran twice")
+}
+
+func TestListenerExecutors(t *testing.T) {
+	ex := newQueueExecutor()
+	p := NewPromise[int](ex)
+	var onEx, inline, explicit atomic.Int32
+	p.AddListener(nil, func(Future[int]) { onEx.Add(1) })       // promise's executor
+	p.AddListener(Inline, func(Future[int]) { inline.Add(1) })  // forced inline
+	other := newQueueExecutor()
+	p.AddListener(other, func(Future[int]) { explicit.Add(1) }) // a given executor
+	p.Succeed(1)
+	eq(t, inline.Load(), int32(1), "Inline listener ran at once")
+	eq(t, onEx.Load(), int32(0), "executor listener ran before its executor")
+	eq(t, DrainAll(ex.q, nil), 1, "tasks on the promise's executor")
+	eq(t, onEx.Load(), int32(1), "executor listener ran")
+	eq(t, DrainAll(other.q, nil), 1, "tasks on the other executor")
+	eq(t, explicit.Load(), int32(1), "explicit executor listener ran")
+
+	// On its own loop a listener runs inline, without a hop.
+	ex.onLoop.Store(true)
+	p.AddListener(nil, func(Future[int]) { onEx.Add(1) })
+	eq(t, onEx.Load(), int32(2), "listener on its own loop ran inline")
+	eq(t, ex.q.Len(), 0, "no task queued")
+
+	// An executor that refuses: the listener runs inline rather than never.
+	shut := newQueueExecutor()
+	shut.reject = ErrShutdown
+	s := NewPromise[int](shut)
+	var ran atomic.Int32
+	s.AddListener(nil, func(Future[int]) { ran.Add(1) })
+	s.Succeed(1)
+	eq(t, ran.Load(), int32(1), "refused listener ran inline")
+}
+
+func TestListenerPanicDoesNotStopOthers(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	p := NewPromise[int](nil)
+	ran := 0
+	p.AddListener(nil, func(Future[int]) { panic("listener bug") })
+	p.AddListener(nil, func(Future[int]) { ran++ })
+	must(t, p.Succeed(1), "Succeed")
+	eq(t, ran, 1, "listener after a panicking one")
+	must(t, strings.Contains(buf.String(), "listener bug"), "panic not reported: %q", buf.String())
+}
+
+// TestConcurrentCompletion races completions, Cancel, AddListener and Await:
+// exactly one completion wins and every listener runs exactly once.
+func TestConcurrentCompletion(t *testing.T) {
+	rounds := 300
+	if raceEnabled {
+		rounds = 50
+	}
+	for range rounds {
+		p := NewPromise[int](nil)
+		var wins, calls atomic.Int32
+		var wg sync.WaitGroup
+		const listeners = 8
+		for i := range 4 {
+			wg.Add(3)
+			go func() {
+				defer wg.Done()
+				var ok bool
+				switch i {
+				case 0:
+					ok = p.Cancel()
+				case 1:
+					ok = p.Fail(errors.New("f"))
+				default:
+					ok = p.Succeed(i)
+				}
+				if ok {
+					wins.Add(1)
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for range listeners / 4 {
+					p.AddListener(nil, func(Future[int]) { calls.Add(1) })
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				_, err := p.Await(context.Background())
+				_, err2, done := p.TryGet()
+				if !done || err != err2 {
+					t.Errorf("Await and TryGet disagree: %v %v %v", err, err2, done)
+				}
+			}()
+		}
+		wg.Wait()
+		eq(t, wins.Load(), int32(1), "completions that won")
+		eq(t, calls.Load(), int32(listeners), "listener calls")
+	}
+}
+
+// TestPromisesCostNoGoroutine: pending promises with listeners own no
+// goroutine and no channel.
+func TestPromisesCostNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ps := make([]*Promise[int], 1000)
+	for i := range ps {
+		ps[i] = NewPromise[int](nil)
+		ps[i].AddListener(nil, func(Future[int]) {})
+	}
+	eq(t, runtime.NumGoroutine(), before, "goroutines after creating promises")
+	for _, p := range ps {
+		p.Succeed(1)
+		must(t, p.done == nil, "channel allocated")
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		p := NewPromise[int](nil)
+		p.Succeed(1)
+		p.TryGet()
+	})
+	eq(t, allocs, 1.0, "allocations of a promise completed without waiting (the promise itself)")
+}
