@@ -134,6 +134,7 @@ func TestLateLinker(t *testing.T) {
 	eq(t, q.Poll(), Task(victim), "victim's task")
 	eq(t, q.Poll(), nil, "nothing else")
 	cycle(t, q, 50)
+	eq(t, q.Poll(), nil, "empty")
 	eq(t, q.Len(), 0, "Len")
 }
 

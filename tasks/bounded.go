@@ -17,7 +17,8 @@ type bounded struct {
 	_     pad
 	tail  atomic.Uint64 // next position to claim; producers
 	_     pad
-	head  atomic.Uint64 // next position to read; written by the consumer only
+	head  uint64        // next position to read; consumer only
+	headN atomic.Uint64 // head as Len sees it (see lenLag)
 	_     pad
 	mask  uint64
 	slots []slot
@@ -38,7 +39,8 @@ func newBounded(capacity int, start uint64) *bounded {
 		// The first position >= start that maps to slot i.
 		q.slots[i].seq.Store(start + ((uint64(i) - start) & q.mask))
 	}
-	q.head.Store(start)
+	q.head = start
+	q.headN.Store(start)
 	q.tail.Store(start)
 	return q
 }
@@ -65,20 +67,26 @@ func (q *bounded) Offer(t Task) bool {
 }
 
 func (q *bounded) Poll() Task {
-	pos := q.head.Load()
+	pos := q.head
 	s := &q.slots[pos&q.mask]
 	if s.seq.Load() != pos+1 {
+		if q.headN.Load() != pos {
+			q.headN.Store(pos)
+		}
 		return nil
 	}
 	t := s.task
 	s.task = nil
 	s.seq.Store(pos + q.mask + 1)
-	q.head.Store(pos + 1)
+	q.head = pos + 1
+	if q.head&(lenLag-1) == 0 {
+		q.headN.Store(q.head)
+	}
 	return t
 }
 
 func (q *bounded) Len() int {
-	h := q.head.Load() // head first: the difference cannot be negative
+	h := q.headN.Load() // head first: the difference cannot be negative
 	n := q.tail.Load() - h
 	if n > q.mask+1 {
 		n = q.mask + 1

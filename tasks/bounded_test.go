@@ -88,7 +88,7 @@ func TestBoundedWrap(t *testing.T) {
 		}
 		eq(t, read, next, "read all offered")
 		eq(t, q.Len(), 0, "Len after drain")
-		head := q.head.Load()
+		head := q.head
 		eq(t, head-start, uint64(read), "positions advanced")
 		must(t, start < math.MaxUint64-100 || head < start, "positions did not cross the wrap: start %d head %d", start, head)
 	}

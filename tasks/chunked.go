@@ -204,6 +204,7 @@ func (q *chunked) Poll() Task {
 	if q.ci-q.hbase == q.n {
 		next := q.head.next.Load()
 		if next == nil {
+			q.publishConsumed()
 			return nil
 		}
 		q.retire(q.head, next)
@@ -211,13 +212,24 @@ func (q *chunked) Poll() Task {
 	}
 	s := &q.head.slots[q.ci&q.mask]
 	if s.seq.Load() != q.ci+1 {
+		q.publishConsumed()
 		return nil
 	}
 	t := s.task
 	s.task = nil
 	q.ci++
-	q.consumed.Store(q.ci)
+	if q.limit != 0 || q.ci&(lenLag-1) == 0 {
+		q.consumed.Store(q.ci)
+	}
 	return t
+}
+
+// publishConsumed makes Len exact again once the consumer finds the queue
+// empty (or the next task unpublished).
+func (q *chunked) publishConsumed() {
+	if q.consumed.Load() != q.ci {
+		q.consumed.Store(q.ci)
+	}
 }
 
 // retire recycles the drained chunk c, whose successor is next.

@@ -149,8 +149,8 @@ func TestListenerExecutors(t *testing.T) {
 	ex := newQueueExecutor()
 	p := NewPromise[int](ex)
 	var onEx, inline, explicit atomic.Int32
-	p.AddListener(nil, func(Future[int]) { onEx.Add(1) })       // promise's executor
-	p.AddListener(Inline, func(Future[int]) { inline.Add(1) })  // forced inline
+	p.AddListener(nil, func(Future[int]) { onEx.Add(1) })      // promise's executor
+	p.AddListener(Inline, func(Future[int]) { inline.Add(1) }) // forced inline
 	other := newQueueExecutor()
 	p.AddListener(other, func(Future[int]) { explicit.Add(1) }) // a given executor
 	p.Succeed(1)

@@ -21,6 +21,10 @@ type Queue interface {
 	// a snapshot of the producer index minus the consumer index. It counts
 	// tasks claimed but not yet published and can be stale by the time it
 	// returns; it is never negative and never more than Cap (when bounded).
+	// To keep Poll cheap the consumer publishes its index every 32 polls
+	// and whenever Poll returns nil, so while the consumer is draining, Len
+	// may count up to 31 tasks it has already taken; once a Poll has found
+	// the queue empty, Len is exact until the next Offer.
 	Len() int
 	// Cap is the capacity, or -1 when the queue is unbounded.
 	Cap() int
@@ -39,6 +43,9 @@ const (
 	// chunk of one slot could not tell a free slot from a published one).
 	minChunkSize = 2
 	maxChunkSize = 1 << 20
+	// lenLag is how often (in polls, a power of two) the consumer publishes
+	// its index for Len.
+	lenLag = 32
 	// maxCapacity caps bounded queues so that rounding up cannot overflow.
 	maxCapacity = 1 << 62
 )
