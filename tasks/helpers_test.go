@@ -3,7 +3,6 @@ package tasks
 import (
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // item is a pre-built task that names its producer and a sequence number.
@@ -43,18 +42,6 @@ func (e *queueExecutor) Execute(t Task) error {
 }
 
 func (e *queueExecutor) InEventLoop() bool { return e.onLoop.Load() }
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // must fails the test at once when ok is false.
 func must(t *testing.T, ok bool, format string, args ...any) {
