@@ -104,13 +104,10 @@ func stress(t *testing.T, q Queue, producers, n int) {
 }
 
 // stressN is the per-producer task count: 10^6 without -race.
-func stressN(small bool) int {
+func stressN() int {
 	n := 1_000_000
-	if small {
-		n = 100_000
-	}
 	if raceEnabled {
-		n /= 50
+		n = 20_000
 	}
 	if testing.Short() {
 		n /= 10
@@ -120,21 +117,20 @@ func stressN(small bool) int {
 
 func TestStress(t *testing.T) {
 	kinds := []struct {
-		name  string
-		make  func() Queue
-		small bool // a slow configuration: fewer tasks
+		name string
+		make func() Queue
 	}{
-		{"bounded1024", func() Queue { return NewBounded(1024) }, false},
-		{"bounded16", func() Queue { return NewBounded(16) }, true},
-		{"unbounded", func() Queue { return NewUnbounded(0) }, false},
-		{"unbounded-chunk2", func() Queue { return NewUnbounded(2) }, true},
-		{"chunked-limit", func() Queue { return newChunked(4, 64, 0) }, true},
-		{"unbounded-wrap", func() Queue { return newChunked(8, 0, math.MaxUint64-999) }, true},
+		{"bounded1024", func() Queue { return NewBounded(1024) }},
+		{"bounded16", func() Queue { return NewBounded(16) }},
+		{"unbounded", func() Queue { return NewUnbounded(0) }},
+		{"unbounded-chunk2", func() Queue { return NewUnbounded(2) }},
+		{"chunked-limit", func() Queue { return newChunked(4, 64, 0) }},
+		{"unbounded-wrap", func() Queue { return newChunked(8, 0, math.MaxUint64-999) }},
 	}
 	for _, k := range kinds {
 		for _, p := range []int{1, 4, 16} {
 			t.Run(fmt.Sprintf("%s/P%d", k.name, p), func(t *testing.T) {
-				stress(t, k.make(), p, stressN(k.small || p == 16 && k.name != "unbounded"))
+				stress(t, k.make(), p, stressN())
 			})
 		}
 	}
@@ -150,7 +146,7 @@ func TestStressRecycling(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	stress(t, q, 8, stressN(true)/2)
+	stress(t, q, 8, stressN()/4)
 	must(t, q.reuses.Load() > 0, "no chunk was reused")
 	t.Logf("chunks: %d allocated, %d reused, %d left to the GC", q.allocs.Load(), q.reuses.Load(), q.dropped.Load())
 }
