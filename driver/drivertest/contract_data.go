@@ -1,0 +1,251 @@
+package drivertest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// randomBytes returns n deterministic pseudo-random bytes.
+func randomBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	p := make([]byte, n)
+	for i := 0; i+8 <= n; i += 8 {
+		v := r.Uint64()
+		for j := 0; j < 8; j++ {
+			p[i+j] = byte(v >> (8 * j))
+		}
+	}
+	for i := n &^ 7; i < n; i++ {
+		p[i] = byte(r.Uint32())
+	}
+	return p
+}
+
+// testRecvChecksum: a peer writes thousands of small writes and then large
+// ones; the multishot receive sees every byte (SHA-256 equal), each
+// intermediate completion has Res == len(Data) > 0, and the peer's FIN ends
+// the receive with Res 0.
+func testRecvChecksum(t *testing.T, e *Env) {
+	h := e.New(t)
+	fd, peer := TCPPair(t)
+	h.Own(fd)
+	peer.SetNoDelay(true)
+	small := 2000
+	if raceEnabled {
+		small = 500
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var chunks [][]byte
+	for i := 0; i < small; i++ {
+		chunks = append(chunks, randomBytes(uint64(i), 1+r.IntN(200)))
+	}
+	for i, n := range []int{1 << 20, 3<<20 + 17, 65537, 1} {
+		chunks = append(chunks, randomBytes(uint64(10000+i), n))
+	}
+	want := sha256.New()
+	total := 0
+	for _, c := range chunks {
+		want.Write(c)
+		total += len(c)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		for _, c := range chunks {
+			if _, err := peer.Write(c); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- peer.CloseWrite()
+	}()
+	got := sha256.New()
+	op := h.Recv(fd, func(p []byte) { got.Write(p) })
+	h.Until(60*time.Second, "receive to EOF", func() bool { return op.Done })
+	if err := <-errc; err != nil {
+		t.Fatalf("peer: %v", err)
+	}
+	if op.Res != 0 {
+		t.Fatalf("receive ended with %s, want 0 (EOF)", ErrnoRes(op.Res))
+	}
+	if op.Bytes != int64(total) || !bytes.Equal(got.Sum(nil), want.Sum(nil)) {
+		t.Fatalf("received %d bytes (sha %x), sent %d (sha %x)", op.Bytes, got.Sum(nil), total, want.Sum(nil))
+	}
+}
+
+// testRecvReset: a peer that resets the connection ends the receive with
+// -ECONNRESET.
+func testRecvReset(t *testing.T, e *Env) {
+	h := e.New(t)
+	fd, peer := TCPPair(t)
+	h.Own(fd)
+	op := h.Recv(fd, nil)
+	h.Wait(0)
+	peer.SetLinger(0)
+	peer.Close()
+	h.Until(0, "receive ended by reset", func() bool { return op.Done })
+	if op.Res != -int32(unix.ECONNRESET) {
+		t.Fatalf("receive after reset ended with %s, want -ECONNRESET", ErrnoRes(op.Res))
+	}
+}
+
+// slowReader reads exactly n bytes from c in small reads and returns their
+// hash.
+func slowReader(c net.Conn, n int, out chan<- []byte, errc chan<- error) {
+	h := sha256.New()
+	buf := make([]byte, 4096)
+	for n > 0 {
+		m := len(buf)
+		if m > n {
+			m = n
+		}
+		k, err := c.Read(buf[:m])
+		h.Write(buf[:k])
+		n -= k
+		if err != nil {
+			errc <- err
+			return
+		}
+	}
+	out <- h.Sum(nil)
+}
+
+// testSendPartialLarge: 8 MiB in one Send to a slow reader through small
+// socket buffers completes with Res == len(p), continuing after partial
+// writes; then sends of other sizes, one at a time; the reader's SHA-256
+// equals the sender's. The buffers (64 KiB send, 128 KiB receive) are small
+// against 8 MiB but not against loopback's 64 KiB MSS: below that, TCP
+// itself stalls on delayed ACKs, which would test TCP, not the driver.
+func testSendPartialLarge(t *testing.T, e *Env) {
+	h := e.New(t)
+	fd, peer := TCPPair(t)
+	h.Own(fd)
+	SetBuffers(t, fd, 64<<10, 0)
+	peer.SetReadBuffer(128 << 10)
+	bufs := [][]byte{randomBytes(7, 8<<20), randomBytes(8, 1), randomBytes(9, 100<<10+3), {}, randomBytes(10, 1<<20)}
+	want := sha256.New()
+	total := 0
+	for _, b := range bufs {
+		want.Write(b)
+		total += len(b)
+	}
+	sum, errc := make(chan []byte, 1), make(chan error, 1)
+	go slowReader(peer, total, sum, errc)
+	for i, b := range bufs {
+		s := h.Send(fd, b)
+		h.Until(60*time.Second, "send", func() bool { return s.Done })
+		if s.Res != int32(len(b)) {
+			t.Fatalf("send %d of %d bytes: %s", i, len(b), ErrnoRes(s.Res))
+		}
+	}
+	select {
+	case got := <-sum:
+		if !bytes.Equal(got, want.Sum(nil)) {
+			t.Fatalf("peer read sha %x, sent %x", got, want.Sum(nil))
+		}
+	case err := <-errc:
+		t.Fatalf("peer: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("peer did not read everything")
+	}
+}
+
+// testSendEmpty: a Send of no bytes completes with Res 0.
+func testSendEmpty(t *testing.T, e *Env) {
+	h := e.New(t)
+	fd, _ := TCPPair(t)
+	h.Own(fd)
+	s := h.Send(fd, nil)
+	h.Until(0, "empty send", func() bool { return s.Done })
+	if s.Res != 0 {
+		t.Fatalf("empty send: %s, want 0", ErrnoRes(s.Res))
+	}
+}
+
+// testEchoFromCallbacks: the driver echoes what it receives, arming each
+// Send from inside the Wait callback (as an engine does), one send in
+// flight at a time; the peer gets back exactly what it sent.
+func testEchoFromCallbacks(t *testing.T, e *Env) {
+	h := e.New(t)
+	fd, peer := TCPPair(t)
+	h.Own(fd)
+	total := 2 << 20
+	if raceEnabled {
+		total = 1 << 20
+	}
+	data := randomBytes(42, total)
+	var queued []byte // received, not yet handed to a Send
+	var inflight *Op
+	var send func()
+	send = func() {
+		if inflight != nil || len(queued) == 0 {
+			return
+		}
+		p := queued
+		queued = nil
+		inflight = h.Send(fd, p)
+		inflight.OnFinal = func(op *Op) {
+			if op.Res != int32(op.Len) {
+				t.Errorf("echo send: %s", ErrnoRes(op.Res))
+			}
+			inflight = nil
+			send()
+		}
+	}
+	rop := h.Recv(fd, func(p []byte) {
+		queued = append(queued, p...)
+		send()
+	})
+	errc := make(chan error, 2)
+	go func() {
+		r := rand.New(rand.NewPCG(3, 4))
+		for off := 0; off < total; {
+			n := 1 + r.IntN(64<<10)
+			if off+n > total {
+				n = total - off
+			}
+			if _, err := peer.Write(data[off : off+n]); err != nil {
+				errc <- err
+				return
+			}
+			off += n
+		}
+		errc <- peer.CloseWrite()
+	}()
+	back := make([]byte, 0, total)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := peer.Read(buf)
+			back = append(back, buf[:n]...)
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				errc <- err
+				return
+			}
+		}
+	}()
+	h.Until(60*time.Second, "echo to EOF", func() bool { return rop.Done && inflight == nil && len(queued) == 0 })
+	if rop.Res != 0 {
+		t.Fatalf("echo receive ended with %s", ErrnoRes(rop.Res))
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("peer writer: %v", err)
+	}
+	unix.Shutdown(fd, unix.SHUT_WR)
+	if err := <-errc; err != nil {
+		t.Fatalf("peer reader: %v", err)
+	}
+	if !bytes.Equal(back, data) {
+		t.Fatalf("echoed %d bytes, sent %d; contents differ", len(back), len(data))
+	}
+}

@@ -1,0 +1,191 @@
+package drivertest
+
+import (
+	"errors"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ringloop/ringloop/driver"
+	"golang.org/x/sys/unix"
+)
+
+// testRebuild: Rebuild with an accept, a receive, a poll and a blocked send
+// armed (and an op prepared but not yet submitted) keeps all of them: each
+// then completes as if nothing happened. A second Rebuild changes nothing.
+func testRebuild(t *testing.T, e *Env) {
+	h := e.New(t)
+	lfd, lsa := Listen(t, 16)
+	h.Own(lfd)
+	a := h.Accept(lfd)
+	fd, peer := TCPPair(t)
+	h.Own(fd)
+	SetBuffers(t, fd, 64<<10, 0)
+	peer.SetReadBuffer(128 << 10)
+	var got []byte
+	r := h.Recv(fd, func(p []byte) { got = append(got, p...) })
+	var pp [2]int
+	if err := unix.Pipe2(pp[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	prd, pwr := h.Own(pp[0]), h.Own(pp[1])
+	p := h.Poll(prd, unix.POLLIN)
+	big := randomBytes(5, 2<<20)
+	s := h.Send(fd, big)
+	for i := 0; i < 3; i++ {
+		h.Wait(time.Millisecond)
+	}
+	if s.Done {
+		t.Fatalf("send to a reader that does not read ended: %s", ErrnoRes(s.Res))
+	}
+	if err := h.D.Rebuild(); err != nil {
+		t.Fatalf("Rebuild: %v", err)
+	}
+	fd2, peer2 := TCPPair(t)
+	h.Own(fd2)
+	r2 := h.Recv(fd2, nil) // prepared before the second Rebuild, not yet submitted
+	if err := h.D.Rebuild(); err != nil {
+		t.Fatalf("second Rebuild: %v", err)
+	}
+	// Accept.
+	conn, err := net.Dial("tcp4", (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: lsa.Port}).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	h.Until(0, "accept after Rebuild", func() bool { return len(a.More) == 1 })
+	// Receive.
+	peer.Write([]byte("after"))
+	h.Until(0, "receive after Rebuild", func() bool { return string(got) == "after" })
+	peer2.Write([]byte("x"))
+	h.Until(0, "receive prepared across Rebuild", func() bool { return r2.Bytes == 1 })
+	// Poll.
+	unix.Write(pwr, []byte{1})
+	h.Until(0, "poll after Rebuild", func() bool { return len(p.More) >= 1 })
+	// The blocked send continues once the peer reads.
+	sum, errc := make(chan []byte, 1), make(chan error, 1)
+	go slowReader(peer, len(big), sum, errc)
+	h.Until(30*time.Second, "blocked send after Rebuild", func() bool { return s.Done })
+	if s.Res != int32(len(big)) {
+		t.Fatalf("send after Rebuild: %s", ErrnoRes(s.Res))
+	}
+	select {
+	case <-sum:
+	case err := <-errc:
+		t.Fatal(err)
+	}
+	for _, op := range []*Op{a, r, r2, p} {
+		if op.Done {
+			t.Fatalf("%s ended across Rebuild: %s", op.Kind, ErrnoRes(op.Res))
+		}
+		h.Cancel(op)
+	}
+	h.Until(0, "cancels", func() bool { return AllDone(a, r, r2, p) })
+	// And the driver still wakes.
+	h.D.Wake()
+	h.Wait(driver.WaitForever)
+}
+
+// testFDCleanup: creating a driver, using every op and closing it leaves the
+// process with the fds and goroutines it had before.
+func testFDCleanup(t *testing.T, e *Env) {
+	// Warm up what the runtime opens lazily (the netpoller) and settle.
+	if ln, err := net.Listen("tcp4", "127.0.0.1:0"); err == nil {
+		ln.Close()
+	}
+	goroutines := runtime.NumGoroutine()
+	before := CountFDs(t)
+	func() {
+		d := e.NewDriver(t, driver.Config{})
+		defer d.Close()
+		h := &Harness{T: t, D: d, ops: map[driver.Tag]*Op{}, owned: map[int]bool{}, next: 1}
+		h.cb = h.dispatch
+		defer h.CloseOwned()
+		lfd, sa := Listen(t, 16)
+		h.Own(lfd)
+		a := h.Accept(lfd)
+		cfd := h.Own(Socket(t))
+		c := h.Connect(cfd, sa)
+		h.Until(0, "connect", func() bool { return c.Done && len(a.More) == 1 })
+		sfd := int(a.More[0])
+		r := h.Recv(sfd, nil)
+		s := h.Send(cfd, make([]byte, 100<<10))
+		h.Until(0, "data", func() bool { return s.Done && r.Bytes == 100<<10 })
+		var pp [2]int
+		if err := unix.Pipe2(pp[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		h.Own(pp[0])
+		h.Own(pp[1])
+		p := h.Poll(pp[0], unix.POLLIN)
+		h.D.Wake()
+		h.Wait(0)
+		if err := d.Rebuild(); err != nil {
+			t.Fatal(err)
+		}
+		h.Cancel(a)
+		h.Cancel(r)
+		h.Cancel(p)
+		cl := h.CloseFD(cfd)
+		h.Until(0, "cancels", func() bool { return AllDone(a, r, p, cl) })
+		if err := d.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}()
+	if after := CountFDs(t); after != before {
+		t.Fatalf("open fds: %d before, %d after", before, after)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Fatalf("goroutines: %d before, %d after", goroutines, n)
+	}
+}
+
+// testUseAfterClose: after Close, Wait and Wake return ErrClosed, ops are
+// ignored without panicking, and ops armed before Close never complete.
+func testUseAfterClose(t *testing.T, e *Env) {
+	d := e.NewDriver(t, driver.Config{})
+	fd, _ := TCPPair(t)
+	defer unix.Close(fd)
+	d.Recv(fd, 1)
+	if _, err := d.Wait(0, func(*driver.Completion) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	d.Recv(fd, 2)
+	d.Send(fd, 3, []byte("x"))
+	d.Cancel(fd, 1)
+	n, err := d.Wait(0, func(c *driver.Completion) { t.Errorf("completion after Close: %+v", *c) })
+	if !errors.Is(err, driver.ErrClosed) || n != 0 {
+		t.Fatalf("Wait after Close: %d, %v; want ErrClosed", n, err)
+	}
+	if err := d.Wake(); !errors.Is(err, driver.ErrClosed) {
+		t.Fatalf("Wake after Close: %v; want ErrClosed", err)
+	}
+}
+
+// testFeatures: the features name the backend, carry the profile in force
+// and explain themselves.
+func testFeatures(t *testing.T, e *Env) {
+	h := e.New(t)
+	f := h.D.Features()
+	if f.Backend != h.D.Name() || (f.Backend != "io_uring" && f.Backend != "epoll") {
+		t.Fatalf("Backend %q, Name %q", f.Backend, h.D.Name())
+	}
+	if f.Profile != e.Profile {
+		t.Fatalf("Profile %q, want %q", f.Profile, e.Profile)
+	}
+	if len(f.Reasons) == 0 {
+		t.Fatal("no Reasons")
+	}
+	if s := f.String(); !strings.Contains(s, f.Backend) {
+		t.Fatalf("String() = %q", s)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package drivertest
+
+const raceEnabled = false

@@ -1,0 +1,80 @@
+package drivertest
+
+import (
+	"testing"
+
+	"github.com/ringloop/ringloop/driver"
+)
+
+// Env is what one contract test gets: the profile in force and a way to
+// build drivers under it.
+type Env struct {
+	Profile   driver.Profile
+	newDriver func(t *testing.T, cfg driver.Config) driver.Driver
+}
+
+// NewDriver builds a driver with cfg (its Profile forced to the Env's);
+// the test closes it, and a cleanup closes it again harmlessly.
+func (e *Env) NewDriver(t *testing.T, cfg driver.Config) driver.Driver {
+	t.Helper()
+	cfg.Profile = e.Profile
+	d := e.newDriver(t, cfg)
+	if d == nil {
+		t.Fatal("newDriver returned nil")
+	}
+	return d
+}
+
+// New builds a driver with the default config and wraps it in a Harness
+// that closes it at cleanup.
+func (e *Env) New(t *testing.T) *Harness {
+	t.Helper()
+	return NewHarness(t, e.NewDriver(t, driver.Config{}))
+}
+
+// contractTest is one row of the table.
+type contractTest struct {
+	name string
+	fn   func(t *testing.T, e *Env)
+}
+
+// tests is the contract table; Run runs each row under each profile.
+var tests = []contractTest{
+	{"AcceptStorm", testAcceptStorm},
+	{"ConnectOK", testConnectOK},
+	{"ConnectRefused", testConnectRefused},
+	{"RecvChecksum", testRecvChecksum},
+	{"RecvReset", testRecvReset},
+	{"SendPartialLarge", testSendPartialLarge},
+	{"SendEmpty", testSendEmpty},
+	{"EchoFromCallbacks", testEchoFromCallbacks},
+	{"CancelRacesCompletion", testCancelRace},
+	{"CancelEndedIsNoop", testCancelEnded},
+	{"CloseWithOpsInFlight", testCloseInFlight},
+	{"NoStaleCompletions", testNoStale},
+	{"PollPipe", testPollPipe},
+	{"PollEventfd", testPollEventfd},
+	{"Wake16Goroutines", testWakeStorm},
+	{"WakeBeforeWait", testWakeBeforeWait},
+	{"WaitTimeouts", testWaitTimeouts},
+	{"WaitReturnsCompletions", testWaitReturnsCompletions},
+	{"RebuildKeepsArmedOps", testRebuild},
+	{"FDCleanup", testFDCleanup},
+	{"UseAfterClose", testUseAfterClose},
+	{"Features", testFeatures},
+}
+
+// Run runs every contract test against drivers built by newDriver, as
+// subtests named profile/test, once per kernel profile in driver.Profiles
+// (cfg.Profile is set per subtest). newDriver fails t if it cannot build a
+// driver; every driver it returns is closed by the suite.
+func Run(t *testing.T, newDriver func(t *testing.T, cfg driver.Config) driver.Driver) {
+	for _, p := range driver.Profiles {
+		t.Run(string(p), func(t *testing.T) {
+			e := &Env{Profile: p, newDriver: newDriver}
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) { tc.fn(t, e) })
+			}
+		})
+	}
+}
