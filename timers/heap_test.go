@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/ringloop/ringloop/tasks"
@@ -102,6 +103,11 @@ func TestStartMovesTimerEarlierAndLater(t *testing.T) {
 	var fired []int
 	h.PollDue(Never, func(tk tasks.Task) { fired = append(fired, tk.(*idTask).id) })
 	equal(t, []int{2, 1}, fired)
+}
+
+func TestTimerFitsInAFewWords(t *testing.T) {
+	// The per-timer memory goal: under 64 bytes beyond the task.
+	check(t, unsafe.Sizeof(Timer{}) <= 56, unsafe.Sizeof(Timer{}))
 }
 
 func TestStopReportsPending(t *testing.T) {

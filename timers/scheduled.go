@@ -67,7 +67,9 @@ type Scheduled struct {
 	kind     Kind
 	state    atomic.Int32
 	deadline atomic.Int64 // mirror of timer.deadline for Delay from any goroutine
-	p        *tasks.Promise[struct{}]
+	// p is embedded by value (one allocation per Scheduled); it has no
+	// executor, so Await and AddListener supply the owner themselves.
+	p tasks.Promise[struct{}]
 }
 
 // errGoexit fails the future of a task that called runtime.Goexit.
@@ -99,7 +101,7 @@ func NewScheduled(h *Heap, task tasks.Task, delay, period time.Duration, kind Ki
 	default:
 		panic(fmt.Sprintf("timers: bad kind %d", uint8(kind)))
 	}
-	s := &Scheduled{h: h, task: task, period: int64(period), kind: kind, p: tasks.NewPromise[struct{}](h.owner)}
+	s := &Scheduled{h: h, task: task, period: int64(period), kind: kind}
 	d := DeadlineAfter(h.clock(), delay)
 	s.timer.deadline = d
 	s.deadline.Store(d)
@@ -214,8 +216,14 @@ func (s *Scheduled) IsCancelled() bool { return s.state.Load() == stateCancelled
 // cancellation).
 func (s *Scheduled) IsDone() bool { return s.p.IsDone() }
 
-// Await waits for the future or ctx.
-func (s *Scheduled) Await(ctx context.Context) (struct{}, error) { return s.p.Await(ctx) }
+// Await waits for the future or ctx. On the owning loop it returns
+// tasks.ErrDeadlock instead of waiting: the loop would wait for itself.
+func (s *Scheduled) Await(ctx context.Context) (struct{}, error) {
+	if !s.p.IsDone() && s.h.owner != nil && s.h.owner.InEventLoop() {
+		return struct{}{}, tasks.ErrDeadlock
+	}
+	return s.p.Await(ctx)
+}
 
 // TryGet returns the result if the future is complete.
 func (s *Scheduled) TryGet() (struct{}, error, bool) { return s.p.TryGet() }
@@ -223,9 +231,12 @@ func (s *Scheduled) TryGet() (struct{}, error, bool) { return s.p.TryGet() }
 // Err returns the future's error: nil while pending or after success.
 func (s *Scheduled) Err() error { return s.p.Err() }
 
-// AddListener calls fn with s once the future completes, on ex (see
-// tasks.Future).
+// AddListener calls fn with s once the future completes, on ex; a nil ex
+// means the heap's owner (see tasks.Future).
 func (s *Scheduled) AddListener(ex tasks.Executor, fn func(tasks.Future[struct{}])) {
+	if ex == nil {
+		ex = s.h.owner
+	}
 	s.p.AddListener(ex, func(tasks.Future[struct{}]) { fn(s) })
 }
 
