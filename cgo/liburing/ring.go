@@ -1,0 +1,308 @@
+//go:build linux && cgo
+
+package liburing
+
+/*
+#cgo LDFLAGS: -l:liburing.a
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Op is one operation for [Ring.Run] to prep; it mirrors the C struct rl_op.
+// The Go side fills it in C memory (a [Batch]) without a cgo call.
+type Op struct {
+	Opcode   uint8  // one of the Op* codes
+	SQEFlags uint8  // IOSQE_* flags, e.g. [IOSQEBufferSelect]
+	BufGroup uint16 // buffer group with IOSQEBufferSelect
+	FD       int32
+	Len      uint32
+	OpFlags  uint32 // msg flags, accept flags, poll mask or cancel flags
+	Addr     uint64 // buffer, sockaddr or (cancel) target user_data
+	Off      uint64 // sockaddr length, read offset, first buffer id or message user_data
+	UserData uint64
+}
+
+// CQE is one completion copied out of the ring; it mirrors struct rl_cqe.
+type CQE struct {
+	UserData uint64
+	Res      int32
+	Flags    uint32
+}
+
+// Stats counts the shim's work on one ring; it mirrors struct rl_stats.
+type Stats struct {
+	Enters      uint64 // io_uring_enter system calls
+	Submitted   uint64 // SQEs prepared
+	Completions uint64 // CQEs copied out
+	SQFull      uint64 // early submissions because the SQ was full
+	Overflow    uint64 // overflow-list flushes
+	EINTR       uint64 // interrupted waits retried
+}
+
+// The layouts must match the C structs byte for byte.
+var (
+	_ [unsafe.Sizeof(Op{}) - C.sizeof_struct_rl_op]byte
+	_ [C.sizeof_struct_rl_op - unsafe.Sizeof(Op{})]byte
+	_ [unsafe.Sizeof(CQE{}) - C.sizeof_struct_rl_cqe]byte
+	_ [C.sizeof_struct_rl_cqe - unsafe.Sizeof(CQE{})]byte
+	_ [unsafe.Sizeof(Stats{}) - C.sizeof_struct_rl_stats]byte
+	_ [C.sizeof_struct_rl_stats - unsafe.Sizeof(Stats{})]byte
+)
+
+// Operation codes of Op.Opcode; each maps to one liburing prep helper.
+const (
+	OpNop            = C.RL_OP_NOP
+	OpAccept         = C.RL_OP_ACCEPT
+	OpAcceptMulti    = C.RL_OP_ACCEPT_MULTI
+	OpRecv           = C.RL_OP_RECV
+	OpRecvMulti      = C.RL_OP_RECV_MULTI
+	OpSend           = C.RL_OP_SEND
+	OpConnect        = C.RL_OP_CONNECT
+	OpClose          = C.RL_OP_CLOSE
+	OpCancel         = C.RL_OP_CANCEL
+	OpCancelFD       = C.RL_OP_CANCEL_FD
+	OpPoll           = C.RL_OP_POLL
+	OpPollMulti      = C.RL_OP_POLL_MULTI
+	OpRead           = C.RL_OP_READ
+	OpProvideBuffers = C.RL_OP_PROVIDE_BUFFERS
+	OpMsgRing        = C.RL_OP_MSG_RING
+)
+
+// Kernel constants from liburing's io_uring.h that the driver needs.
+const (
+	SetupRDisabled    = C.IORING_SETUP_R_DISABLED
+	SetupCoopTaskrun  = C.IORING_SETUP_COOP_TASKRUN
+	SetupTaskrunFlag  = C.IORING_SETUP_TASKRUN_FLAG
+	SetupSingleIssuer = C.IORING_SETUP_SINGLE_ISSUER
+	SetupDeferTaskrun = C.IORING_SETUP_DEFER_TASKRUN
+
+	FeatNoDrop   = C.IORING_FEAT_NODROP
+	FeatFastPoll = C.IORING_FEAT_FAST_POLL
+	FeatExtArg   = C.IORING_FEAT_EXT_ARG
+	FeatRsrcTags = C.IORING_FEAT_RSRC_TAGS
+
+	CQEFBuffer = C.IORING_CQE_F_BUFFER
+	CQEFMore   = C.IORING_CQE_F_MORE
+	// CQEBufferShift is where a CQE's flags keep the buffer id.
+	CQEBufferShift = C.IORING_CQE_BUFFER_SHIFT
+
+	IOSQEBufferSelect = C.IOSQE_BUFFER_SELECT
+
+	AsyncCancelAll = C.IORING_ASYNC_CANCEL_ALL
+
+	// Kernel opcodes, as reported by Probe.
+	IORingOpNop            = C.IORING_OP_NOP
+	IORingOpPollAdd        = C.IORING_OP_POLL_ADD
+	IORingOpTimeout        = C.IORING_OP_TIMEOUT
+	IORingOpAccept         = C.IORING_OP_ACCEPT
+	IORingOpAsyncCancel    = C.IORING_OP_ASYNC_CANCEL
+	IORingOpConnect        = C.IORING_OP_CONNECT
+	IORingOpClose          = C.IORING_OP_CLOSE
+	IORingOpRead           = C.IORING_OP_READ
+	IORingOpSend           = C.IORING_OP_SEND
+	IORingOpRecv           = C.IORING_OP_RECV
+	IORingOpProvideBuffers = C.IORING_OP_PROVIDE_BUFFERS
+	IORingOpMsgRing        = C.IORING_OP_MSG_RING
+	IORingOpSocket         = C.IORING_OP_SOCKET
+	IORingOpSendZC         = C.IORING_OP_SEND_ZC
+	IORingOpLast           = C.IORING_OP_LAST
+
+	// TimeoutUserData marks the completion of the timeout SQE that Run adds
+	// on rings without EXT_ARG; callers skip it.
+	TimeoutUserData = uint64(1<<64 - 1)
+)
+
+// Params is what io_uring_setup reported.
+type Params struct {
+	SQEntries uint32
+	CQEntries uint32
+	Flags     uint32 // setup flags in force
+	Features  uint32 // IORING_FEAT_* bits
+}
+
+// Ring is one io_uring instance with its liburing state, allocated in C.
+type Ring struct {
+	c     *C.struct_rl_ring
+	stats *Stats
+}
+
+// Setup creates a ring with io_uring_setup. cqEntries 0 keeps the kernel's
+// default CQ size. The error is the raw unix.Errno of io_uring_setup.
+func Setup(entries, cqEntries, flags uint32) (*Ring, error) {
+	var cerr C.int
+	c := C.rl_setup(C.uint(entries), C.uint(cqEntries), C.uint(flags), &cerr)
+	if c == nil {
+		return nil, unix.Errno(cerr)
+	}
+	return &Ring{c: c, stats: (*Stats)(unsafe.Pointer(&c.stats))}, nil
+}
+
+// Params reports the ring's sizes, setup flags and features.
+func (r *Ring) Params() Params {
+	return Params{
+		SQEntries: uint32(r.c.params.sq_entries),
+		CQEntries: uint32(r.c.params.cq_entries),
+		Flags:     uint32(r.c.ring.flags),
+		Features:  uint32(r.c.ring.features),
+	}
+}
+
+// FD is the ring's file descriptor (the target of MSG_RING).
+func (r *Ring) FD() int { return int(r.c.ring.ring_fd) }
+
+// SetExtArg chooses how Run waits with a timeout: through EXT_ARG (true,
+// the default when the kernel has it) or with a timeout SQE (false, as on
+// kernels before 5.11; its completion carries TimeoutUserData).
+func (r *Ring) SetExtArg(on bool) {
+	if on {
+		r.c.ext_arg = 1
+	} else {
+		r.c.ext_arg = 0
+	}
+}
+
+// Stats returns the counters; they live in C memory and cost no cgo call.
+func (r *Ring) Stats() Stats { return *r.stats }
+
+// Enable starts a ring created with IORING_SETUP_R_DISABLED. With
+// SINGLE_ISSUER the calling thread becomes the only one allowed to submit.
+func (r *Ring) Enable() error {
+	if ret := C.rl_enable(r.c); ret < 0 {
+		return unix.Errno(-ret)
+	}
+	return nil
+}
+
+// Probe reports, for each kernel opcode (IORING_OP_*), whether the kernel
+// supports it (IORING_REGISTER_PROBE).
+func (r *Ring) Probe() ([IORingOpLast]bool, error) {
+	var raw [IORingOpLast]uint8
+	var out [IORingOpLast]bool
+	if ret := C.rl_probe(r.c, (*C.uint8_t)(unsafe.Pointer(&raw[0])), C.int(len(raw))); ret < 0 {
+		return out, unix.Errno(-ret)
+	}
+	for i, v := range raw {
+		out[i] = v != 0
+	}
+	return out, nil
+}
+
+// RegisterBufRing registers a provided-buffer ring of entries slots (a power
+// of two) at ringAddr (page-aligned memory outside the Go heap) as buffer
+// group bgid (IORING_REGISTER_PBUF_RING, 5.19).
+func (r *Ring) RegisterBufRing(ringAddr uintptr, entries uint32, bgid uint16) error {
+	if ret := C.rl_register_buf_ring(r.c, C.uint64_t(ringAddr), C.uint(entries), C.uint(bgid)); ret < 0 {
+		return unix.Errno(-ret)
+	}
+	return nil
+}
+
+// UnregisterBufRing drops buffer group bgid's ring.
+func (r *Ring) UnregisterBufRing(bgid uint16) error {
+	if ret := C.rl_unregister_buf_ring(r.c, C.uint(bgid)); ret < 0 {
+		return unix.Errno(-ret)
+	}
+	return nil
+}
+
+// SetBufRing tells Run where the registered buffer ring and its buffers are
+// (buffer id i lives at base + i*size), so that buffer ids passed to Run are
+// handed back with io_uring_buf_ring_add and _advance.
+func (r *Ring) SetBufRing(ringAddr, base uintptr, size, entries uint32) {
+	C.rl_set_buf_ring(r.c, C.uint64_t(ringAddr), C.uint64_t(base), C.uint32_t(size), C.uint32_t(entries))
+}
+
+// InitBufRing resets the tail of a buffer ring before registration.
+func InitBufRing(ringAddr uintptr) { C.rl_buf_ring_init(C.uint64_t(ringAddr)) }
+
+// Run is the one cgo call of a loop iteration. It returns the first nret
+// buffer ids of b to the buffer ring, preps the first nops descriptors of b,
+// submits them, waits up to timeout nanoseconds for a completion when none
+// is ready (0: do not wait; negative: until one arrives) and copies up to
+// maxCQE (at most len(b.CQEs())) completions into b. It returns the number
+// of completions and how many descriptors it could not prep yet (moved to
+// the front of b.Ops(); only when the kernel refuses submissions with EBUSY
+// or EAGAIN).
+func (r *Ring) Run(b *Batch, nops, nret int, timeout int64, maxCQE int) (n, left int, err error) {
+	maxCQE = min(maxCQE, b.ncqe)
+	ret := C.rl_run(r.c, b.ops, C.int(nops), b.rets, C.int(nret), C.int64_t(timeout), b.cqes, C.int(maxCQE))
+	if ret < 0 {
+		return 0, int(r.c.ops_left), unix.Errno(-ret)
+	}
+	return int(ret), int(r.c.ops_left), nil
+}
+
+// Close tears the ring down (io_uring_queue_exit); the kernel cancels what
+// is still in flight. The Ring must not be used afterwards.
+func (r *Ring) Close() {
+	if r.c != nil {
+		C.rl_close(r.c)
+		r.c = nil
+		r.stats = nil
+	}
+}
+
+// Batch is the C-allocated memory the Go side fills between Runs: op
+// descriptors, buffer ids to return, and the completion out array.
+type Batch struct {
+	ops  *C.struct_rl_op
+	rets *C.uint16_t
+	cqes *C.struct_rl_cqe
+	nops int
+	nret int
+	ncqe int
+}
+
+// NewBatch allocates a batch for up to nops descriptors, nret returned
+// buffers and ncqe completions per Run.
+func NewBatch(nops, nret, ncqe int) *Batch {
+	nret = max(nret, 1)
+	return &Batch{
+		ops:  (*C.struct_rl_op)(C.calloc(C.size_t(nops), C.sizeof_struct_rl_op)),
+		rets: (*C.uint16_t)(C.calloc(C.size_t(nret), 2)),
+		cqes: (*C.struct_rl_cqe)(C.calloc(C.size_t(ncqe), C.sizeof_struct_rl_cqe)),
+		nops: nops,
+		nret: nret,
+		ncqe: ncqe,
+	}
+}
+
+// GrowOps makes room for at least n descriptors, keeping the ones written.
+// Only the rare high-water mark pays this cgo call.
+func (b *Batch) GrowOps(n int) {
+	if n <= b.nops {
+		return
+	}
+	p := C.realloc(unsafe.Pointer(b.ops), C.size_t(n)*C.sizeof_struct_rl_op)
+	if p == nil {
+		panic("liburing: out of memory growing the op batch")
+	}
+	b.ops = (*C.struct_rl_op)(p)
+	b.nops = n
+}
+
+// Ops is the descriptor array, in C memory.
+func (b *Batch) Ops() []Op { return unsafe.Slice((*Op)(unsafe.Pointer(b.ops)), b.nops) }
+
+// Returns is the array of buffer ids to hand back, in C memory.
+func (b *Batch) Returns() []uint16 { return unsafe.Slice((*uint16)(unsafe.Pointer(b.rets)), b.nret) }
+
+// CQEs is the completion out array, in C memory.
+func (b *Batch) CQEs() []CQE { return unsafe.Slice((*CQE)(unsafe.Pointer(b.cqes)), b.ncqe) }
+
+// Free releases the batch's memory.
+func (b *Batch) Free() {
+	if b.ops != nil {
+		C.free(unsafe.Pointer(b.ops))
+		C.free(unsafe.Pointer(b.rets))
+		C.free(unsafe.Pointer(b.cqes))
+		b.ops, b.rets, b.cqes = nil, nil, nil
+	}
+}

@@ -1,0 +1,348 @@
+//go:build linux && cgo
+
+#include "shim.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct rl_ring *rl_setup(unsigned entries, unsigned cq_entries, unsigned flags, int *err)
+{
+	struct rl_ring *r = calloc(1, sizeof(*r));
+	unsigned i;
+	int ret;
+
+	if (!r) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	r->params.flags = flags;
+	if (cq_entries) {
+		r->params.flags |= IORING_SETUP_CQSIZE;
+		r->params.cq_entries = cq_entries;
+	}
+	ret = io_uring_queue_init_params(entries, &r->ring, &r->params);
+	if (ret < 0) {
+		*err = -ret;
+		free(r);
+		return NULL;
+	}
+	// Map SQ slots to SQEs one to one, as liburing does, so that publishing
+	// the tail is all a submission needs.
+	for (i = 0; i < r->ring.sq.ring_entries; i++)
+		r->ring.sq.array[i] = i;
+	r->ext_arg = !!(r->ring.features & IORING_FEAT_EXT_ARG);
+	r->timeout_ud = LIBURING_UDATA_TIMEOUT;
+	*err = 0;
+	return r;
+}
+
+void rl_close(struct rl_ring *r)
+{
+	io_uring_queue_exit(&r->ring);
+	free(r);
+}
+
+int rl_enable(struct rl_ring *r)
+{
+	return io_uring_enable_rings(&r->ring);
+}
+
+int rl_probe(struct rl_ring *r, uint8_t *out, int n)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(&r->ring);
+	int i;
+
+	if (!p)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		out[i] = io_uring_opcode_supported(p, i) ? 1 : 0;
+	io_uring_free_probe(p);
+	return 0;
+}
+
+int rl_register_buf_ring(struct rl_ring *r, uint64_t ring_addr, unsigned entries, unsigned bgid)
+{
+	struct io_uring_buf_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = ring_addr;
+	reg.ring_entries = entries;
+	reg.bgid = (uint16_t)bgid;
+	return io_uring_register_buf_ring(&r->ring, &reg, 0);
+}
+
+int rl_unregister_buf_ring(struct rl_ring *r, unsigned bgid)
+{
+	return io_uring_unregister_buf_ring(&r->ring, (int)bgid);
+}
+
+void rl_set_buf_ring(struct rl_ring *r, uint64_t br, uint64_t base, uint32_t size, uint32_t entries)
+{
+	r->br = (struct io_uring_buf_ring *)(uintptr_t)br;
+	r->buf_base = base;
+	r->buf_size = size;
+	r->br_mask = entries ? (uint32_t)io_uring_buf_ring_mask(entries) : 0;
+}
+
+void rl_buf_ring_init(uint64_t br)
+{
+	io_uring_buf_ring_init((struct io_uring_buf_ring *)(uintptr_t)br);
+}
+
+// rl_flush_sq publishes the prepared SQEs to the kernel and returns how many
+// it has not consumed yet.
+static unsigned rl_flush_sq(struct io_uring *ring)
+{
+	struct io_uring_sq *sq = &ring->sq;
+	unsigned tail = sq->sqe_tail;
+
+	if (sq->sqe_head != tail) {
+		sq->sqe_head = tail;
+		io_uring_smp_store_release(sq->ktail, tail);
+	}
+	return tail - IO_URING_READ_ONCE(*sq->khead);
+}
+
+// rl_enter submits what is pending and, with wait_nr, waits for that many
+// completions (up to *ts when given, through EXT_ARG).
+static int rl_enter(struct rl_ring *r, unsigned wait_nr, struct __kernel_timespec *ts)
+{
+	struct io_uring *ring = &r->ring;
+	unsigned to_submit = rl_flush_sq(ring);
+	unsigned flags = IORING_ENTER_GETEVENTS;
+	struct io_uring_getevents_arg arg;
+	void *argp = NULL;
+	size_t sz = _NSIG / 8;
+
+	if (ts) {
+		memset(&arg, 0, sizeof(arg));
+		arg.sigmask_sz = _NSIG / 8;
+		arg.ts = (uint64_t)(uintptr_t)ts;
+		flags |= IORING_ENTER_EXT_ARG;
+		argp = &arg;
+		sz = sizeof(arg);
+	}
+	r->stats.enters++;
+	return io_uring_enter2(ring->ring_fd, to_submit, wait_nr, flags, (sigset_t *)argp, sz);
+}
+
+static int rl_submit(struct rl_ring *r)
+{
+	int ret;
+
+	do {
+		ret = rl_enter(r, 0, NULL);
+		if (ret == -EINTR)
+			r->stats.eintr++;
+	} while (ret == -EINTR);
+	return ret;
+}
+
+// rl_get_sqe returns a free SQE, submitting what is queued when the SQ is
+// full. NULL means the kernel refuses to take more right now (-EBUSY,
+// -EAGAIN); *err is set for any other failure.
+static struct io_uring_sqe *rl_get_sqe(struct rl_ring *r, int *err)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	int ret;
+
+	if (sqe)
+		return sqe;
+	r->stats.sq_full++;
+	ret = rl_submit(r);
+	if (ret < 0 && ret != -EBUSY && ret != -EAGAIN) {
+		*err = ret;
+		return NULL;
+	}
+	return io_uring_get_sqe(&r->ring);
+}
+
+static void rl_prep(struct io_uring_sqe *sqe, const struct rl_op *op)
+{
+	void *addr = (void *)(uintptr_t)op->addr;
+
+	switch (op->opcode) {
+	case RL_OP_ACCEPT:
+		io_uring_prep_accept(sqe, op->fd, NULL, NULL, (int)op->op_flags);
+		break;
+	case RL_OP_ACCEPT_MULTI:
+		io_uring_prep_multishot_accept(sqe, op->fd, NULL, NULL, (int)op->op_flags);
+		break;
+	case RL_OP_RECV:
+		io_uring_prep_recv(sqe, op->fd, addr, op->len, (int)op->op_flags);
+		break;
+	case RL_OP_RECV_MULTI:
+		io_uring_prep_recv_multishot(sqe, op->fd, NULL, 0, (int)op->op_flags);
+		break;
+	case RL_OP_SEND:
+		io_uring_prep_send(sqe, op->fd, addr, op->len, (int)op->op_flags);
+		break;
+	case RL_OP_CONNECT:
+		io_uring_prep_connect(sqe, op->fd, (const struct sockaddr *)addr, (socklen_t)op->off);
+		break;
+	case RL_OP_CLOSE:
+		io_uring_prep_close(sqe, op->fd);
+		break;
+	case RL_OP_CANCEL:
+		io_uring_prep_cancel64(sqe, op->addr, (int)op->op_flags);
+		break;
+	case RL_OP_CANCEL_FD:
+		io_uring_prep_cancel_fd(sqe, op->fd, op->op_flags);
+		break;
+	case RL_OP_POLL:
+		io_uring_prep_poll_add(sqe, op->fd, op->op_flags);
+		break;
+	case RL_OP_POLL_MULTI:
+		io_uring_prep_poll_multishot(sqe, op->fd, op->op_flags);
+		break;
+	case RL_OP_READ:
+		io_uring_prep_read(sqe, op->fd, addr, op->len, op->off);
+		break;
+	case RL_OP_PROVIDE_BUFFERS:
+		io_uring_prep_provide_buffers(sqe, addr, (int)op->len, op->fd, op->buf_group, (int)op->off);
+		break;
+	case RL_OP_MSG_RING:
+		io_uring_prep_msg_ring(sqe, op->fd, op->len, op->off, 0);
+		break;
+	default:
+		io_uring_prep_nop(sqe);
+		break;
+	}
+	if (op->sqe_flags) {
+		sqe->flags |= op->sqe_flags;
+		if (op->sqe_flags & IOSQE_BUFFER_SELECT)
+			sqe->buf_group = op->buf_group;
+	}
+	io_uring_sqe_set_data64(sqe, op->user_data);
+}
+
+static int64_t rl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int rl_cq_pending(struct io_uring *ring)
+{
+	return io_uring_cq_ready(ring) != 0 || io_uring_cq_has_overflow(ring);
+}
+
+int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets, int nret,
+	   int64_t timeout_ns, struct rl_cqe *out, int out_cap)
+{
+	struct io_uring *ring = &r->ring;
+	struct io_uring_sqe *sqe;
+	int64_t deadline = 0;
+	int i, ret, err = 0, n = 0, waiting;
+
+	r->ops_left = 0;
+
+	// 1. Hand returned receive buffers back to the buffer ring.
+	if (nret > 0 && r->br) {
+		for (i = 0; i < nret; i++)
+			io_uring_buf_ring_add(r->br, (void *)(uintptr_t)(r->buf_base + (uint64_t)rets[i] * r->buf_size),
+					      r->buf_size, rets[i], (int)r->br_mask, i);
+		io_uring_buf_ring_advance(r->br, nret);
+	}
+
+	// 2. One SQE per descriptor; a full SQ is submitted and reused.
+	for (i = 0; i < nops; i++) {
+		sqe = rl_get_sqe(r, &err);
+		if (!sqe) {
+			if (err)
+				return err;
+			memmove(ops, ops + i, (size_t)(nops - i) * sizeof(*ops));
+			r->ops_left = nops - i;
+			break;
+		}
+		rl_prep(sqe, &ops[i]);
+		r->stats.submitted++;
+	}
+
+	// 3. Submit, and wait when nothing is ready yet.
+	waiting = timeout_ns != 0 && r->ops_left == 0 && !rl_cq_pending(ring);
+	if (waiting && timeout_ns > 0) {
+		if (r->ext_arg) {
+			deadline = rl_now_ns() + timeout_ns;
+		} else {
+			sqe = rl_get_sqe(r, &err);
+			if (!sqe) {
+				if (err)
+					return err;
+				waiting = 0;
+			} else {
+				r->ts.tv_sec = timeout_ns / 1000000000LL;
+				r->ts.tv_nsec = timeout_ns % 1000000000LL;
+				io_uring_prep_timeout(sqe, &r->ts, 1, 0);
+				io_uring_sqe_set_data64(sqe, r->timeout_ud);
+			}
+		}
+	}
+	for (;;) {
+		struct __kernel_timespec ts, *tsp = NULL;
+		unsigned wait_nr = 0;
+
+		if (waiting) {
+			wait_nr = 1;
+			if (timeout_ns > 0 && r->ext_arg) {
+				int64_t left = deadline - rl_now_ns();
+
+				if (left <= 0) {
+					wait_nr = 0;
+				} else {
+					ts.tv_sec = left / 1000000000LL;
+					ts.tv_nsec = left % 1000000000LL;
+					tsp = &ts;
+				}
+			}
+		}
+		if (!wait_nr && ring->sq.sqe_tail == IO_URING_READ_ONCE(*ring->sq.khead) &&
+		    !(IO_URING_READ_ONCE(*ring->sq.kflags) & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN)))
+			break;
+		ret = rl_enter(r, wait_nr, tsp);
+		if (ret == -EINTR) {
+			r->stats.eintr++;
+			continue;
+		}
+		if (ret == -ETIME || ret == -EBUSY || ret == -EAGAIN)
+			break;
+		if (ret < 0)
+			return ret;
+		if (!wait_nr || rl_cq_pending(ring))
+			break;
+		// Woken without a completion (for example, the kernel stopped
+		// submitting early): go round, submitting the rest.
+	}
+
+	// 4. Copy completions out, flushing the kernel's overflow list when the
+	// CQ empties (FEAT_NODROP keeps what did not fit).
+	for (;;) {
+		unsigned head = *ring->cq.khead;
+		unsigned tail = io_uring_smp_load_acquire(ring->cq.ktail);
+		unsigned mask = ring->cq.ring_mask;
+
+		while (head != tail && n < out_cap) {
+			struct io_uring_cqe *c = &ring->cq.cqes[head & mask];
+
+			out[n].user_data = c->user_data;
+			out[n].res = c->res;
+			out[n].flags = c->flags;
+			head++;
+			n++;
+		}
+		io_uring_smp_store_release(ring->cq.khead, head);
+		if (n >= out_cap || !io_uring_cq_has_overflow(ring))
+			break;
+		r->stats.overflow++;
+		ret = rl_submit(r);
+		if (ret < 0 && ret != -EBUSY && ret != -EAGAIN && ret != -ETIME)
+			break;
+		if (io_uring_cq_ready(ring) == 0)
+			break;
+	}
+	r->stats.completions += (uint64_t)n;
+	return n;
+}

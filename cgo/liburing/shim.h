@@ -1,0 +1,89 @@
+// Shim between the Go side of ringloop and liburing. The Go side writes
+// fixed-size rl_op descriptors into C memory without any cgo call; rl_run
+// preps one SQE per descriptor with liburing's inline helpers, submits,
+// waits (with a timeout) and copies the CQEs into an out array, all in one
+// cgo call.
+#ifndef RINGLOOP_SHIM_H
+#define RINGLOOP_SHIM_H
+
+#include <liburing.h>
+#include <stdint.h>
+
+// Operation codes of rl_op.opcode (the shim's own numbering: each maps to
+// one liburing prep helper).
+enum {
+	RL_OP_NOP = 0,
+	RL_OP_ACCEPT,          // accept4(fd, NULL, NULL, op_flags)
+	RL_OP_ACCEPT_MULTI,    // multishot accept (5.19)
+	RL_OP_RECV,            // recv(fd, addr, len, op_flags)
+	RL_OP_RECV_MULTI,      // multishot recv with buffer select (6.0)
+	RL_OP_SEND,            // send(fd, addr, len, op_flags)
+	RL_OP_CONNECT,         // connect(fd, addr, off=addrlen)
+	RL_OP_CLOSE,           // close(fd)
+	RL_OP_CANCEL,          // async cancel of user_data addr, op_flags
+	RL_OP_CANCEL_FD,       // async cancel by fd, op_flags | CANCEL_FD (5.19)
+	RL_OP_POLL,            // single-shot poll, op_flags = mask
+	RL_OP_POLL_MULTI,      // multishot poll (5.13), op_flags = mask
+	RL_OP_READ,            // read(fd, addr, len) at offset off
+	RL_OP_PROVIDE_BUFFERS, // provide fd=nr buffers of len at addr, bid=off
+	RL_OP_MSG_RING,        // post {user_data=off, res=len} on ring fd (5.18)
+	RL_OP_LAST
+};
+
+// rl_op is one prepared operation. Keep in sync with liburing.Op.
+struct rl_op {
+	uint8_t opcode;
+	uint8_t sqe_flags; // IOSQE_* (IOSQE_BUFFER_SELECT)
+	uint16_t buf_group;
+	int32_t fd;
+	uint32_t len;
+	uint32_t op_flags;
+	uint64_t addr;
+	uint64_t off;
+	uint64_t user_data;
+};
+
+// rl_cqe is a copied completion. Keep in sync with liburing.CQE.
+struct rl_cqe {
+	uint64_t user_data;
+	int32_t res;
+	uint32_t flags;
+};
+
+// rl_stats counts what the shim did. Keep in sync with liburing.Stats.
+struct rl_stats {
+	uint64_t enters;      // io_uring_enter system calls
+	uint64_t submitted;   // SQEs prepared
+	uint64_t completions; // CQEs copied out
+	uint64_t sq_full;     // times the SQ was full and submitted early
+	uint64_t overflow;    // overflow flushes (IORING_SQ_CQ_OVERFLOW seen)
+	uint64_t eintr;       // EINTR retries
+};
+
+struct rl_ring {
+	struct io_uring ring;
+	struct io_uring_params params;
+	struct rl_stats stats;
+	int ext_arg;         // wait with IORING_ENTER_EXT_ARG timeouts
+	int ops_left;        // descriptors rl_run could not prep (kernel busy)
+	uint64_t timeout_ud; // user_data of the timeout SQE used without EXT_ARG
+	struct __kernel_timespec ts;
+	// registered buffer ring that rl_run refills from the returns array
+	struct io_uring_buf_ring *br;
+	uint64_t buf_base;
+	uint32_t buf_size;
+	uint32_t br_mask;
+};
+
+struct rl_ring *rl_setup(unsigned entries, unsigned cq_entries, unsigned flags, int *err);
+void rl_close(struct rl_ring *r);
+int rl_enable(struct rl_ring *r);
+int rl_probe(struct rl_ring *r, uint8_t *out, int n);
+int rl_register_buf_ring(struct rl_ring *r, uint64_t ring_addr, unsigned entries, unsigned bgid);
+int rl_unregister_buf_ring(struct rl_ring *r, unsigned bgid);
+void rl_set_buf_ring(struct rl_ring *r, uint64_t br, uint64_t base, uint32_t size, uint32_t entries);
+void rl_buf_ring_init(uint64_t br);
+int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets, int nret,
+	   int64_t timeout_ns, struct rl_cqe *out, int out_cap);
+
+#endif

@@ -1,0 +1,31 @@
+//go:build linux && cgo
+
+package uring
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/driver/drivertest"
+)
+
+// newTestDriver builds a driver for a test running on its own goroutine:
+// SINGLE_ISSUER rings need every Wait on one OS thread, so the goroutine is
+// locked to its thread until the test's cleanups have run.
+func newTestDriver(t *testing.T, cfg driver.Config) driver.Driver {
+	t.Helper()
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	d, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", cfg, err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// TestContract runs the shared driver contract suite under every profile.
+func TestContract(t *testing.T) {
+	drivertest.Run(t, newTestDriver)
+}

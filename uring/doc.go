@@ -1,0 +1,71 @@
+// Package uring is ringloop's io_uring driver: it implements the
+// driver.Driver contract on Linux io_uring through liburing (package
+// cgo/liburing), and hides which variant of each op the kernel allows.
+//
+// # Threads
+//
+// New may run on any goroutine: the ring is created disabled
+// (IORING_SETUP_R_DISABLED) and Enable, called by the engine from its
+// locked loop thread (or by the first Wait), starts it there. With
+// SINGLE_ISSUER|DEFER_TASKRUN (6.1) every Wait, Rebuild and Close must then
+// run on that OS thread, so the loop goroutine holds runtime.LockOSThread,
+// and so must tests. Wake may be called from any goroutine.
+//
+// # Probe and kernel profiles
+//
+// New probes instead of guessing: io_uring_setup is tried with the best
+// setup flags first (SINGLE_ISSUER|DEFER_TASKRUN|TASKRUN_FLAG, then
+// COOP_TASKRUN|TASKRUN_FLAG, then none; EINVAL steps down a rung), the
+// ring's features and IORING_REGISTER_PROBE decide the rest, and the buffer
+// ring is used if registering one succeeds. Features that the probe cannot
+// see directly are tied to an opcode of the same release: multishot accept
+// and IORING_ASYNC_CANCEL_FD to IORING_OP_SOCKET (5.19), multishot recv to
+// IORING_OP_SEND_ZC (6.0), multishot poll to IORING_FEAT_RSRC_TAGS (5.13).
+// driver.Config.Profile masks the result to what an older kernel has, so the
+// whole suite runs as on 5.10, 5.15, 5.19 and 6.1. Features().Reasons says
+// which variant of each op runs and why:
+//
+//   - accept: multishot (5.19), else a single-shot accept re-armed after each
+//     connection;
+//   - recv: multishot recv with a registered buffer ring (6.0); else a
+//     single-shot recv re-armed after each chunk, selecting a buffer from the
+//     buffer ring (5.19) or from buffers given with PROVIDE_BUFFERS (5.7);
+//     else a plain recv into a buffer per op. A receive that finds no buffer
+//     (ENOBUFS) waits in the driver and is re-armed by the next Wait, which
+//     first hands back every buffer the callbacks released;
+//   - send: one SEND per chunk, continued after partial sends, the buffer
+//     pinned (runtime.Pinner) until the final completion;
+//   - poll: multishot (5.13), else re-armed single-shot;
+//   - cancel: IORING_OP_ASYNC_CANCEL by user_data; CancelAll by fd with
+//     IORING_ASYNC_CANCEL_FD|ALL (5.19) or one cancel per op;
+//   - wait: IORING_ENTER_EXT_ARG timeouts (5.11), else a timeout SQE;
+//   - wake: an eventfd that always has a read pending in the ring;
+//   - MsgRing: IORING_OP_MSG_RING (5.18) posts a completion on another
+//     loop's ring; without it MsgRing fails and the caller uses a task ring.
+//
+// When io_uring cannot be set up at all, New's error wraps both
+// driver.ErrUringUnavailable and the errno, and says what it means (EPERM:
+// blocked by seccomp or kernel.io_uring_disabled; ENOSYS: kernel without
+// io_uring; ENOMEM: RLIMIT_MEMLOCK too small before 5.12). Built without
+// cgo, New always fails with driver.ErrUringUnavailable.
+//
+// # Completions and tags
+//
+// The engine's tags never travel through the kernel: each op gets a slot in
+// the driver's op table, and its SQEs carry the slot index and a generation
+// (with the Reserved bit set), so a completion for an ended op is recognised
+// as stale and dropped. An op ends with exactly one final completion, after
+// which its slot and tag are released. A CQE without the Reserved bit was
+// posted by another loop's MsgRing and carries an engine tag as is.
+//
+// # Cost
+//
+// Ops are written as fixed-size descriptors into C memory without cgo
+// calls; each Wait is one cgo call that returns buffers to the buffer ring,
+// preps every SQE, submits, waits and copies the CQEs out — one
+// io_uring_enter in the common case, none when nothing is pending. The CQ
+// never loses a completion: with FEAT_NODROP the kernel keeps overflowed
+// CQEs and the shim flushes them as soon as the CQ is drained. Steady state
+// allocates nothing: the op table, tag index, descriptor and CQE arrays are
+// reused, and Send's pin reuses a Pinner per op slot.
+package uring

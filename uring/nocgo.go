@@ -1,0 +1,86 @@
+//go:build !cgo || !linux
+
+package uring
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ringloop/ringloop/driver"
+	"golang.org/x/sys/unix"
+)
+
+// Driver is the io_uring driver; without cgo it cannot be built and New
+// always fails, so the engine falls back to epoll.
+type Driver struct{}
+
+// Stats counts what the driver did (see the cgo build).
+type Stats struct {
+	Enters, Runs, Submitted, Completions, SQFull, Overflow, EINTR uint64
+	NoBufs, MsgRingFailed, Rebuilds                               uint64
+}
+
+// New reports that io_uring is unavailable: liburing needs cgo.
+func New(cfg driver.Config) (*Driver, error) {
+	return nil, fmt.Errorf("%w: built without cgo", driver.ErrUringUnavailable)
+}
+
+// Name reports "io_uring".
+func (d *Driver) Name() string { return "io_uring" }
+
+// Accept does nothing without cgo.
+func (d *Driver) Accept(fd int, t driver.Tag) {}
+
+// Recv does nothing without cgo.
+func (d *Driver) Recv(fd int, t driver.Tag) {}
+
+// Send does nothing without cgo.
+func (d *Driver) Send(fd int, t driver.Tag, p []byte) {}
+
+// Connect does nothing without cgo.
+func (d *Driver) Connect(fd int, t driver.Tag, sa unix.Sockaddr) {}
+
+// Poll does nothing without cgo.
+func (d *Driver) Poll(fd int, t driver.Tag, events uint32) {}
+
+// Cancel does nothing without cgo.
+func (d *Driver) Cancel(fd int, t driver.Tag) {}
+
+// CancelAll does nothing without cgo.
+func (d *Driver) CancelAll(fd int) {}
+
+// CloseFD does nothing without cgo.
+func (d *Driver) CloseFD(fd int, t driver.Tag) {}
+
+// Nop does nothing without cgo.
+func (d *Driver) Nop(t driver.Tag) {}
+
+// Wait reports driver.ErrClosed: there is no ring without cgo.
+func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
+	return 0, driver.ErrClosed
+}
+
+// Wake reports driver.ErrClosed.
+func (d *Driver) Wake() error { return driver.ErrClosed }
+
+// Enable reports driver.ErrClosed.
+func (d *Driver) Enable() error { return driver.ErrClosed }
+
+// Rebuild reports driver.ErrClosed.
+func (d *Driver) Rebuild() error { return driver.ErrClosed }
+
+// MsgRing reports driver.ErrClosed.
+func (d *Driver) MsgRing(target *Driver, t driver.Tag, res int32) error { return driver.ErrClosed }
+
+// Features reports the backend name only.
+func (d *Driver) Features() driver.Features {
+	return driver.Features{Backend: "io_uring", Reasons: []string{"built without cgo"}}
+}
+
+// Stats reports nothing.
+func (d *Driver) Stats() Stats { return Stats{} }
+
+// Close does nothing.
+func (d *Driver) Close() error { return nil }
+
+var _ driver.Driver = (*Driver)(nil)
