@@ -1,0 +1,6 @@
+//go:build !race
+
+package uring
+
+// scale shrinks stress sizes under the race detector.
+const scale = 1
