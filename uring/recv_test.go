@@ -99,4 +99,3 @@ func TestRecvVariants(t *testing.T) {
 		})
 	}
 }
-

@@ -87,7 +87,7 @@ func TestSetupInvalidEntries(t *testing.T) {
 func TestFeaturesPerProfile(t *testing.T) {
 	type want struct {
 		extArg, multiAccept, multiRecv, multiPoll, bufRing, provide, msgRing, cancelFD bool
-		single, deferTR, coop                                                        bool
+		single, deferTR, coop                                                          bool
 	}
 	wants := map[driver.Profile]want{
 		driver.Kernel510: {provide: true},
