@@ -74,7 +74,9 @@
 //     dropped there, never handed out) or CancelAll.
 //   - Scheduling from a foreign goroutine is split: NewScheduled creates the
 //     task and its future anywhere (deadline measured at once), AddTask is the
-//     task that inserts it, to run on the loop:
+//     task that inserts it, to run on the loop.
+//
+// The engine's foreign-goroutine Schedule is thus:
 //
 //	s := timers.NewScheduled(h, task, delay, period, kind)
 //	if err := owner.Execute(s.AddTask()); err != nil {

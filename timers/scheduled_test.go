@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -338,6 +339,7 @@ func TestNewScheduledValidates(t *testing.T) {
 // one-shot either runs exactly once or is cancelled, never both; every
 // cancelled entry leaves the heap.
 func TestConcurrentCancelStress(t *testing.T) {
+	goroutines := runtime.NumGoroutine()
 	loop := newTestLoop()
 	h, clk := newTestHeap(loop)
 	loop.h = h
@@ -379,6 +381,7 @@ func TestConcurrentCancelStress(t *testing.T) {
 	loop.stopAt(Never)
 	<-loop.done
 	equal(t, 0, h.Len())
+	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
 	for _, rs := range recs {
 		for _, r := range rs {
 			if r.s.Kind() != OneShot {
