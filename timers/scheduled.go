@@ -117,6 +117,9 @@ func (s *Scheduled) AddTask() tasks.Task { return (*adder)(s) }
 // because the owner rejected AddTask after shutdown). It reports whether it
 // changed anything.
 func (s *Scheduled) Fail(err error) bool {
+	if err == nil {
+		panic("timers: Scheduled.Fail(nil)")
+	}
 	if !s.state.CompareAndSwap(statePending, stateFailed) {
 		return false
 	}
