@@ -68,4 +68,30 @@
 // CQEs and the shim flushes them as soon as the CQ is drained. Steady state
 // allocates nothing: the op table, tag index, descriptor and CQE arrays are
 // reused, and Send's pin reuses a Pinner per op slot.
+//
+// # Benchmarks
+//
+// 2026-11-22, 2-core AMD EPYC VM (shared with other jobs, so the figures
+// are noisy), Linux 6.18, Go 1.26, liburing 2.3, median of three runs of
+//
+//	go test -run '^$' -bench . -benchtime=1s -count=3 ./uring
+//
+// An op is a no-op, or a 64-byte send on a loopback TCP connection plus its
+// receive on the other end; batch is the number of ops per Wait. Every case
+// allocates 0 B/op.
+//
+//	benchmark           profile  batch   ns/op  enters/op  cgo calls/op
+//	Nop                 native       1     700      1          1
+//	Nop                 native      32     138      0.031      0.031
+//	Nop                 5.10         1     666      1          1
+//	Nop                 5.10        32     142      0.031      0.031
+//	SendRecv            native       1    8688      1          1
+//	SendRecv            native      32    3958      0.031      0.031
+//	SendRecv            5.10         1    9368      1          1
+//	SendRecv            5.10        32    3866      0.031      0.031
+//	SyscallSendRecv     (write(2) + read(2), no ring)  9278 ns/op, 2 syscalls/op
+//
+// Loopback TCP itself dominates the send/receive figures on this machine;
+// the ring's gain is in batching: 32 sends and their receives cost one
+// io_uring_enter and one cgo call.
 package uring
