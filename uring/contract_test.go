@@ -29,3 +29,12 @@ func newTestDriver(t *testing.T, cfg driver.Config) driver.Driver {
 func TestContract(t *testing.T) {
 	drivertest.Run(t, newTestDriver)
 }
+
+// TestContractPlainRecv runs the suite again with receives forced to the
+// last fallback (a plain recv into a buffer per op), which no profile of
+// this kernel would pick by itself.
+func TestContractPlainRecv(t *testing.T) {
+	withRecvMode(recvPlain, func() {
+		drivertest.Run(t, newTestDriver)
+	})
+}
