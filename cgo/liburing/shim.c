@@ -252,10 +252,11 @@ int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets,
 	for (i = 0; i < nops; i++) {
 		sqe = rl_get_sqe(r, &err);
 		if (!sqe) {
-			if (err)
-				return err;
+			// Keep what could not be prepped for the next call.
 			memmove(ops, ops + i, (size_t)(nops - i) * sizeof(*ops));
 			r->ops_left = nops - i;
+			if (err)
+				return err;
 			break;
 		}
 		rl_prep(sqe, &ops[i]);
