@@ -2,8 +2,8 @@ package tasks
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -51,15 +51,36 @@ func share(n, producers, p int) int {
 	return k
 }
 
-// benchQueue: producers offer b.N pre-built tasks in all, the benchmark
-// goroutine polls and runs them (yielding when the queue is empty, as a
-// loop would block). With backlog > 0, producers of an unbounded queue
-// yield while more than backlog tasks are queued (checked every 64
-// offers), the backpressure a bounded queue or channel applies by itself;
-// without it the queue grows to b.N tasks and the benchmark measures the
-// garbage collector scanning them.
+// benchQueue: producers offer b.N pre-built tasks in all; the benchmark
+// goroutine polls and runs them. Both sides park instead of spinning, as a
+// channel's do, so that on a small machine a waiting side does not take
+// processor time from the other: the consumer parks when the queue is empty
+// (woken with the protocol an event loop uses: a sleeping flag producers
+// swap after offering), and a producer parks when the queue is full (woken
+// by the consumer after its next Poll). With backlog > 0, "full" for an
+// unbounded queue means more than backlog tasks queued (checked every 64
+// offers), the backpressure a bounded queue or a channel applies by itself;
+// with backlog 0 the queue grows to b.N tasks and the benchmark mostly
+// measures the garbage collector scanning them.
 func benchQueue(b *testing.B, producers int, q Queue, backlog int) {
 	x := &benchTask{}
+	var sleeping atomic.Bool
+	var waiting atomic.Int32
+	wake := make(chan struct{}, 1)
+	space := make(chan struct{}, producers)
+	// park waits until ok() holds, parking while it does not.
+	park := func(ok func() bool) {
+		for !ok() {
+			waiting.Add(1)
+			if !ok() {
+				<-space
+				waiting.Add(-1)
+				continue
+			}
+			waiting.Add(-1)
+			return
+		}
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	var wg sync.WaitGroup
@@ -68,13 +89,17 @@ func benchQueue(b *testing.B, producers int, q Queue, backlog int) {
 		go func() {
 			defer wg.Done()
 			for i := range share(b.N, producers, p) {
-				if backlog > 0 && i&63 == 0 {
-					for q.Len() > backlog {
-						runtime.Gosched()
-					}
+				if backlog > 0 && i&63 == 0 && q.Len() > backlog {
+					park(func() bool { return q.Len() <= backlog })
 				}
-				for !q.Offer(x) {
-					runtime.Gosched()
+				if !q.Offer(x) {
+					park(func() bool { return q.Offer(x) })
+				}
+				if sleeping.Load() && sleeping.Swap(false) {
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
 				}
 			}
 		}()
@@ -82,11 +107,21 @@ func benchQueue(b *testing.B, producers int, q Queue, backlog int) {
 	for got := 0; got < b.N; {
 		t := q.Poll()
 		if t == nil {
-			runtime.Gosched()
-			continue
+			sleeping.Store(true)
+			if t = q.Poll(); t == nil {
+				<-wake
+				continue
+			}
+			sleeping.Store(false)
 		}
 		t.Run()
 		got++
+		if waiting.Load() > 0 {
+			select {
+			case space <- struct{}{}:
+			default:
+			}
+		}
 	}
 	wg.Wait()
 }
