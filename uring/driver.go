@@ -76,6 +76,8 @@ type Stats struct {
 	SQFull        uint64 // early submissions because the SQ was full
 	Overflow      uint64 // CQ overflow flushes
 	EINTR         uint64 // interrupted waits retried
+	Silent        uint64 // cancel and buffer completions dropped in the shim
+	SilentErr     uint64 // ... that failed (buffer provisioning should not)
 	NoBufs        uint64 // receives parked on ENOBUFS
 	MsgRingFailed uint64 // MSG_RING sends the kernel refused
 	Rebuilds      uint64
@@ -102,14 +104,16 @@ const (
 // user_data layout. Everything the driver submits has the high bit
 // (driver.Reserved) set; a CQE without it was posted by another ring's
 // MSG_RING and carries an engine tag. Ops carry opBit, a 30-bit generation
-// and a 32-bit slot index; the driver's own requests use fixed values.
+// and a 32-bit slot index; the driver's own requests use fixed values, and
+// cancels and buffer provisioning are silent (the shim drops their
+// completions, so they never wake a blocked Wait).
 const (
 	udReserved = uint64(driver.Reserved)
 	udOpBit    = uint64(1) << 62
 	udGenMask  = uint64(1)<<30 - 1
 	udWake     = udReserved | 1
-	udCancel   = udReserved | 2
-	udProvide  = udReserved | 3
+	udCancel   = liburing.SilentUserData | 2 // consumed by the shim
+	udProvide  = liburing.SilentUserData | 3 // consumed by the shim
 	udMsgRing  = udReserved | 4
 )
 
@@ -177,6 +181,8 @@ func (d *Driver) Stats() Stats {
 		s.SQFull += rs.SQFull
 		s.Overflow += rs.Overflow
 		s.EINTR += rs.EINTR
+		s.Silent += rs.Silent
+		s.SilentErr += rs.SilentErr
 	}
 	return s
 }

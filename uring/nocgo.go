@@ -17,7 +17,7 @@ type Driver struct{}
 // Stats counts what the driver did (see the cgo build).
 type Stats struct {
 	Enters, Runs, Submitted, Completions, SQFull, Overflow, EINTR uint64
-	NoBufs, MsgRingFailed, Rebuilds                               uint64
+	Silent, SilentErr, NoBufs, MsgRingFailed, Rebuilds            uint64
 }
 
 // New reports that io_uring is unavailable: liburing needs cgo.

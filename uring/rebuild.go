@@ -110,6 +110,8 @@ func (d *Driver) Rebuild() error {
 	d.stats.SQFull += rs.SQFull
 	d.stats.Overflow += rs.Overflow
 	d.stats.EINTR += rs.EINTR
+	d.stats.Silent += rs.Silent
+	d.stats.SilentErr += rs.SilentErr
 	old.Close()
 	if d.bufs.ring != nil {
 		unix.Munmap(d.bufs.ring)

@@ -95,7 +95,45 @@ func TestRecvVariants(t *testing.T) {
 			if rm.mode != recvPlain && d.Stats().NoBufs == 0 {
 				t.Errorf("4 streams on 2 buffers never ran out of buffers: the ENOBUFS path went untested")
 			}
+			if st := d.Stats(); st.SilentErr != 0 {
+				t.Errorf("%d buffer returns or cancels failed", st.SilentErr)
+			}
 			t.Logf("%s: %+v", rm.name, d.Stats())
 		})
 	}
+}
+
+// TestSilentBufferReturns: on a kernel with PROVIDE_BUFFERS only (5.10),
+// handing a buffer back is an SQE whose completion must not end the next
+// blocking Wait early: that Wait is one cgo call that sleeps its timeout.
+func TestSilentBufferReturns(t *testing.T) {
+	d := newLocked(t, driver.Config{Profile: driver.Kernel510})
+	if d.recv != recvSingleGroup {
+		t.Fatalf("5.10 profile receives with mode %d", d.recv)
+	}
+	h := drivertest.NewHarness(t, d)
+	fd, peer := drivertest.TCPPair(t)
+	h.Own(fd)
+	r := h.Recv(fd, nil)
+	for i := 1; i <= 5; i++ {
+		peer.Write([]byte("data"))
+		h.Until(0, "data", func() bool { return r.Bytes == int64(4*i) })
+		before := d.Stats()
+		start := time.Now()
+		if n := h.Wait(20 * time.Millisecond); n != 0 {
+			t.Fatalf("idle Wait reported %d completions", n)
+		}
+		after := d.Stats()
+		if el := time.Since(start); el < 20*time.Millisecond {
+			t.Fatalf("Wait(20ms) returned after %v: woken by the buffer's return", el)
+		}
+		if runs := after.Runs - before.Runs; runs != 1 {
+			t.Fatalf("Wait took %d cgo calls", runs)
+		}
+		if after.Silent == before.Silent || after.SilentErr != 0 {
+			t.Fatalf("buffer return not consumed silently: %+v", after)
+		}
+	}
+	h.Cancel(r)
+	h.Until(0, "cancel", func() bool { return r.Done })
 }

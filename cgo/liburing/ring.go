@@ -44,6 +44,8 @@ type Stats struct {
 	SQFull      uint64 // early submissions because the SQ was full
 	Overflow    uint64 // overflow-list flushes
 	EINTR       uint64 // interrupted waits retried
+	Silent      uint64 // silent completions consumed in C
+	SilentErr   uint64 // silent completions that failed (not ENOENT/EALREADY)
 }
 
 // The layouts must match the C structs byte for byte.
@@ -113,6 +115,14 @@ const (
 	IORingOpSocket         = C.IORING_OP_SOCKET
 	IORingOpSendZC         = C.IORING_OP_SEND_ZC
 	IORingOpLast           = C.IORING_OP_LAST
+
+	// SilentUserData, in the top three bits of an SQE's user_data (mask
+	// SilentUserDataMask), makes its completion silent: Run consumes it
+	// without copying it out and it does not end a wait. For requests whose
+	// success needs no reaction (cancels, buffer provisioning); failures are
+	// counted in Stats.SilentErr.
+	SilentUserData     = uint64(C.RL_UD_SILENT)
+	SilentUserDataMask = uint64(C.RL_UD_SILENT_MASK)
 
 	// TimeoutUserData marks the completion of the timeout SQE that Run adds
 	// on rings without EXT_ARG; callers skip it.

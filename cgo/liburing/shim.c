@@ -225,9 +225,41 @@ static int64_t rl_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int rl_cq_pending(struct io_uring *ring)
+static inline int rl_silent(struct rl_ring *r, const struct io_uring_cqe *c)
 {
-	return io_uring_cq_ready(ring) != 0 || io_uring_cq_has_overflow(ring);
+	if ((c->user_data & RL_UD_SILENT_MASK) != RL_UD_SILENT)
+		return 0;
+	r->stats.silent++;
+	if (c->res < 0 && c->res != -ENOENT && c->res != -EALREADY)
+		r->stats.silent_err++;
+	return 1;
+}
+
+enum { RL_TIMED_OUT = 1, RL_TIMEOUT_FIRED = 2 };
+
+// rl_cq_pending drops silent completions and those of our timeout SQEs at
+// the head of the CQ (noting in *tflags whether a timeout expired or was
+// satisfied early by a silent completion) and reports whether a completion
+// that matters is ready, or waits in the overflow list.
+static int rl_cq_pending(struct rl_ring *r, int *tflags)
+{
+	struct io_uring *ring = &r->ring;
+	unsigned head = *ring->cq.khead;
+	unsigned tail = io_uring_smp_load_acquire(ring->cq.ktail);
+	unsigned start = head;
+
+	while (head != tail) {
+		struct io_uring_cqe *c = &ring->cq.cqes[head & ring->cq.ring_mask];
+
+		if (c->user_data == r->timeout_ud)
+			*tflags |= c->res == -ETIME ? RL_TIMED_OUT : RL_TIMEOUT_FIRED;
+		else if (!rl_silent(r, c))
+			break;
+		head++;
+	}
+	if (head != start)
+		io_uring_smp_store_release(ring->cq.khead, head);
+	return head != tail || io_uring_cq_has_overflow(ring);
 }
 
 int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets, int nret,
@@ -236,7 +268,7 @@ int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets,
 	struct io_uring *ring = &r->ring;
 	struct io_uring_sqe *sqe;
 	int64_t deadline = 0;
-	int i, ret, err = 0, n = 0, waiting;
+	int i, ret, err = 0, n = 0, waiting, need_timeout_sqe = 0, tflags = 0;
 
 	r->ops_left = 0;
 
@@ -263,24 +295,13 @@ int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets,
 		r->stats.submitted++;
 	}
 
-	// 3. Submit, and wait when nothing is ready yet.
-	waiting = timeout_ns != 0 && r->ops_left == 0 && !rl_cq_pending(ring);
+	// 3. Submit, and wait when nothing is ready yet. Without EXT_ARG the
+	// timeout is a timeout SQE that also completes when any other CQE is
+	// posted; if only silent ones did that, it is armed again.
+	waiting = timeout_ns != 0 && r->ops_left == 0 && !rl_cq_pending(r, &tflags);
 	if (waiting && timeout_ns > 0) {
-		if (r->ext_arg) {
-			deadline = rl_now_ns() + timeout_ns;
-		} else {
-			sqe = rl_get_sqe(r, &err);
-			if (!sqe) {
-				if (err)
-					return err;
-				waiting = 0;
-			} else {
-				r->ts.tv_sec = timeout_ns / 1000000000LL;
-				r->ts.tv_nsec = timeout_ns % 1000000000LL;
-				io_uring_prep_timeout(sqe, &r->ts, 1, 0);
-				io_uring_sqe_set_data64(sqe, r->timeout_ud);
-			}
-		}
+		deadline = rl_now_ns() + timeout_ns;
+		need_timeout_sqe = !r->ext_arg;
 	}
 	for (;;) {
 		struct __kernel_timespec ts, *tsp = NULL;
@@ -288,15 +309,30 @@ int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets,
 
 		if (waiting) {
 			wait_nr = 1;
-			if (timeout_ns > 0 && r->ext_arg) {
+			if (timeout_ns > 0) {
 				int64_t left = deadline - rl_now_ns();
 
 				if (left <= 0) {
 					wait_nr = 0;
-				} else {
+					waiting = 0;
+				} else if (r->ext_arg) {
 					ts.tv_sec = left / 1000000000LL;
 					ts.tv_nsec = left % 1000000000LL;
 					tsp = &ts;
+				} else if (need_timeout_sqe) {
+					sqe = rl_get_sqe(r, &err);
+					if (!sqe) {
+						if (err)
+							return err;
+						wait_nr = 0;
+						waiting = 0;
+					} else {
+						r->ts.tv_sec = left / 1000000000LL;
+						r->ts.tv_nsec = left % 1000000000LL;
+						io_uring_prep_timeout(sqe, &r->ts, 1, 0);
+						io_uring_sqe_set_data64(sqe, r->timeout_ud);
+						need_timeout_sqe = 0;
+					}
 				}
 			}
 		}
@@ -312,10 +348,15 @@ int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets,
 			break;
 		if (ret < 0)
 			return ret;
-		if (!wait_nr || rl_cq_pending(ring))
+		if (!wait_nr)
 			break;
-		// Woken without a completion (for example, the kernel stopped
-		// submitting early): go round, submitting the rest.
+		tflags = 0;
+		if (rl_cq_pending(r, &tflags) || (tflags & RL_TIMED_OUT))
+			break;
+		if (tflags & RL_TIMEOUT_FIRED)
+			need_timeout_sqe = 1;
+		// Woken by silent completions only, or the kernel stopped
+		// submitting early: go round, submitting the rest and waiting on.
 	}
 
 	// 4. Copy completions out, flushing the kernel's overflow list when the
@@ -328,10 +369,12 @@ int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets,
 		while (head != tail && n < out_cap) {
 			struct io_uring_cqe *c = &ring->cq.cqes[head & mask];
 
+			head++;
+			if (c->user_data == r->timeout_ud || rl_silent(r, c))
+				continue;
 			out[n].user_data = c->user_data;
 			out[n].res = c->res;
 			out[n].flags = c->flags;
-			head++;
 			n++;
 		}
 		io_uring_smp_store_release(ring->cq.khead, head);

@@ -30,6 +30,12 @@ enum {
 	RL_OP_LAST
 };
 
+// Completions whose user_data has the top three bits 101 are "silent": the
+// shim consumes them without copying them out, and they do not end a wait
+// (successful cancels and buffer provisioning need no reaction).
+#define RL_UD_SILENT_MASK (7ULL << 61)
+#define RL_UD_SILENT (5ULL << 61)
+
 // rl_op is one prepared operation. Keep in sync with liburing.Op.
 struct rl_op {
 	uint8_t opcode;
@@ -58,6 +64,8 @@ struct rl_stats {
 	uint64_t sq_full;     // times the SQ was full and submitted early
 	uint64_t overflow;    // overflow flushes (IORING_SQ_CQ_OVERFLOW seen)
 	uint64_t eintr;       // EINTR retries
+	uint64_t silent;      // silent completions consumed
+	uint64_t silent_err;  // ... of which failed (other than ENOENT/EALREADY)
 };
 
 struct rl_ring {
