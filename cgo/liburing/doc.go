@@ -10,6 +10,9 @@
 // and waits with a timeout (IORING_ENTER_EXT_ARG, or a timeout SQE on rings
 // without it), retries EINTR, and copies the completions into the batch's
 // [CQE] array, flushing the kernel's overflow list when the CQ runs dry.
+// Completions marked [SilentUserData] (successful cancels, buffer
+// provisioning) and those of its own timeout SQEs are consumed in C: they
+// are never copied out and never end a wait early.
 //
 // The shim counts its io_uring_enter calls ([Stats]) so that benchmarks can
 // report system calls per op.
