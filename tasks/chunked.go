@@ -29,7 +29,10 @@ import (
 // producers take from when they link, so a queue in steady state allocates
 // nothing. The ABA hazard is a producer still holding a pointer to a chunk
 // that is retired and relinked with a new base. The fast path above is safe
-// by the base check. The slow path (advance: read next, CAS next, CAS pb) is
+// by the base check and the CAS: bases are unique (each range of positions
+// is linked once), a base is written only by the producer that holds the
+// chunk privately (taken from the spares), and no base a stale read can
+// return places the still-unclaimed p in that chunk. The slow path (advance: read next, CAS next, CAS pb) is
 // protected by pins: a producer increments the chunk's pins and then checks
 // pb still points to it; the consumer first makes sure pb no longer points to
 // the chunk and then reads pins, and recycles only at zero (a pinned chunk
