@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,5 +248,35 @@ func testEchoFromCallbacks(t *testing.T, e *Env) {
 	}
 	if !bytes.Equal(back, data) {
 		t.Fatalf("echoed %d bytes, sent %d; contents differ", len(back), len(data))
+	}
+}
+
+// testRecvRearm: bytes that arrive while no receive is armed (after a
+// Cancel, as an engine pausing reads does) reach the next Recv, though no
+// new data arrives to announce them.
+func testRecvRearm(t *testing.T, e *Env) {
+	h := e.New(t)
+	fd, peer := TCPPair(t)
+	h.Own(fd)
+	var got []byte
+	collect := func(p []byte) { got = append(got, p...) }
+	r := h.Recv(fd, collect)
+	peer.Write([]byte("one"))
+	h.Until(0, "first bytes", func() bool { return len(got) == 3 })
+	h.Cancel(r)
+	h.Until(0, "cancel", func() bool { return r.Done })
+	peer.Write([]byte("two"))
+	h.Wait(5 * time.Millisecond) // the bytes arrive with nothing armed
+	for i := 0; i < 3; i++ {
+		r = h.Recv(fd, collect)
+		want := "onetwo" + strings.Repeat("x", i)
+		h.Until(0, "bytes that arrived while paused", func() bool { return len(got) == len(want) })
+		if string(got) != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+		h.Cancel(r)
+		h.Until(0, "cancel", func() bool { return r.Done })
+		peer.Write([]byte("x"))
+		h.Wait(2 * time.Millisecond)
 	}
 }

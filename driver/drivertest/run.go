@@ -45,6 +45,7 @@ var tests = []contractTest{
 	{"ConnectRefused", testConnectRefused},
 	{"RecvChecksum", testRecvChecksum},
 	{"RecvReset", testRecvReset},
+	{"RecvRearm", testRecvRearm},
 	{"SendPartialLarge", testSendPartialLarge},
 	{"SendEmpty", testSendEmpty},
 	{"EchoFromCallbacks", testEchoFromCallbacks},

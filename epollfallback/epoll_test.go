@@ -1,0 +1,383 @@
+package epollfallback_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/driver/drivertest"
+	"github.com/ringloop/ringloop/epollfallback"
+	"golang.org/x/sys/unix"
+)
+
+func mustNew(t testing.TB, p driver.Profile) *epollfallback.Driver {
+	t.Helper()
+	d, err := epollfallback.New(driver.Config{Profile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// kernelHasPwait2 asks the kernel directly.
+func kernelHasPwait2(t *testing.T) bool {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ep)
+	var ev [1]unix.EpollEvent
+	var ts unix.Timespec
+	_, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(ep), uintptr(unsafePointer(&ev[0])), 1, uintptr(unsafePointer(&ts)), 0, 0)
+	return e == 0
+}
+
+// TestPwait2ByProfile: epoll_pwait2 is used where the kernel has it and the
+// profile allows it (5.11+), and the reasons say which wait call is in use.
+func TestPwait2ByProfile(t *testing.T) {
+	has := kernelHasPwait2(t)
+	for _, p := range driver.Profiles {
+		f := mustNew(t, p).Features()
+		want := has && p.AtLeast(5, 11)
+		if f.EpollPwait2 != want {
+			t.Fatalf("profile %s: EpollPwait2 %v, want %v", p, f.EpollPwait2, want)
+		}
+		wantReason := "epoll_wait, timeouts rounded up"
+		if want {
+			wantReason = "epoll_pwait2"
+		}
+		if !strings.Contains(strings.Join(f.Reasons, "\n"), wantReason) {
+			t.Fatalf("profile %s: reasons %q lack %q", p, f.Reasons, wantReason)
+		}
+	}
+}
+
+// TestMillisecondRoundingNeverEarly: with epoll_pwait2 masked off (profile
+// 5.10), sub-millisecond and fractional timeouts round up: Wait never
+// returns before its timeout.
+func TestMillisecondRoundingNeverEarly(t *testing.T) {
+	d := mustNew(t, driver.Kernel510)
+	if d.Features().EpollPwait2 {
+		t.Fatal("profile 5.10 uses epoll_pwait2")
+	}
+	fn := func(*driver.Completion) { t.Error("unexpected completion") }
+	for _, to := range []time.Duration{time.Microsecond, 400 * time.Microsecond, 999 * time.Microsecond,
+		time.Millisecond + time.Microsecond, 1700 * time.Microsecond, 3*time.Millisecond - 1} {
+		for i := 0; i < 5; i++ {
+			start := time.Now()
+			n, err := d.Wait(to, fn)
+			if el := time.Since(start); err != nil || n != 0 || el < to {
+				t.Fatalf("Wait(%v): %d, %v after %v", to, n, err, el)
+			}
+		}
+	}
+}
+
+// TestPwait2SubMillisecond: with epoll_pwait2, a 200 µs Wait can end well
+// before a millisecond (at least once in 20 tries, on a busy machine).
+func TestPwait2SubMillisecond(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	if !d.Features().EpollPwait2 {
+		if kernelHasPwait2(t) {
+			t.Fatal("native profile does not use the kernel's epoll_pwait2")
+		}
+		t.Skip("kernel without epoll_pwait2")
+	}
+	best := time.Hour
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		d.Wait(200*time.Microsecond, func(*driver.Completion) {})
+		el := time.Since(start)
+		if el < 200*time.Microsecond {
+			t.Fatalf("Wait(200µs) returned after %v", el)
+		}
+		best = min(best, el)
+	}
+	if best >= time.Millisecond {
+		t.Fatalf("fastest Wait(200µs) took %v: timeouts are rounded to milliseconds", best)
+	}
+}
+
+// TestFairnessBudget: with 1 MiB queued on one socket and one byte on
+// another, the first Wait reads the big one at most ReadBudget times and
+// still serves the small one; later Waits with no timeout drain the rest
+// without any new edge.
+func TestFairnessBudget(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	big, bigPeer := drivertest.TCPPair(t)
+	small, smallPeer := drivertest.TCPPair(t)
+	defer unix.Close(big)
+	defer unix.Close(small)
+	drivertest.SetBuffers(t, big, 0, 4<<20)
+	const total = 1 << 20
+	if _, err := bigPeer.Write(make([]byte, total)); err != nil {
+		t.Fatal(err)
+	}
+	smallPeer.Write([]byte{1})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, _ := unix.IoctlGetInt(big, unix.SIOCINQ)
+		m, _ := unix.IoctlGetInt(small, unix.SIOCINQ)
+		if n == total && m == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queued %d and %d bytes", n, m)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var bigReads, bigBytes, smallBytes int
+	fn := func(c *driver.Completion) {
+		switch {
+		case c.Res <= 0 || !c.More:
+			t.Errorf("unexpected completion %+v", *c)
+		case c.Tag == 1:
+			bigReads++
+			bigBytes += int(c.Res)
+		case c.Tag == 2:
+			smallBytes += int(c.Res)
+		}
+	}
+	d.Recv(big, 1)
+	d.Recv(small, 2)
+	if _, err := d.Wait(time.Second, fn); err != nil {
+		t.Fatal(err)
+	}
+	if bigReads > epollfallback.ReadBudget || smallBytes != 1 {
+		t.Fatalf("first Wait: %d reads of the big socket (budget %d), %d bytes of the small one",
+			bigReads, epollfallback.ReadBudget, smallBytes)
+	}
+	if bigBytes >= total {
+		t.Fatalf("first Wait drained all %d bytes despite the budget", total)
+	}
+	for waits := 0; bigBytes < total; waits++ {
+		n, err := d.Wait(0, fn)
+		if err != nil || n == 0 {
+			t.Fatalf("Wait(0) %d: %d, %v with %d bytes left: the budget-limited fd was not resumed",
+				waits, n, err, total-bigBytes)
+		}
+		if n > epollfallback.ReadBudget {
+			t.Fatalf("Wait(0) handed over %d reads of one fd", n)
+		}
+	}
+}
+
+// TestEventsWithoutCompletionsDoNotEndWait: readiness that no op wants (data
+// on a socket polled only for POLLPRI) does not end a Wait early.
+func TestEventsWithoutCompletionsDoNotEndWait(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	fd, peer := drivertest.TCPPair(t)
+	defer unix.Close(fd)
+	d.Poll(fd, 1, unix.POLLPRI)
+	d.Wait(0, func(c *driver.Completion) { t.Errorf("completion %+v", *c) })
+	go func() {
+		for i := 0; i < 5; i++ {
+			time.Sleep(3 * time.Millisecond)
+			peer.Write([]byte("x"))
+		}
+	}()
+	const to = 40 * time.Millisecond
+	start := time.Now()
+	n, err := d.Wait(to, func(c *driver.Completion) { t.Errorf("completion %+v", *c) })
+	if el := time.Since(start); err != nil || n != 0 || el < to {
+		t.Fatalf("Wait(%v): %d, %v after %v", to, n, err, el)
+	}
+}
+
+// TestSecondOpOfAKindIsBusy: a second receive (accept, poll, connect) on one
+// fd ends at once with -EBUSY (-EALREADY for connect); the first stays.
+func TestSecondOpOfAKindIsBusy(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	fd, _ := drivertest.TCPPair(t)
+	defer unix.Close(fd)
+	d.Recv(fd, 1)
+	d.Recv(fd, 2)
+	d.Poll(fd, 3, unix.POLLIN)
+	d.Poll(fd, 4, unix.POLLIN)
+	got := map[driver.Tag]int32{}
+	d.Wait(0, func(c *driver.Completion) { got[c.Tag] = c.Res })
+	if got[2] != -int32(unix.EBUSY) || got[4] != -int32(unix.EBUSY) || len(got) != 2 {
+		t.Fatalf("completions %v, want tags 2 and 4 with -EBUSY", got)
+	}
+}
+
+// TestCloseFDCancelsArmedOps: CloseFD without a Cancel first ends the fd's
+// ops with -ECANCELED before reporting close's result.
+func TestCloseFDCancelsArmedOps(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	fd, _ := drivertest.TCPPair(t)
+	d.Recv(fd, 1)
+	d.Poll(fd, 2, unix.POLLIN)
+	d.Wait(0, func(c *driver.Completion) { t.Errorf("completion %+v", *c) })
+	d.CloseFD(fd, 3)
+	var order []driver.Tag
+	res := map[driver.Tag]int32{}
+	d.Wait(time.Second, func(c *driver.Completion) { order = append(order, c.Tag); res[c.Tag] = c.Res })
+	if len(order) != 3 || order[2] != 3 || res[1] != -int32(unix.ECANCELED) || res[2] != -int32(unix.ECANCELED) || res[3] != 0 {
+		t.Fatalf("order %v, results %v", order, res)
+	}
+}
+
+// TestRebuildDropsVanishedFD: an fd closed behind the driver's back cannot
+// be re-added by Rebuild; its op ends with an error (-EBADF, or -EINVAL when
+// the new epoll fd took its number), the others survive.
+func TestRebuildDropsVanishedFD(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	fd, peer := drivertest.TCPPair(t)
+	defer unix.Close(fd)
+	d.Poll(p[0], 1, unix.POLLIN)
+	d.Recv(fd, 2)
+	d.Wait(0, func(c *driver.Completion) { t.Errorf("completion %+v", *c) })
+	unix.Close(p[0])
+	if err := d.Rebuild(); err != nil {
+		t.Fatal(err)
+	}
+	peer.Write([]byte("ok"))
+	res := map[driver.Tag]int32{}
+	for deadline := time.Now().Add(5 * time.Second); len(res) < 2 && time.Now().Before(deadline); {
+		d.Wait(10*time.Millisecond, func(c *driver.Completion) { res[c.Tag] = c.Res })
+	}
+	if res[1] >= 0 || res[2] != 2 {
+		t.Fatalf("results %v: want poll -errno, recv 2 bytes", res)
+	}
+}
+
+// TestWaitBatchLimit: one Wait hands over at most DefaultWaitBatch
+// completions; the rest follow in the next.
+func TestWaitBatchLimit(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	const n = driver.DefaultWaitBatch + 100
+	fds := make([]int, n)
+	for i := range fds {
+		fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds[i] = fd
+		defer unix.Close(fd)
+		d.Poll(fd, driver.Tag(i+1), unix.POLLOUT)
+	}
+	seen := map[driver.Tag]bool{}
+	fn := func(c *driver.Completion) { seen[c.Tag] = true }
+	first, err := d.Wait(time.Second, fn)
+	if err != nil || first > driver.DefaultWaitBatch {
+		t.Fatalf("first Wait: %d completions, %v", first, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(seen) < n && time.Now().Before(deadline); {
+		d.Wait(10*time.Millisecond, fn)
+	}
+	if len(seen) != n {
+		t.Fatalf("%d of %d polls reported", len(seen), n)
+	}
+	for i, fd := range fds {
+		d.Cancel(fd, driver.Tag(i+1))
+	}
+	d.Wait(0, func(*driver.Completion) {})
+}
+
+// TestSteadyStateAllocs: a send/receive round trip allocates nothing once
+// warm.
+func TestSteadyStateAllocs(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	a, _ := drivertest.TCPPair(t)
+	defer unix.Close(a)
+	b, peer := drivertest.TCPPair(t)
+	defer unix.Close(b)
+	go func() { // echo
+		buf := make([]byte, 64)
+		for {
+			n, err := peer.Read(buf)
+			if err != nil {
+				return
+			}
+			peer.Write(buf[:n])
+		}
+	}()
+	p := make([]byte, 64)
+	d.Recv(b, 1)
+	var sent, got int
+	fn := func(c *driver.Completion) {
+		if c.Tag == 1 {
+			got += int(c.Res)
+		} else {
+			sent++
+		}
+	}
+	round := func() {
+		sent, got = 0, 0
+		d.Send(b, 2, p)
+		d.Send(a, 3, p[:0])
+		for sent < 2 || got < len(p) {
+			if _, err := d.Wait(driver.WaitForever, fn); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	round()
+	if allocs := testing.AllocsPerRun(200, round); allocs != 0 {
+		t.Fatalf("%v allocations per round trip", allocs)
+	}
+}
+
+// TestWakeRacesClose: Wake from many goroutines while the driver closes
+// neither panics nor writes to a closed fd; late Wakes get ErrClosed.
+func TestWakeRacesClose(t *testing.T) {
+	before := drivertest.CountFDs(t)
+	for round := 0; round < 20; round++ {
+		d, err := epollfallback.New(driver.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < 50; j++ {
+					if err := d.Wake(); err != nil && !errors.Is(err, driver.ErrClosed) {
+						t.Errorf("Wake: %v", err)
+					}
+				}
+			}()
+		}
+		d.Wait(0, func(*driver.Completion) {})
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if err := d.Close(); !errors.Is(err, driver.ErrClosed) {
+			t.Fatalf("second Close: %v", err)
+		}
+	}
+	if after := drivertest.CountFDs(t); after != before {
+		t.Fatalf("fds: %d before, %d after", before, after)
+	}
+}
+
+// TestWakeCounter: the eventfd is never read; many wakes still each end a
+// blocked Wait.
+func TestWakeCounter(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	var buf [8]byte
+	binary.NativeEndian.PutUint64(buf[:], 1)
+	for i := 0; i < 100; i++ {
+		if err := d.Wake(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		d.Wait(10*time.Second, func(*driver.Completion) {})
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("wake %d lost", i)
+		}
+	}
+}
