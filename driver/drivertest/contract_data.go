@@ -280,3 +280,27 @@ func testRecvRearm(t *testing.T, e *Env) {
 		h.Wait(2 * time.Millisecond)
 	}
 }
+
+// testSendToResetPeer: sends to a peer that reset the connection end with
+// an error (-EPIPE or -ECONNRESET), not a signal that kills the process.
+func testSendToResetPeer(t *testing.T, e *Env) {
+	h := e.New(t)
+	fd, peer := TCPPair(t)
+	h.Own(fd)
+	peer.SetLinger(0)
+	peer.Close()
+	p := make([]byte, 64<<10)
+	for i := 0; ; i++ {
+		s := h.Send(fd, p)
+		h.Until(0, "send to a reset peer", func() bool { return s.Done })
+		if s.Res < 0 {
+			if s.Res != -int32(unix.EPIPE) && s.Res != -int32(unix.ECONNRESET) {
+				t.Fatalf("send to a reset peer: %s, want -EPIPE or -ECONNRESET", ErrnoRes(s.Res))
+			}
+			return
+		}
+		if i == 10 {
+			t.Fatal("sends to a reset peer keep succeeding")
+		}
+	}
+}

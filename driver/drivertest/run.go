@@ -48,6 +48,7 @@ var tests = []contractTest{
 	{"RecvRearm", testRecvRearm},
 	{"SendPartialLarge", testSendPartialLarge},
 	{"SendEmpty", testSendEmpty},
+	{"SendToResetPeer", testSendToResetPeer},
 	{"EchoFromCallbacks", testEchoFromCallbacks},
 	{"CancelRacesCompletion", testCancelRace},
 	{"CancelEndedIsNoop", testCancelEnded},
