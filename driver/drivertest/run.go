@@ -50,6 +50,7 @@ var tests = []contractTest{
 	{"SendEmpty", testSendEmpty},
 	{"SendToResetPeer", testSendToResetPeer},
 	{"EchoFromCallbacks", testEchoFromCallbacks},
+	{"ManyConnsEcho", testManyConnsEcho},
 	{"CancelRacesCompletion", testCancelRace},
 	{"CancelEndedIsNoop", testCancelEnded},
 	{"CloseWithOpsInFlight", testCloseInFlight},
