@@ -19,11 +19,15 @@ const ReadBudget = 16
 // before the driver moves on; the listener is resumed at the next Wait.
 const AcceptBudget = 64
 
-// Defaults used when the Config leaves them zero.
+// DefaultBufferSize is the size of the loop-owned receive buffer (the most
+// one read takes) when Config.BufferSize is 0.
+const DefaultBufferSize = 16 << 10
+
+// The epoll_wait event array starts at Netty's SelectedSelectionKeySet size
+// and doubles, up to maxEvents, whenever a wait fills it.
 const (
-	DefaultBufferSize = 16 << 10
-	initialEvents     = 1024 // Netty's SelectedSelectionKeySet start size
-	maxEvents         = 64 << 10
+	initialEvents = 1024
+	maxEvents     = 64 << 10
 )
 
 // The interest every registered fd has, for its whole registration.

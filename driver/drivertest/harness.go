@@ -23,6 +23,7 @@ const (
 	OpClose
 )
 
+// String names the kind in failure messages.
 func (k OpKind) String() string {
 	switch k {
 	case OpAccept:
@@ -46,6 +47,7 @@ func (k OpKind) multishot() bool { return k == OpAccept || k == OpRecv || k == O
 
 // Op is one op armed through a Harness and what it has reported so far.
 type Op struct {
+	// Tag, Kind and FD say which op this is and where it was armed.
 	Tag  driver.Tag
 	Kind OpKind
 	FD   int
@@ -76,6 +78,7 @@ func (op *Op) Err() error {
 // More comes only from multishot ops, Data matches Res, and each kind's final
 // result is in its range. Violations fail the test.
 type Harness struct {
+	// T receives the failures; D is the driver under test.
 	T testing.TB
 	D driver.Driver
 	// Completions counts every completion handed over.

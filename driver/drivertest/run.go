@@ -9,6 +9,7 @@ import (
 // Env is what one contract test gets: the profile in force and a way to
 // build drivers under it.
 type Env struct {
+	// Profile is the kernel profile every driver of the test is built with.
 	Profile   driver.Profile
 	newDriver func(t *testing.T, cfg driver.Config) driver.Driver
 }
