@@ -22,6 +22,7 @@ const (
 	fClosing                        // CloseFD prepared
 	fStreamKnown                    // fStream is valid for this registration
 	fStream                         // SOCK_STREAM: a short read drains the queue
+	fVerify                         // armed while registered with no op: check the registration
 
 	readyMask = fReadyIn | fReadyOut | fHup | fStreamKnown | fStream
 	queueMask = fQueuedSub | fQueuedRun
@@ -64,6 +65,18 @@ func (st *fdState) popSend() (driver.Tag, int) {
 		st.sendAt = 0
 	}
 	return op.tag, len(op.p)
+}
+
+// hasOps reports whether any op is armed on the fd.
+func (st *fdState) hasOps() bool { return st.flags&opMask != 0 || st.hasSends() }
+
+// arming notes an op about to be armed: an fd that had no op may have been
+// closed by its owner and its number reused since its registration (the
+// deferred EPOLL_CTL_DEL has not run), so the registration is checked.
+func (st *fdState) arming() {
+	if st.flags&fRegistered != 0 && !st.hasOps() {
+		st.flags |= fVerify
+	}
 }
 
 // needsEpoll reports whether the fd has an op that waits for readiness.

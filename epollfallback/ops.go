@@ -26,6 +26,7 @@ func (d *Driver) arm(fd int, t driver.Tag, flag uint32) *fdState {
 		d.post(t, ebusy)
 		return nil
 	}
+	st.arming()
 	st.flags |= flag
 	d.queueSub(fd, st)
 	return st
@@ -84,6 +85,7 @@ func (d *Driver) Send(fd int, t driver.Tag, p []byte) {
 		return
 	}
 	st := d.state(fd)
+	st.arming()
 	st.sends = append(st.sends, sendOp{tag: t, p: p})
 	d.queueSub(fd, st)
 }

@@ -151,11 +151,12 @@ func (d *Driver) submitFD(fd int, st *fdState) {
 	case st.needsEpoll():
 		if st.flags&fRegistered == 0 {
 			d.register(fd, st, unix.EPOLL_CTL_ADD)
-		} else if st.flags&fPollNew != 0 {
-			// A new poll must see the current readiness: MOD re-evaluates it.
+		} else if st.flags&(fPollNew|fVerify) != 0 {
+			// MOD re-evaluates readiness (a new poll must see the current
+			// state) and proves the registration is still this file's.
 			d.register(fd, st, unix.EPOLL_CTL_MOD)
 		}
-		st.flags &^= fPollNew
+		st.flags &^= fPollNew | fVerify
 		if st.flags&fRegistered != 0 && d.runnable(st) {
 			d.queueRun(fd, st)
 		}
@@ -163,11 +164,13 @@ func (d *Driver) submitFD(fd int, st *fdState) {
 		// The last op ended: leave the set, so that the owner may close the
 		// fd directly and its number can be reused.
 		unix.EpollCtl(d.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-		st.flags &^= fRegistered | readyMask
+		st.flags &^= fRegistered | fVerify | readyMask
 	}
 }
 
-// register adds (or modifies) fd's registration under a new generation.
+// register adds fd to the set under a new generation, or modifies its
+// registration (falling back to an add when the fd number now names a file
+// the set does not hold).
 func (d *Driver) register(fd int, st *fdState, op int) {
 	if op == unix.EPOLL_CTL_ADD {
 		st.gen++
@@ -175,9 +178,16 @@ func (d *Driver) register(fd int, st *fdState, op int) {
 	}
 	ev := unix.EpollEvent{Events: interest, Fd: int32(fd), Pad: int32(st.gen)}
 	err := unix.EpollCtl(d.epfd, op, fd, &ev)
-	if err == unix.EEXIST {
+	switch {
+	case err == unix.EEXIST && op == unix.EPOLL_CTL_ADD:
 		// Still registered from before its owner reused the fd number.
 		err = unix.EpollCtl(d.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
+	case err == unix.ENOENT && op == unix.EPOLL_CTL_MOD:
+		// Closed by its owner (which left the set) and the number reused.
+		st.gen++
+		st.flags &^= readyMask
+		ev.Pad = int32(st.gen)
+		err = unix.EpollCtl(d.epfd, unix.EPOLL_CTL_ADD, fd, &ev)
 	}
 	if err != nil {
 		st.flags &^= fRegistered | readyMask
