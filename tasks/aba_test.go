@@ -51,28 +51,46 @@ func cycle(t *testing.T, q Queue, k int) {
 }
 
 // TestStaleFastPath: a producer loaded pIndex and pb, then stalled while its
-// chunk was retired, recycled and relinked with a new base. Its claim must
-// land in the right chunk, exactly once.
+// chunk was retired and recycled: left among the spares, or relinked with a
+// new base as the producers' chunk again. Its claim must land in the right
+// chunk, exactly once.
 func TestStaleFastPath(t *testing.T) {
-	q := newChunked(2, 0, 0)
-	g := newGate(q, hookFastPath)
-	c0 := q.pb.Load()
-	victim := &item{k: -1}
-	done := g.stall(q, victim)
+	for _, relinked := range []bool{false, true} {
+		q := newChunked(2, 0, 0)
+		g := newGate(q, hookFastPath)
+		c0 := q.pb.Load()
+		victim := &item{k: -1}
+		done := g.stall(q, victim)
 
-	// Recycle c0 until it is the producers' chunk again, with a new base.
-	for q.pb.Load() != c0 || c0.base.Load() == 0 {
-		cycle(t, q, 1)
-		must(t, q.ci < 10000, "c0 was never relinked")
+		for {
+			cycle(t, q, 1)
+			must(t, q.ci < 10000, "c0 never reached the wanted state")
+			if relinked && q.pb.Load() == c0 && c0.base.Load() != 0 {
+				break
+			}
+			if !relinked && spared(q, c0) {
+				break
+			}
+		}
+		x := &item{k: 1}
+		q.Offer(x) // a task queued before the victim's
+		close(g.release)
+		<-done
+		eq(t, q.Poll(), Task(x), "task queued before the victim's claim")
+		eq(t, q.Poll(), Task(victim), "victim's task")
+		eq(t, q.Poll(), nil, "nothing else")
+		cycle(t, q, 100)
 	}
-	x := &item{k: 1}
-	q.Offer(x) // a task queued before the victim's
-	close(g.release)
-	<-done
-	eq(t, q.Poll(), Task(x), "task queued before the victim's claim")
-	eq(t, q.Poll(), Task(victim), "victim's task")
-	eq(t, q.Poll(), nil, "nothing else")
-	cycle(t, q, 100)
+}
+
+// spared reports whether c sits among q's spare chunks.
+func spared(q *chunked, c *chunk) bool {
+	for i := range q.spares {
+		if q.spares[i].Load() == c {
+			return true
+		}
+	}
+	return false
 }
 
 // TestPinnedChunkNotRecycled: a producer stalled in advance holds a pin on
@@ -93,9 +111,7 @@ func TestPinnedChunkNotRecycled(t *testing.T) {
 	cycle(t, q, 200) // links a successor, retires c0, cycles many chunks
 	eq(t, c0.base.Load(), uint64(0), "pinned chunk was relinked")
 	must(t, len(q.limbo) == 1 && q.limbo[0] == c0, "pinned chunk not in limbo: %v", q.limbo)
-	for i := range q.spares {
-		must(t, q.spares[i].Load() != c0, "pinned chunk among the spares")
-	}
+	must(t, !spared(q, c0), "pinned chunk among the spares")
 
 	close(g.release)
 	<-done
@@ -145,11 +161,7 @@ func TestStaleAdvance(t *testing.T) {
 	q := newChunked(2, 0, 0)
 	c0 := q.pb.Load()
 	cycle(t, q, 4) // c0 retired
-	inSpares := false
-	for i := range q.spares {
-		inSpares = inSpares || q.spares[i].Load() == c0
-	}
-	must(t, inSpares, "c0 not recycled")
+	must(t, spared(q, c0), "c0 not recycled")
 	pb, next := q.pb.Load(), c0.next.Load()
 	q.advance(c0)
 	eq(t, q.pb.Load(), pb, "pb after stale advance")

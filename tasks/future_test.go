@@ -156,6 +156,8 @@ func TestListeners(t *testing.T) {
 func TestListenerExecutors(t *testing.T) {
 	ex := newQueueExecutor()
 	p := NewPromise[int](ex)
+	eq(t, p.Executor(), Executor(ex), "Executor")
+	must(t, !Inline.InEventLoop(), "Inline claims to be a loop")
 	var onEx, inline, explicit atomic.Int32
 	p.AddListener(nil, func(Future[int]) { onEx.Add(1) })      // promise's executor
 	p.AddListener(Inline, func(Future[int]) { inline.Add(1) }) // forced inline

@@ -64,7 +64,7 @@ func stress(t *testing.T, q Queue, producers, n int) {
 
 	next := make([]int, producers)
 	total := producers * n
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for got := 0; got < total; {
 		x := q.Poll()
 		if x == nil {
