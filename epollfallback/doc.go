@@ -22,8 +22,12 @@
 // # Interest: edge-triggered, registered once
 //
 // An fd is added with EPOLLIN|EPOLLOUT|EPOLLRDHUP|EPOLLET when it first needs
-// to wait, and the interest never changes while it has armed ops, so no op
-// costs an epoll_ctl(MOD). The driver remembers each fd's readiness (set by
+// to wait, and the interest never changes while it has armed ops, so no
+// receive or send costs an epoll_ctl (only arming a Poll does: EPOLL_CTL_MOD
+// makes the kernel report the current readiness to it). Netty's "EPOLLOUT
+// only while a write is blocked" costs two MODs per blocked write; with
+// EPOLLET, a writable socket raises no EPOLLOUT edge unless a write hit a
+// full buffer first, so keeping EPOLLOUT costs nothing in the common case. The driver remembers each fd's readiness (set by
 // events, cleared by EAGAIN), so an op armed on an already-ready fd runs
 // without a new edge. When an fd's last op ends it is removed (EPOLL_CTL_DEL)
 // at the next Wait, unless CloseFD closes it, which removes it for free. Each
@@ -54,7 +58,9 @@
 // second op of the same kind on an fd (two receives, two accepts, two polls,
 // two connects) ends the new op at once with -EBUSY; sends queue and run in
 // order. Poll is edge-triggered: it reports each readiness edge that includes
-// a requested event (plus POLLERR and POLLHUP).
+// a requested event (plus POLLERR and POLLHUP); POLLPRI adds EPOLLPRI to the
+// fd's interest. An fd epoll cannot watch (a regular file) ends its ops with
+// -EPERM, where io_uring would report it ready.
 //
 // # Timeouts and wakeups
 //

@@ -30,7 +30,8 @@ const (
 	maxEvents     = 64 << 10
 )
 
-// The interest every registered fd has, for its whole registration.
+// The interest every registered fd has, for its whole registration (plus
+// EPOLLPRI while a poll asks for it).
 const interest = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 
 // wakeMark is the event data of the eventfd (no user fd is negative).
@@ -196,7 +197,7 @@ func (d *Driver) Rebuild() error {
 			continue
 		}
 		st.gen++
-		ev := unix.EpollEvent{Events: interest, Fd: int32(fd), Pad: int32(st.gen)}
+		ev := unix.EpollEvent{Events: st.interest(), Fd: int32(fd), Pad: int32(st.gen)}
 		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 			st.flags &^= fRegistered | readyMask
 			d.endAll(st, negErrno(err))

@@ -435,3 +435,30 @@ func TestReusedNumberAfterDirectClose(t *testing.T) {
 		t.Fatalf("got %q on the reused fd number", got)
 	}
 }
+
+// TestPollPRI: a poll for POLLPRI reports urgent (out-of-band) TCP data.
+func TestPollPRI(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	fd, peer := drivertest.TCPPair(t)
+	defer unix.Close(fd)
+	d.Poll(fd, 1, unix.POLLPRI)
+	d.Wait(0, func(c *driver.Completion) { t.Errorf("completion %+v", *c) })
+	raw, err := peer.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Write(func(pfd uintptr) bool {
+		err = unix.Sendto(int(pfd), []byte("!"), unix.MSG_OOB, nil)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mask int32
+	for deadline := time.Now().Add(5 * time.Second); mask == 0 && time.Now().Before(deadline); {
+		d.Wait(10*time.Millisecond, func(c *driver.Completion) { mask = c.Res })
+	}
+	if mask&unix.POLLPRI == 0 {
+		t.Fatalf("poll reported %#x, want POLLPRI", mask)
+	}
+}

@@ -67,6 +67,15 @@ func (st *fdState) popSend() (driver.Tag, int) {
 	return op.tag, len(op.p)
 }
 
+// interest is the fd's epoll mask: the stable one, plus EPOLLPRI for a poll
+// that asks for urgent data (a new poll always re-registers with MOD).
+func (st *fdState) interest() uint32 {
+	if st.flags&fPoll != 0 {
+		return interest | st.pollEvents&unix.EPOLLPRI
+	}
+	return interest
+}
+
 // hasOps reports whether any op is armed on the fd.
 func (st *fdState) hasOps() bool { return st.flags&opMask != 0 || st.hasSends() }
 

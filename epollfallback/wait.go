@@ -176,7 +176,7 @@ func (d *Driver) register(fd int, st *fdState, op int) {
 		st.gen++
 		st.flags &^= readyMask
 	}
-	ev := unix.EpollEvent{Events: interest, Fd: int32(fd), Pad: int32(st.gen)}
+	ev := unix.EpollEvent{Events: st.interest(), Fd: int32(fd), Pad: int32(st.gen)}
 	err := unix.EpollCtl(d.epfd, op, fd, &ev)
 	switch {
 	case err == unix.EEXIST && op == unix.EPOLL_CTL_ADD:
