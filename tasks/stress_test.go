@@ -84,6 +84,9 @@ func stress(t *testing.T, q Queue, producers, n int) {
 		}
 		next[p]++
 		got++
+		if got&4095 == 0 {
+			deadline = time.Now().Add(30 * time.Second) // progress
+		}
 	}
 	wg.Wait()
 	stop.Store(true)
