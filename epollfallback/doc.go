@@ -26,15 +26,16 @@
 // receive or send costs an epoll_ctl (only arming a Poll does: EPOLL_CTL_MOD
 // makes the kernel report the current readiness to it). Netty's "EPOLLOUT
 // only while a write is blocked" costs two MODs per blocked write; with
-// EPOLLET, a writable socket raises no EPOLLOUT edge unless a write hit a
-// full buffer first, so keeping EPOLLOUT costs nothing in the common case. The driver remembers each fd's readiness (set by
-// events, cleared by EAGAIN), so an op armed on an already-ready fd runs
-// without a new edge. When an fd's last op ends it is removed (EPOLL_CTL_DEL)
-// at the next Wait, unless CloseFD closes it, which removes it for free. Each
+// EPOLLET, a writable socket raises no wakeup of its own for EPOLLOUT unless
+// a write hit a full buffer first, so keeping EPOLLOUT costs nothing in the
+// common case. The driver remembers each fd's readiness (set by events,
+// cleared by EAGAIN), so an op armed on an already-ready fd runs without a
+// new edge. When an fd's last op ends it is removed (EPOLL_CTL_DEL) at the
+// next Wait, unless CloseFD closes it, which removes it for free. Each
 // registration carries a generation in the event data, so events from a
 // previous registration of a reused fd number are ignored. The price of
-// EPOLLOUT in the stable mask is an occasional event with nothing to do; Wait
-// absorbs those and never returns early because of them.
+// EPOLLOUT in the stable mask is an occasional event with nothing to do;
+// Wait absorbs those and never returns early because of them.
 //
 // # Fairness and syscall economy
 //
@@ -78,5 +79,7 @@
 //
 // fds used with the driver must be closed through CloseFD while they have
 // armed ops; an fd whose ops all ended (or were cancelled) may be closed by
-// its owner directly.
+// its owner directly, even before the next Wait: an op armed on an fd that
+// had none while still registered costs one EPOLL_CTL_MOD, which proves the
+// number still names the registered file (else the fd is added afresh).
 package epollfallback
