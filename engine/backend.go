@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/epollfallback"
+	"github.com/ringloop/ringloop/uring"
+)
+
+// Backend chooses the I/O driver.
+type Backend int
+
+const (
+	// BackendAuto uses io_uring when the probe finds what the loop needs,
+	// else epoll, logging the reason once.
+	BackendAuto Backend = iota
+	// BackendUring forces io_uring; New fails where it is refused.
+	BackendUring
+	// BackendEpoll forces epoll.
+	BackendEpoll
+)
+
+// BackendEnv names the environment variable operators use to force a backend
+// ("uring" or "epoll").
+const BackendEnv = "RINGLOOP_BACKEND"
+
+func (b Backend) String() string {
+	switch b {
+	case BackendUring:
+		return "uring"
+	case BackendEpoll:
+		return "epoll"
+	}
+	return "auto"
+}
+
+// ParseBackend reads "auto", "uring" (or "io_uring") and "epoll"; "" is auto.
+func ParseBackend(s string) (Backend, error) {
+	switch s {
+	case "", "auto":
+		return BackendAuto, nil
+	case "uring", "io_uring":
+		return BackendUring, nil
+	case "epoll":
+		return BackendEpoll, nil
+	}
+	return BackendAuto, fmt.Errorf("engine: unknown backend %q (want auto, uring or epoll)", s)
+}
+
+// BackendInfo says which driver a loop runs and why.
+type BackendInfo struct {
+	Name     string          // "io_uring" or "epoll"
+	Features driver.Features // what the driver does on this kernel
+	Reason   string          // why this driver was chosen
+}
+
+func (b BackendInfo) String() string { return b.Name + ": " + b.Reason + "; " + b.Features.String() }
+
+var fallbackLogged sync.Once
+
+// openDriver builds the driver the configuration asks for. An explicit
+// option wins over RINGLOOP_BACKEND, which wins over auto.
+func openDriver(c *config) (driver.Driver, string, error) {
+	if c.newDriver != nil {
+		d, err := c.newDriver(c.drv)
+		return d, "injected driver", err
+	}
+	b := c.backend
+	why := "forced by option"
+	if b == BackendAuto {
+		env, err := ParseBackend(os.Getenv(BackendEnv))
+		if err != nil {
+			return nil, "", err
+		}
+		b, why = env, "forced by "+BackendEnv+"="+os.Getenv(BackendEnv)
+	}
+	switch b {
+	case BackendUring:
+		d, err := uring.New(c.drv)
+		if err != nil {
+			return nil, "", fmt.Errorf("engine: io_uring backend %s: %w", why, err)
+		}
+		return d, why, nil
+	case BackendEpoll:
+		d, err := epollfallback.New(c.drv)
+		return d, why, err
+	}
+	d, err := uring.New(c.drv)
+	if err == nil {
+		return d, "auto: io_uring available", nil
+	}
+	reason := "auto: fell back to epoll: " + err.Error()
+	if !errors.Is(err, driver.ErrUringUnavailable) {
+		reason = "auto: fell back to epoll after an unexpected io_uring error: " + err.Error()
+	}
+	fallbackLogged.Do(func() {
+		c.logger.Warn("ringloop: io_uring unavailable, serving on epoll", slog.String("reason", err.Error()))
+	})
+	e, eerr := epollfallback.New(c.drv)
+	if eerr != nil {
+		return nil, "", fmt.Errorf("engine: no backend: %v; epoll: %w", err, eerr)
+	}
+	return e, reason, nil
+}

@@ -1,0 +1,448 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/tasks"
+	"github.com/ringloop/ringloop/timers"
+)
+
+// Handler receives a connection's events. Every callback of a connection runs
+// on its loop, one at a time, so a handler needs no locks for per-connection
+// state.
+type Handler interface {
+	// OnOpen is called once the connection is established.
+	OnOpen(c *Conn)
+	// OnData is called with received bytes; b is valid only during the call:
+	// copy what you keep.
+	OnData(c *Conn, b []byte)
+	// OnClose is called once, after the fd is closed, with why: io.EOF (the
+	// peer closed), an errno such as ECONNRESET, ErrIdleTimeout, ErrShutdown
+	// (the loop shut down), ErrConnClosed (local Close) or ErrAborted.
+	OnClose(c *Conn, err error)
+}
+
+// WritabilityHandler is an optional Handler extension: it learns when the
+// bytes waiting to be sent cross the high watermark (writable false) and fall
+// back under the low one (writable true), Netty's channelWritabilityChanged.
+type WritabilityHandler interface {
+	OnWritabilityChanged(c *Conn, writable bool)
+}
+
+// Connection errors; all closed-connection errors match net.ErrClosed.
+var (
+	ErrConnClosed  = fmt.Errorf("engine: connection closed: %w", net.ErrClosed)
+	ErrAborted     = fmt.Errorf("engine: connection aborted: %w", net.ErrClosed)
+	ErrWriteClosed = fmt.Errorf("engine: write side closed: %w", net.ErrClosed)
+)
+
+type connState uint8
+
+const (
+	connConnecting connState = iota
+	connOpen
+	connClosing // flushing, then close
+	connClosed  // CloseFD issued
+)
+
+// Conn is a TCP or Unix stream connection served by one loop.
+//
+// Methods marked "on the loop" must be called from the connection's handler
+// callbacks or from tasks on its loop; from elsewhere use AsyncWrite, or hop
+// with Loop().Execute. Close, Abort and CloseWrite hop by themselves.
+type Conn struct {
+	loop *Loop
+	fd   int
+	h    Handler
+	wh   WritabilityHandler
+	cfg  *connConfig
+	idx  uint32
+	gen  uint32
+	st   connState
+
+	out      []byte // written this iteration, not yet handed to the driver
+	sending  []byte // handed to the driver, until its completion
+	inFlight bool   // a send op is armed
+	queued   bool   // in the loop's flush list
+	writable bool
+	halfShut bool // CloseWrite asked
+	wrShut   bool // shutdown(SHUT_WR) done
+
+	recvArmed  bool // a recv op is armed (its final completion not seen)
+	readPaused bool
+	connArmed  bool // a connect op is armed
+
+	closeErr  error
+	closeDone bool // CloseFD completed
+
+	idle     timers.Timer
+	idleTask idleTask
+	lastRead int64
+	lastWr   int64
+
+	dial        *tasks.Promise[*Conn]
+	stopDialCtx func() bool
+	value       any
+	laddr       net.Addr
+	raddr       net.Addr
+}
+
+func newConn(l *Loop, fd int, h Handler, cfg *connConfig) *Conn {
+	c := &Conn{loop: l, fd: fd, h: h, cfg: cfg, writable: true}
+	c.wh, _ = h.(WritabilityHandler)
+	c.idleTask.c = c
+	c.idle.Init(&c.idleTask)
+	c.idx, c.gen = l.reg.add(c)
+	return c
+}
+
+func (c *Conn) tag(k opKind) driver.Tag { return makeTag(c.idx, c.gen, k) }
+
+// open starts serving an established connection: OnOpen, reading, timers.
+func (c *Conn) open() {
+	c.st = connOpen
+	t := now()
+	c.lastRead, c.lastWr = t, t
+	c.armIdle(t)
+	c.h.OnOpen(c)
+	if c.st == connOpen && !c.readPaused {
+		c.armRecv()
+	}
+}
+
+func (c *Conn) armRecv() {
+	if c.recvArmed {
+		return
+	}
+	c.recvArmed = true
+	c.loop.drv.Recv(c.fd, c.tag(opRecv))
+}
+
+// Loop returns the loop that serves the connection.
+func (c *Conn) Loop() *Loop { return c.loop }
+
+// FD returns the connection's file descriptor; do not close it.
+func (c *Conn) FD() int { return c.fd }
+
+// SetValue attaches a user value to the connection (on the loop).
+func (c *Conn) SetValue(v any) { c.value = v }
+
+// Value returns the user value (on the loop).
+func (c *Conn) Value() any { return c.value }
+
+// LocalAddr returns the local address.
+func (c *Conn) LocalAddr() net.Addr {
+	if c.laddr == nil {
+		if sa, err := unix.Getsockname(c.fd); err == nil {
+			c.laddr = sockaddrToAddr(sa, c.cfg.network)
+		}
+	}
+	return c.laddr
+}
+
+// RemoteAddr returns the peer's address.
+func (c *Conn) RemoteAddr() net.Addr {
+	if c.raddr == nil {
+		if sa, err := unix.Getpeername(c.fd); err == nil {
+			c.raddr = sockaddrToAddr(sa, c.cfg.network)
+		}
+	}
+	return c.raddr
+}
+
+// Write queues p to be sent (on the loop). The bytes are copied into the
+// connection's outbound buffer and flushed once per loop iteration, so one
+// submission carries every send of the iteration. It never blocks: past the
+// high watermark it still accepts, and reports the connection unwritable.
+func (c *Conn) Write(p []byte) (int, error) {
+	if c.st >= connClosing || c.halfShut {
+		if c.halfShut && c.st < connClosing {
+			return 0, ErrWriteClosed
+		}
+		return 0, ErrConnClosed
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	c.out = append(c.out, p...)
+	c.lastWr = now()
+	if !c.queued {
+		c.queued = true
+		c.loop.flushList = append(c.loop.flushList, c)
+	}
+	if c.writable && c.Buffered() > c.cfg.highWater {
+		c.setWritable(false)
+	}
+	return len(p), nil
+}
+
+// Buffered returns the bytes written and not yet sent (on the loop).
+func (c *Conn) Buffered() int { return len(c.out) + len(c.sending) }
+
+// Writable reports whether the buffered bytes are under the high watermark
+// (or back under the low one) (on the loop).
+func (c *Conn) Writable() bool { return c.writable }
+
+func (c *Conn) setWritable(w bool) {
+	c.writable = w
+	if c.wh != nil {
+		c.wh.OnWritabilityChanged(c, w)
+	}
+}
+
+// AsyncWrite copies p and writes it on the loop; safe from any goroutine.
+// Writes from one goroutine keep their order.
+func (c *Conn) AsyncWrite(p []byte) error {
+	return c.loop.Execute(&asyncWrite{c: c, p: append([]byte(nil), p...)})
+}
+
+type asyncWrite struct {
+	c *Conn
+	p []byte
+}
+
+func (w *asyncWrite) Run() { _, _ = w.c.Write(w.p) }
+
+// flush hands the outbound buffer to the driver unless a send is in flight;
+// the send completion sends what piled up meanwhile.
+func (c *Conn) flush() {
+	c.queued = false
+	if c.inFlight || len(c.out) == 0 || c.st == connClosed {
+		return
+	}
+	c.out, c.sending = c.sending[:0], c.out
+	c.inFlight = true
+	c.loop.drv.Send(c.fd, c.tag(opSend), c.sending)
+}
+
+// flushConns flushes every connection written to this iteration.
+func (l *Loop) flushConns() {
+	for i, c := range l.flushList {
+		l.flushList[i] = nil
+		c.flush()
+	}
+	l.flushList = l.flushList[:0]
+}
+
+// maxIdleBuffer caps the outbound buffer a connection keeps between bursts.
+const maxIdleBuffer = 256 << 10
+
+func (c *Conn) complete(k opKind, comp *driver.Completion) {
+	switch k {
+	case opRecv:
+		c.onRecv(comp)
+	case opSend:
+		c.onSend(comp)
+	case opConnect:
+		c.onConnect(comp)
+	case opClose:
+		c.closeDone = true
+		c.maybeRelease()
+	}
+}
+
+func (c *Conn) onRecv(comp *driver.Completion) {
+	if !comp.More {
+		c.recvArmed = false
+	}
+	switch {
+	case comp.Res > 0:
+		if c.st == connOpen || c.st == connClosing && c.closeErr == io.EOF {
+			c.lastRead = now()
+			c.h.OnData(c, comp.Data)
+		}
+		if !comp.More && c.st == connOpen && !c.readPaused {
+			c.armRecv()
+		}
+	case comp.Res == 0:
+		c.closeWith(io.EOF)
+	case comp.Res == -int32(unix.ECANCELED):
+		if c.st == connOpen && !c.readPaused {
+			c.armRecv() // ResumeRead came before the cancel landed
+		}
+	default:
+		c.abortWith(comp.Err())
+	}
+	c.maybeRelease()
+}
+
+func (c *Conn) onSend(comp *driver.Completion) {
+	c.inFlight = false
+	if comp.Res < 0 {
+		c.sending = c.sending[:0]
+		if comp.Res != -int32(unix.ECANCELED) {
+			c.abortWith(comp.Err())
+		}
+		c.maybeRelease()
+		return
+	}
+	if cap(c.sending) > maxIdleBuffer {
+		c.sending = nil
+	} else {
+		c.sending = c.sending[:0]
+	}
+	if !c.writable && c.Buffered() < c.cfg.lowWater {
+		c.setWritable(true)
+	}
+	if len(c.out) > 0 && c.st != connClosed {
+		c.flush()
+		return
+	}
+	c.afterDrain()
+	c.maybeRelease()
+}
+
+// afterDrain runs when nothing is left to send: a pending half-close or close
+// happens now.
+func (c *Conn) afterDrain() {
+	if c.halfShut && !c.wrShut && c.st == connOpen {
+		c.wrShut = true
+		_ = unix.Shutdown(c.fd, unix.SHUT_WR)
+	}
+	if c.st == connClosing {
+		c.finish()
+	}
+}
+
+// Close flushes what was written and then closes the connection; OnClose
+// follows with ErrConnClosed. Safe from any goroutine.
+func (c *Conn) Close() error { return c.onLoop(func() { c.closeWith(ErrConnClosed) }) }
+
+// Abort closes the connection now, dropping unsent bytes, and resets it (the
+// peer sees ECONNRESET). Safe from any goroutine.
+func (c *Conn) Abort() error { return c.onLoop(func() { c.abortWith(ErrAborted) }) }
+
+// CloseWrite half-closes: once the written bytes are sent the peer reads EOF;
+// reading goes on. Safe from any goroutine.
+func (c *Conn) CloseWrite() error {
+	return c.onLoop(func() {
+		if c.st != connOpen || c.halfShut {
+			return
+		}
+		c.halfShut = true
+		if !c.inFlight && len(c.out) == 0 {
+			c.afterDrain()
+		}
+	})
+}
+
+// PauseRead stops reading (Netty's autoRead off) so a fast peer cannot grow
+// memory; bytes already received still arrive (on the loop).
+func (c *Conn) PauseRead() {
+	if c.readPaused {
+		return
+	}
+	c.readPaused = true
+	if c.recvArmed {
+		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
+	}
+}
+
+// ResumeRead starts reading again (on the loop).
+func (c *Conn) ResumeRead() {
+	if !c.readPaused {
+		return
+	}
+	c.readPaused = false
+	if c.st == connOpen && !c.recvArmed {
+		c.armRecv()
+	}
+}
+
+// onLoop runs fn on the connection's loop: at once when called there, else as
+// a task.
+func (c *Conn) onLoop(fn func()) error {
+	if c.loop.InEventLoop() {
+		fn()
+		return nil
+	}
+	return c.loop.ExecuteFunc(fn)
+}
+
+// closeWith starts a graceful close: stop reading, flush, then close.
+func (c *Conn) closeWith(err error) {
+	if c.st >= connClosing {
+		return
+	}
+	if c.st == connConnecting {
+		c.abortWith(err)
+		return
+	}
+	c.st = connClosing
+	c.closeErr = err
+	if c.recvArmed {
+		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
+	}
+	if !c.inFlight && len(c.out) == 0 {
+		c.finish()
+	}
+}
+
+// abortWith closes at once, dropping unsent bytes.
+func (c *Conn) abortWith(err error) {
+	if c.st == connClosed {
+		return
+	}
+	if c.closeErr == nil || c.st < connClosing {
+		c.closeErr = err
+	}
+	if errors.Is(err, ErrAborted) {
+		_ = unix.SetsockoptLinger(c.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+	}
+	c.out = c.out[:0]
+	c.finish()
+}
+
+// finish cancels what is armed and closes the fd through the driver; the
+// connection is released once every op has reported its end.
+func (c *Conn) finish() {
+	if c.st == connClosed {
+		return
+	}
+	c.st = connClosed
+	c.loop.heap.Stop(&c.idle)
+	if c.recvArmed {
+		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
+	}
+	if c.inFlight {
+		c.loop.drv.Cancel(c.fd, c.tag(opSend))
+	}
+	if c.connArmed {
+		c.loop.drv.Cancel(c.fd, c.tag(opConnect))
+	}
+	c.loop.drv.CloseFD(c.fd, c.tag(opClose))
+}
+
+// maybeRelease frees the slot and calls OnClose once everything has ended.
+func (c *Conn) maybeRelease() {
+	if c.st != connClosed || !c.closeDone || c.recvArmed || c.inFlight || c.connArmed {
+		return
+	}
+	c.loop.reg.remove(c.idx, c.gen)
+	c.out, c.sending = nil, nil
+	if c.dial != nil {
+		c.dial.Fail(c.closeErr)
+		c.dial = nil
+		return
+	}
+	c.h.OnClose(c, c.closeErr)
+}
+
+func (c *Conn) shutdown() { c.closeWith(ErrShutdown) }
+
+func (c *Conn) abandon() {
+	if c.st != connClosed {
+		_ = unix.Close(c.fd) // never handed to CloseFD; one issued is not repeated
+	}
+	if c.closeErr == nil {
+		c.closeErr = ErrShutdown
+	}
+	c.st, c.closeDone, c.recvArmed, c.inFlight, c.connArmed = connClosed, true, false, false, false
+	c.maybeRelease()
+}

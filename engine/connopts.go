@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// ConnOption configures Listen and Dial and the connections they make.
+type ConnOption func(*connConfig) error
+
+type connConfig struct {
+	network   string
+	backlog   int
+	reusePort bool
+	chooser   func() *Loop
+	noDelay   bool
+	keepAlive time.Duration
+	sndBuf    int
+	rcvBuf    int
+	highWater int
+	lowWater  int
+	readIdle  time.Duration
+	writeIdle time.Duration
+	allIdle   time.Duration
+}
+
+// Connection defaults (Netty's, where it has one).
+const (
+	DefaultBacklog       = 1024
+	DefaultHighWatermark = 64 << 10
+	DefaultLowWatermark  = 32 << 10
+)
+
+func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
+	c := &connConfig{
+		network:   network,
+		backlog:   DefaultBacklog,
+		noDelay:   true,
+		highWater: DefaultHighWatermark,
+		lowWater:  DefaultLowWatermark,
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// WithBacklog sets the listen backlog (default 1024).
+func WithBacklog(n int) ConnOption {
+	return func(c *connConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("engine: backlog %d (expected > 0)", n)
+		}
+		c.backlog = n
+		return nil
+	}
+}
+
+// WithReusePort sets SO_REUSEPORT on the listening socket, so several loops
+// can each own a listener on one port.
+func WithReusePort() ConnOption {
+	return func(c *connConfig) error { c.reusePort = true; return nil }
+}
+
+// WithChooser picks the loop that serves each accepted connection (a loop
+// group's chooser plugs in here); without it the accepting loop serves them.
+func WithChooser(next func() *Loop) ConnOption {
+	return func(c *connConfig) error { c.chooser = next; return nil }
+}
+
+// WithNoDelay sets TCP_NODELAY (default on).
+func WithNoDelay(on bool) ConnOption {
+	return func(c *connConfig) error { c.noDelay = on; return nil }
+}
+
+// WithKeepAlive turns TCP keep-alive on with the given idle time and
+// interval (0: off, the default).
+func WithKeepAlive(d time.Duration) ConnOption {
+	return func(c *connConfig) error {
+		if d < 0 {
+			return fmt.Errorf("engine: keep-alive %v (expected >= 0)", d)
+		}
+		c.keepAlive = d
+		return nil
+	}
+}
+
+// WithBufferSizes sets SO_SNDBUF and SO_RCVBUF (0 keeps the kernel's).
+func WithBufferSizes(send, recv int) ConnOption {
+	return func(c *connConfig) error {
+		if send < 0 || recv < 0 {
+			return fmt.Errorf("engine: buffer sizes %d/%d (expected >= 0)", send, recv)
+		}
+		c.sndBuf, c.rcvBuf = send, recv
+		return nil
+	}
+}
+
+// WithWatermarks sets the outbound buffer's write watermarks (defaults 32 KiB
+// and 64 KiB): above high the connection turns unwritable, under low it turns
+// writable again.
+func WithWatermarks(low, high int) ConnOption {
+	return func(c *connConfig) error {
+		if low < 0 || high < low {
+			return fmt.Errorf("engine: watermarks low %d high %d (expected 0 <= low <= high)", low, high)
+		}
+		c.lowWater, c.highWater = low, high
+		return nil
+	}
+}
+
+// WithIdleTimeouts sets Netty's reader-idle, writer-idle and all-idle
+// timeouts (0: off).
+func WithIdleTimeouts(read, write, all time.Duration) ConnOption {
+	return func(c *connConfig) error {
+		if read < 0 || write < 0 || all < 0 {
+			return fmt.Errorf("engine: negative idle timeout")
+		}
+		c.readIdle, c.writeIdle, c.allIdle = read, write, all
+		return nil
+	}
+}

@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/ringloop/ringloop/tasks"
+)
+
+// errNilTask rejects a nil task up front (Netty throws NullPointerException).
+var errNilTask = errors.New("engine: nil task")
+
+// ErrPanicked wraps the value a submitted function panicked with.
+var ErrPanicked = errors.New("engine: task panicked")
+
+// Execute queues t to run on the loop, starting the loop if needed, and wakes
+// it if it sleeps. It returns ErrShutdown once the loop has shut down and
+// ErrRejected (wrapped) when a bounded ring is full and the reject policy
+// gives up. Tasks from one goroutine run in the order they were queued.
+// A pre-built task (a pointer type with a Run method) costs no allocation.
+func (l *Loop) Execute(t tasks.Task) error { return l.offer(l.taskQ, t, true) }
+
+// ExecuteFunc queues fn; see Execute.
+func (l *Loop) ExecuteFunc(fn func()) error {
+	if fn == nil {
+		return errNilTask
+	}
+	return l.offer(l.taskQ, tasks.Func(fn), true)
+}
+
+// ExecuteLazy queues t without waking the loop: it runs when the loop next
+// wakes for any reason (I/O, a timer, another task). Use it for work that may
+// wait, to spare a wake-up (Netty's NonWakeupRunnable).
+func (l *Loop) ExecuteLazy(t tasks.Task) error { return l.offer(l.taskQ, t, false) }
+
+// ExecuteAfterIteration queues t on the tail ring, drained after each
+// iteration's tasks, even when no task ran, without a time budget: the place
+// for per-iteration flushes.
+func (l *Loop) ExecuteAfterIteration(t tasks.Task) error { return l.offer(l.tailQ, t, true) }
+
+// offer is the one submission path: announce, check state, offer, reject
+// policy, lazy start, wake.
+func (l *Loop) offer(q tasks.Queue, t tasks.Task, wake bool) error {
+	if t == nil {
+		return errNilTask
+	}
+	v := l.ctl.Add(ctlOne)
+	st := stateOf(v)
+	if st >= Shutdown {
+		l.ctl.Add(ctlMinusOne)
+		return ErrShutdown
+	}
+	var err error
+	if !q.Offer(t) {
+		err = l.cfg.reject.Rejected(q, t, l.forceWake, l.InEventLoop())
+	}
+	l.ctl.Add(ctlMinusOne)
+	if err != nil {
+		return err
+	}
+	if st == NotStarted {
+		if err := l.start(); err != nil {
+			return err
+		}
+	}
+	if wake {
+		l.wakeup()
+	}
+	return nil
+}
+
+// wakeup makes a sleeping loop return from its wait. It costs one atomic load
+// when the loop is awake, and at most one driver wake per blocking wait
+// however many producers call it.
+func (l *Loop) wakeup() {
+	if l.nextWake.Load() == awake {
+		return
+	}
+	l.forceWake()
+}
+
+func (l *Loop) forceWake() {
+	if l.nextWake.Swap(awake) != awake {
+		l.stats.wakes.Add(1)
+		_ = l.drv.Wake()
+	}
+}
+
+// wakeupBefore wakes the loop only if it sleeps past deadline (a timer
+// inserted from another goroutine that is due earlier than the current wait).
+func (l *Loop) wakeupBefore(deadline int64) {
+	for {
+		cur := l.nextWake.Load()
+		if cur == awake || deadline >= cur {
+			return
+		}
+		if l.nextWake.CompareAndSwap(cur, awake) {
+			l.stats.wakes.Add(1)
+			_ = l.drv.Wake()
+			return
+		}
+	}
+}
+
+// Submit runs fn on the loop and returns a future of its error.
+func (l *Loop) Submit(fn func() error) tasks.Future[struct{}] {
+	return Submit(l, func() (struct{}, error) { return struct{}{}, fn() })
+}
+
+// Submit runs fn on loop l and returns a future of its result. If the loop
+// refuses the task the future fails with the reason (ErrShutdown,
+// ErrRejected). A panic in fn fails the future.
+func Submit[T any](l *Loop, fn func() (T, error)) tasks.Future[T] {
+	p := tasks.NewPromise[T](l)
+	if fn == nil {
+		p.Fail(errNilTask)
+		return p
+	}
+	if err := l.Execute(&promiseTask[T]{l: l, p: p, fn: fn}); err != nil {
+		p.Fail(err)
+	}
+	return p
+}
+
+// promiseTask runs a function and completes its promise (Netty's PromiseTask).
+type promiseTask[T any] struct {
+	l  *Loop
+	p  *tasks.Promise[T]
+	fn func() (T, error)
+}
+
+func (t *promiseTask[T]) Run() {
+	if t.p.IsDone() { // cancelled before it ran
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			t.l.reportPanic("task", r)
+			t.p.Fail(fmt.Errorf("%w: %v", ErrPanicked, r))
+		}
+	}()
+	v, err := t.fn()
+	if err != nil {
+		t.p.Fail(err)
+	} else {
+		t.p.Succeed(v)
+	}
+}
+
+// start moves NotStarted → Started and launches the loop goroutine; a failed
+// start rolls the state back and returns the error.
+func (l *Loop) start() error {
+	if !l.casState(NotStarted, Started) {
+		return nil
+	}
+	ready := make(chan error, 1)
+	go l.main(ready)
+	if err := <-ready; err != nil {
+		l.casState(Started, NotStarted)
+		return fmt.Errorf("engine: starting loop: %w", err)
+	}
+	return nil
+}
+
+// main is the loop goroutine: bind to a thread, prepare the driver on it, run.
+func (l *Loop) main(ready chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if e, ok := l.drv.(interface{ Enable() error }); ok {
+		if err := e.Enable(); err != nil {
+			ready <- err
+			return
+		}
+	}
+	l.tid.Store(int32(gettid()))
+	l.lastExec = now()
+	ready <- nil
+	l.run()
+}

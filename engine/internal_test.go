@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/epollfallback"
+)
+
+// flakyDriver wraps a real driver: its blocking waits return at once with
+// nothing (as a buggy epoll would) while spurious > 0, and Enable fails while
+// failEnable is set.
+type flakyDriver struct {
+	driver.Driver
+	spurious   atomic.Int64
+	rebuilds   atomic.Int64
+	failEnable atomic.Bool
+}
+
+func (f *flakyDriver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
+	if timeout != 0 && f.spurious.Load() > 0 {
+		f.spurious.Add(-1)
+		return f.Driver.Wait(0, fn)
+	}
+	return f.Driver.Wait(timeout, fn)
+}
+
+func (f *flakyDriver) Rebuild() error { f.rebuilds.Add(1); return f.Driver.Rebuild() }
+
+func (f *flakyDriver) Enable() error {
+	if f.failEnable.Load() {
+		return errors.New("enable refused")
+	}
+	return nil
+}
+
+func newFlaky(t *testing.T, opts ...Option) (*Loop, *flakyDriver) {
+	t.Helper()
+	f := &flakyDriver{}
+	inject := func(c *config) error {
+		c.newDriver = func(dc driver.Config) (driver.Driver, error) {
+			d, err := epollfallback.New(dc)
+			f.Driver = d
+			return f, err
+		}
+		return nil
+	}
+	l, err := New(append(opts, inject)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l, f
+}
+
+func TestEmptyWakeupGuardRebuilds(t *testing.T) {
+	l, f := newFlaky(t, WithRebuildThreshold(64))
+	f.spurious.Store(64 + 10)
+	_, err := l.Submit(func() error { return nil }).Await(context.Background())
+	require.NoError(t, err)
+	deadline := time.Now().Add(5 * time.Second)
+	for f.spurious.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	_, err = l.Submit(func() error { return nil }).Await(context.Background())
+	require.NoError(t, err)
+	require.EqualValues(t, 1, f.rebuilds.Load(), "64 empty wake-ups in a row rebuild once")
+	require.EqualValues(t, 1, l.Metrics().Rebuilds)
+	require.GreaterOrEqual(t, l.Metrics().EmptyWakeups, uint64(64))
+}
+
+func TestEmptyWakeupGuardIgnoresRealWork(t *testing.T) {
+	l, f := newFlaky(t, WithRebuildThreshold(3))
+	// Wake-ups by producers are not premature: 100 tasks, one at a time.
+	for range 100 {
+		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+	}
+	require.Zero(t, f.rebuilds.Load())
+}
+
+func TestFailedStartRollsBack(t *testing.T) {
+	l, f := newFlaky(t)
+	f.failEnable.Store(true)
+	err := l.ExecuteFunc(func() {})
+	require.ErrorContains(t, err, "enable refused")
+	require.Equal(t, NotStarted, l.State())
+	f.failEnable.Store(false)
+	_, err = l.Submit(func() error { return nil }).Await(context.Background())
+	require.NoError(t, err, "the queued task and the new one run once a start succeeds")
+	require.Equal(t, Started, l.State())
+}
+
+func TestTagsRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		idx, gen uint32
+		k        opKind
+	}{{0, 0, 1}, {1<<32 - 1, tagGenMask, 0x7f}, {12345, 678, 3}} {
+		tag := makeTag(c.idx, c.gen, c.k)
+		require.Zero(t, tag&driver.Reserved, "engine tags never use the driver's bit")
+		i, g, k := splitTag(tag)
+		require.Equal(t, c.idx, i)
+		require.Equal(t, c.gen, g)
+		require.Equal(t, c.k, k)
+	}
+}
+
+func TestRegistryStaleGeneration(t *testing.T) {
+	var g registry
+	w := &Watch{}
+	idx, gen := g.add(w)
+	tag := makeTag(idx, gen, opPoll)
+	r, _ := g.lookup(tag)
+	require.Same(t, w, r)
+	g.remove(idx, gen)
+	w2 := &Watch{}
+	idx2, gen2 := g.add(w2)
+	require.Equal(t, idx, idx2, "slots are reused")
+	require.NotEqual(t, gen, gen2)
+	r, _ = g.lookup(tag)
+	require.Nil(t, r, "a stale tag never reaches the slot's new owner")
+}

@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/tasks"
+	"github.com/ringloop/ringloop/timers"
+)
+
+// Errors a Loop returns; compare with errors.Is.
+var (
+	// ErrShutdown: the loop no longer accepts work.
+	ErrShutdown = tasks.ErrShutdown
+	// ErrRejected: a bounded task ring was full and the reject policy gave up.
+	ErrRejected = tasks.ErrRejected
+)
+
+// Parent is the group a loop belongs to (see package loopgroup).
+type Parent interface {
+	// Next returns the group's next loop, as its chooser picks.
+	Next() *Loop
+}
+
+// nextWake values besides a deadline: the loop is running (awake), or it
+// blocks without a timer (none).
+const (
+	awake    int64 = -1
+	wakeNone int64 = math.MaxInt64
+)
+
+// Loop is one event loop: a goroutine locked to an OS thread, driving its own
+// I/O driver, task rings and timer heap. Every method is safe from any
+// goroutine unless its doc says it must run on the loop.
+type Loop struct {
+	cfg  config
+	drv  driver.Driver
+	info BackendInfo
+
+	ctl      atomic.Uint64 // state and announced producers, see state.go
+	nextWake atomic.Int64  // awake, wakeNone, or the deadline the loop sleeps until
+	tid      atomic.Int32  // OS thread id of the loop, 0 before start
+	ioRatio  atomic.Int32
+
+	taskQ tasks.Queue
+	tailQ tasks.Queue
+	heap  *timers.Heap
+
+	quietNanos   atomic.Int64
+	timeoutNanos atomic.Int64
+	term         *tasks.Promise[struct{}]
+
+	hooksMu sync.Mutex
+	hooks   []hook
+	hookSeq uint64
+
+	stats stats
+
+	// Loop-only state.
+	reg           registry
+	due           []tasks.Task
+	dueHead       int
+	lastExec      int64
+	shutdownStart int64
+	shutdownBegun bool
+	emptyWakes    int
+	shutdownPoll  int64 // while the quiet period runs: wake by then to re-check
+	ioFirst       int64 // time of the first completion of this Wait
+	completions   int   // completions in this Wait
+	appendDue     func(tasks.Task)
+	flushList     []*Conn // connections written to this iteration
+}
+
+// New builds a loop and its driver; the loop's goroutine starts lazily, on its
+// first task. It fails if the chosen backend cannot be set up (a forced
+// io_uring where io_uring is refused, for instance).
+func New(opts ...Option) (*Loop, error) {
+	c := defaultConfig()
+	if c.drv.Profile == "" {
+		p, err := driver.ProfileFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		c.drv.Profile = p
+	}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	d, why, err := openDriver(&c)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loop{
+		cfg:   c,
+		drv:   d,
+		info:  BackendInfo{Name: d.Name(), Features: d.Features(), Reason: why},
+		taskQ: tasks.NewQueue(c.maxPending),
+		tailQ: tasks.NewQueue(c.maxPending),
+	}
+	l.ctl.Store(withState(0, NotStarted))
+	l.nextWake.Store(awake)
+	l.ioRatio.Store(int32(c.ioRatio))
+	l.heap = timers.NewHeap(l)
+	l.appendDue = l.appendDueTask
+	l.term = tasks.NewPromise[struct{}](nil)
+	return l, nil
+}
+
+// Name returns the loop's name (WithName), or "" .
+func (l *Loop) Name() string { return l.cfg.name }
+
+// Backend says which I/O driver the loop runs and why it was chosen.
+func (l *Loop) Backend() BackendInfo { return l.info }
+
+// Parent returns the group the loop belongs to, or nil.
+func (l *Loop) Parent() Parent { return l.cfg.parent }
+
+// Next returns the loop itself: a loop is a group of one (Netty's
+// EventExecutor.next).
+func (l *Loop) Next() *Loop { return l }
+
+// InEventLoop reports whether the caller runs on this loop's goroutine.
+func (l *Loop) InEventLoop() bool {
+	t := l.tid.Load()
+	return t != 0 && t == int32(unix.Gettid())
+}
+
+// PendingTasks returns about how many tasks wait in the task and tail rings.
+// It never blocks and never hops into the loop; a count read while producers
+// offer may be off by the number of offers in flight.
+func (l *Loop) PendingTasks() int { return l.taskQ.Len() + l.tailQ.Len() }
+
+// IORatio returns the share of time given to I/O (1..100).
+func (l *Loop) IORatio() int { return int(l.ioRatio.Load()) }
+
+// SetIORatio changes the share of time given to I/O, 1..100, at run time;
+// 100 runs tasks without a time limit.
+func (l *Loop) SetIORatio(r int) error {
+	if err := checkIORatio(r); err != nil {
+		return err
+	}
+	l.ioRatio.Store(int32(r))
+	return nil
+}
+
+// TerminationFuture completes once the loop has terminated and released its
+// driver.
+func (l *Loop) TerminationFuture() tasks.Future[struct{}] { return l.term }
+
+func (l *Loop) String() string {
+	name := l.cfg.name
+	if name == "" {
+		name = fmt.Sprintf("loop@%p", l)
+	}
+	return fmt.Sprintf("%s(%s, %s)", name, l.info.Name, l.State())
+}

@@ -1,0 +1,323 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
+)
+
+// newLoop builds a loop for the combo and closes it at cleanup.
+func newLoop(t *testing.T, c testenv.Combo, opts ...engine.Option) *engine.Loop {
+	t.Helper()
+	l, err := engine.New(c.Options(opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+func TestLazyStartAndStates(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		require.Equal(t, engine.NotStarted, l.State())
+		require.False(t, l.InEventLoop())
+		require.Contains(t, []string{"io_uring", "epoll"}, l.Backend().Name)
+		require.NotEmpty(t, l.Backend().Reason)
+
+		in, err := engine.Submit(l, func() (bool, error) { return l.InEventLoop(), nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.True(t, in, "a task runs on the loop")
+		require.Equal(t, engine.Started, l.State())
+
+		requireDone(t, l.ShutdownGracefully(0, time.Second))
+		require.Equal(t, engine.Terminated, l.State())
+		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
+	})
+}
+
+func TestExecuteKeepsEachProducersOrder(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		const producers, per = 8, 2000
+		last := make([]int, producers) // touched only on the loop
+		var bad, done atomic.Int64
+		var wg sync.WaitGroup
+		for p := range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 1; i <= per; i++ {
+					require.NoError(t, l.ExecuteFunc(func() {
+						if last[p] != i-1 {
+							bad.Add(1)
+						}
+						last[p] = i
+						done.Add(1)
+					}))
+				}
+			}()
+		}
+		wg.Wait()
+		testenv.Eventually(t, 10*time.Second, "all tasks", func() bool { return done.Load() == producers*per })
+		require.Zero(t, bad.Load())
+	})
+}
+
+// TestNoLostWakeup drives the loop from idle to busy over and over: each
+// producer queues a task and waits for it before the next, so the loop goes
+// back to sleep between tasks. A lost wake-up leaves a task pending with the
+// loop asleep (no timers), and the test times out.
+func TestNoLostWakeup(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		const producers = 8
+		per := scale(20000, 1000)
+		var worst atomic.Int64
+		var wg sync.WaitGroup
+		start := l.Metrics().Wakes
+		for range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ran := make(chan struct{}, 1)
+				for i := 0; i < per; i++ {
+					queued := time.Now()
+					require.NoError(t, l.ExecuteFunc(func() {
+						d := int64(time.Since(queued))
+						for {
+							w := worst.Load()
+							if d <= w || worst.CompareAndSwap(w, d) {
+								break
+							}
+						}
+						ran <- struct{}{}
+					}))
+					select {
+					case <-ran:
+					case <-time.After(10 * time.Second):
+						t.Errorf("task %d not run after 10s: lost wake-up", i)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		wakes := l.Metrics().Wakes - start
+		t.Logf("%s: %d tasks, worst enqueue-to-run %v, %.1f driver wakes per 1000 Execute",
+			c, producers*per, time.Duration(worst.Load()), float64(wakes)*1000/float64(producers*per))
+	})
+}
+
+// TestWakesAreCoalesced: a burst from many producers into a sleeping loop
+// costs far fewer driver wakes than tasks.
+func TestWakesAreCoalesced(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		block := make(chan struct{})
+		require.NoError(t, l.ExecuteFunc(func() { <-block })) // keep the loop busy
+		start := l.Metrics().Wakes
+		var wg sync.WaitGroup
+		var done atomic.Int64
+		const producers, per = 8, 1000
+		for range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range per {
+					_ = l.ExecuteFunc(func() { done.Add(1) })
+				}
+			}()
+		}
+		wg.Wait()
+		close(block)
+		testenv.Eventually(t, 10*time.Second, "burst", func() bool { return done.Load() == producers*per })
+		require.LessOrEqual(t, l.Metrics().Wakes-start, uint64(2), "an awake loop needs no wake-ups")
+	})
+}
+
+func TestTaskPanicIsReportedAndLoopGoesOn(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		var buf syncBuffer
+		log := slog.New(slog.NewTextHandler(&buf, nil))
+		l := newLoop(t, c, engine.WithLogger(log))
+		require.NoError(t, l.ExecuteFunc(func() { panic("boom") }))
+		v, err := engine.Submit(l, func() (int, error) { return 42, nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 42, v)
+		require.Contains(t, buf.String(), "boom")
+		require.Contains(t, buf.String(), "loop_test.go", "the report carries the stack")
+		require.EqualValues(t, 1, l.Metrics().Panics)
+
+		_, err = engine.Submit(l, func() (int, error) { panic("in submit") }).Await(context.Background())
+		require.ErrorIs(t, err, engine.ErrPanicked)
+	})
+}
+
+func TestAwaitOnOwnLoopIsAnError(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		got, err := engine.Submit(l, func() (error, error) {
+			inner := l.Submit(func() error { return nil })
+			_, err := inner.Await(context.Background())
+			return err, nil
+		}).Await(context.Background())
+		require.NoError(t, err)
+		require.ErrorIs(t, got, tasks.ErrDeadlock)
+	})
+}
+
+func TestExecuteAfterIterationRunsAfterTasks(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		var order []string
+		done := make(chan struct{})
+		require.NoError(t, l.ExecuteFunc(func() {
+			order = append(order, "task1")
+			require.NoError(t, l.ExecuteAfterIteration(tasks.Func(func() { order = append(order, "tail"); close(done) })))
+			require.NoError(t, l.ExecuteFunc(func() { order = append(order, "task2") }))
+		}))
+		<-done
+		require.Equal(t, []string{"task1", "task2", "tail"}, order)
+
+		// A tail task alone (no normal task) still runs: it wakes the loop.
+		tail := make(chan struct{})
+		require.NoError(t, l.ExecuteAfterIteration(tasks.Func(func() { close(tail) })))
+		select {
+		case <-tail:
+		case <-time.After(5 * time.Second):
+			t.Fatal("tail task did not run")
+		}
+	})
+}
+
+func TestExecuteLazyRunsOnNextWake(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		_, err := l.Submit(func() error { return nil }).Await(context.Background()) // started, now idle
+		require.NoError(t, err)
+		var ran atomic.Bool
+		wakes := l.Metrics().Wakes
+		require.NoError(t, l.ExecuteLazy(tasks.Func(func() { ran.Store(true) })))
+		require.Equal(t, wakes, l.Metrics().Wakes, "a lazy task never wakes the loop")
+		require.NoError(t, l.ExecuteFunc(func() {})) // any wake-up runs it
+		testenv.Eventually(t, 5*time.Second, "lazy task", ran.Load)
+	})
+}
+
+func TestBoundedRingRejects(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c, engine.WithMaxPendingTasks(16))
+		block := busy(t, l)
+		var rejected int
+		for range 100 {
+			if err := l.ExecuteFunc(func() {}); err != nil {
+				require.ErrorIs(t, err, engine.ErrRejected)
+				rejected++
+			}
+		}
+		close(block)
+		require.Equal(t, 100-16, rejected, "the bound is 16")
+	})
+}
+
+func TestSetIORatioValidates(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		require.Error(t, l.SetIORatio(0))
+		require.Error(t, l.SetIORatio(101))
+		require.NoError(t, l.SetIORatio(100))
+		require.Equal(t, 100, l.IORatio())
+		_, err := engine.New(c.Options(engine.WithIORatio(-1))...)
+		require.Error(t, err)
+	})
+}
+
+func TestForcedBackendAndEnv(t *testing.T) {
+	_, err := engine.ParseBackend("nope")
+	require.Error(t, err)
+	t.Setenv(engine.BackendEnv, "epoll")
+	l, err := engine.New()
+	require.NoError(t, err)
+	defer l.Close()
+	require.Equal(t, "epoll", l.Backend().Name)
+	require.Contains(t, l.Backend().Reason, engine.BackendEnv)
+}
+
+func TestPendingTasksFromAnotherGoroutine(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		block := busy(t, l)
+		for range 10 {
+			require.NoError(t, l.ExecuteFunc(func() {}))
+		}
+		// Approximate: the consumer publishes its position lazily, so the
+		// task now running may still be counted.
+		require.Contains(t, []int{10, 11}, l.PendingTasks())
+		close(block)
+		testenv.Eventually(t, 5*time.Second, "drained", func() bool { return l.PendingTasks() == 0 })
+	})
+}
+
+func TestNilTasks(t *testing.T) {
+	l, err := engine.New(engine.WithBackend(engine.BackendEpoll))
+	require.NoError(t, err)
+	defer l.Close()
+	require.Error(t, l.Execute(nil))
+	require.Error(t, l.ExecuteFunc(nil))
+	_, err = l.Schedule(nil, time.Second)
+	require.Error(t, err)
+}
+
+func scale(normal, race int) int {
+	if raceEnabled || testing.Short() {
+		return race
+	}
+	return normal
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var _ = errors.Is
+
+// requireDone waits for f and fails the test if it failed.
+func requireDone[T any](t testing.TB, f tasks.Future[T]) {
+	t.Helper()
+	_, err := f.Await(context.Background())
+	require.NoError(t, err)
+}
+
+// busy occupies the loop with a task that runs until the returned channel is
+// closed, and returns once that task has started.
+func busy(t testing.TB, l *engine.Loop) chan struct{} {
+	t.Helper()
+	block, started := make(chan struct{}), make(chan struct{})
+	require.NoError(t, l.ExecuteFunc(func() { close(started); <-block }))
+	<-started
+	return block
+}

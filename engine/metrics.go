@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// stats are written by the loop (and wakes by producers) and read from any
+// goroutine.
+type stats struct {
+	iterations, waits, wakes, completions, stale atomic.Uint64
+	tasks, panics, emptyWakes, rebuilds          atomic.Uint64
+	ioNanos, taskNanos, longest                  atomic.Uint64
+}
+
+// Metrics is a snapshot of a loop's counters since it was built.
+type Metrics struct {
+	Iterations   uint64        // loop iterations
+	Waits        uint64        // driver waits (blocking or not)
+	Wakes        uint64        // driver wakes issued by producers
+	Completions  uint64        // completions dispatched
+	Stale        uint64        // completions dropped as stale
+	TasksRun     uint64        // tasks, timers and tail tasks run
+	Panics       uint64        // tasks and handlers that panicked
+	EmptyWakeups uint64        // premature empty returns from blocking waits
+	Rebuilds     uint64        // driver rebuilds
+	IOTime       time.Duration // time spent handling completions
+	TaskTime     time.Duration // time spent running tasks
+	Longest      time.Duration // longest completion batch or task (tasks timed with a stall detector only)
+	Pending      int           // approximate tasks waiting
+}
+
+// Metrics returns the loop's counters; cheap, from any goroutine.
+func (l *Loop) Metrics() Metrics {
+	s := &l.stats
+	return Metrics{
+		Iterations:   s.iterations.Load(),
+		Waits:        s.waits.Load(),
+		Wakes:        s.wakes.Load(),
+		Completions:  s.completions.Load(),
+		Stale:        s.stale.Load(),
+		TasksRun:     s.tasks.Load(),
+		Panics:       s.panics.Load(),
+		EmptyWakeups: s.emptyWakes.Load(),
+		Rebuilds:     s.rebuilds.Load(),
+		IOTime:       time.Duration(s.ioNanos.Load()),
+		TaskTime:     time.Duration(s.taskNanos.Load()),
+		Longest:      time.Duration(s.longest.Load()),
+		Pending:      l.PendingTasks(),
+	}
+}

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/tasks"
+)
+
+// Option configures a Loop.
+type Option func(*config) error
+
+type config struct {
+	backend        Backend
+	drv            driver.Config
+	ioRatio        int
+	maxPending     int
+	reject         tasks.RejectPolicy
+	logger         *slog.Logger
+	name           string
+	parent         Parent
+	stallThreshold time.Duration
+	onStall        func(StallReport)
+	rebuildAfter   int
+	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
+}
+
+func defaultConfig() config {
+	return config{
+		backend:      BackendAuto,
+		ioRatio:      DefaultIORatio,
+		reject:       tasks.Reject(),
+		logger:       slog.Default(),
+		rebuildAfter: DefaultRebuildThreshold,
+	}
+}
+
+// Defaults taken from Netty.
+const (
+	// DefaultIORatio gives I/O and tasks equal time.
+	DefaultIORatio = 50
+	// DefaultRebuildThreshold is how many premature empty wake-ups in a row
+	// make the loop rebuild its driver (Netty's SELECTOR_AUTO_REBUILD_THRESHOLD).
+	DefaultRebuildThreshold = 512
+	// DefaultQuietPeriod and DefaultShutdownTimeout are ShutdownGracefully's
+	// defaults.
+	DefaultQuietPeriod     = 2 * time.Second
+	DefaultShutdownTimeout = 15 * time.Second
+)
+
+// WithBackend picks the I/O backend; the default is BackendAuto, which the
+// RINGLOOP_BACKEND environment variable can override.
+func WithBackend(b Backend) Option {
+	return func(c *config) error { c.backend = b; return nil }
+}
+
+// WithKernelProfile makes the driver behave as on an older kernel; the default
+// comes from RINGLOOP_KERNEL_PROFILE, else native.
+func WithKernelProfile(p driver.Profile) Option {
+	return func(c *config) error {
+		if _, err := driver.ParseProfile(string(p)); err != nil {
+			return err
+		}
+		c.drv.Profile = p
+		return nil
+	}
+}
+
+// WithDriverConfig sets the driver's ring and buffer sizes.
+func WithDriverConfig(dc driver.Config) Option {
+	return func(c *config) error {
+		prof := c.drv.Profile
+		c.drv = dc
+		if c.drv.Profile == "" {
+			c.drv.Profile = prof
+		}
+		return nil
+	}
+}
+
+// WithIORatio sets the share of time given to I/O, 1..100 (default 50);
+// 100 runs tasks without a time limit.
+func WithIORatio(r int) Option {
+	return func(c *config) error {
+		if err := checkIORatio(r); err != nil {
+			return err
+		}
+		c.ioRatio = r
+		return nil
+	}
+}
+
+// WithMaxPendingTasks bounds the task ring (rounded up to a power of two, at
+// least 16). The default is unbounded, as Netty's.
+func WithMaxPendingTasks(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("engine: max pending tasks %d (expected >= 0; 0 = unbounded)", n)
+		}
+		c.maxPending = n
+		return nil
+	}
+}
+
+// WithRejectPolicy decides what Execute does when a bounded ring is full
+// (default tasks.Reject: fail with ErrRejected).
+func WithRejectPolicy(p tasks.RejectPolicy) Option {
+	return func(c *config) error {
+		if p == nil {
+			return fmt.Errorf("engine: nil reject policy")
+		}
+		c.reject = p
+		return nil
+	}
+}
+
+// WithLogger sets where the loop reports panics, stalls and fallbacks.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("engine: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithName names the loop in logs and metrics.
+func WithName(name string) Option {
+	return func(c *config) error { c.name = name; return nil }
+}
+
+// WithParent records the group a loop belongs to (returned by Parent).
+func WithParent(p Parent) Option {
+	return func(c *config) error { c.parent = p; return nil }
+}
+
+// WithStallDetector times every task and completion batch and calls fn (on the
+// loop, so keep it short) for each that ran longer than threshold. Off by
+// default: timing every task costs a clock read each.
+func WithStallDetector(threshold time.Duration, fn func(StallReport)) Option {
+	return func(c *config) error {
+		if threshold <= 0 {
+			return fmt.Errorf("engine: stall threshold %v (expected > 0)", threshold)
+		}
+		c.stallThreshold, c.onStall = threshold, fn
+		return nil
+	}
+}
+
+// WithRebuildThreshold sets how many premature empty wake-ups in a row make
+// the loop rebuild its driver (default 512; below 3 disables the guard, as
+// Netty).
+func WithRebuildThreshold(n int) Option {
+	return func(c *config) error {
+		if n < 3 {
+			n = 0
+		}
+		c.rebuildAfter = n
+		return nil
+	}
+}
+
+func checkIORatio(r int) error {
+	if r <= 0 || r > 100 {
+		return fmt.Errorf("engine: ioRatio %d (expected: 0 < ioRatio <= 100)", r)
+	}
+	return nil
+}

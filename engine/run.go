@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/tasks"
+	"github.com/ringloop/ringloop/timers"
+)
+
+// taskBatch is how many tasks run between clock reads (Netty's 0x3F mask); it
+// is also the least a loop runs per iteration when tasks wait and no I/O ran.
+const taskBatch = 64
+
+// loopErrorBackoff throttles a loop whose driver keeps failing (Netty's
+// handleLoopException sleeps one second).
+var loopErrorBackoff = time.Second
+
+func now() int64  { return timers.Now() }
+func gettid() int { return unix.Gettid() }
+
+// run is the loop: wait, dispatch, run tasks, confirm shutdown.
+func (l *Loop) run() {
+	onCompletion := l.onCompletion
+	for {
+		if l.State() >= ShuttingDown {
+			l.closeAll()
+			if l.confirmShutdown() {
+				break
+			}
+		}
+		l.iterate(onCompletion)
+	}
+	l.terminate()
+}
+
+// hasTasks reports work the loop must not sleep on: queued tasks, tail tasks,
+// or due timers already moved out of the heap.
+func (l *Loop) hasTasks() bool {
+	return l.dueHead < len(l.due) || l.taskQ.Len() > 0 || l.tailQ.Len() > 0
+}
+
+// iterate runs one iteration of the loop.
+func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
+	l.stats.iterations.Add(1)
+	timeout := driver.NoWait
+	blocking := false
+	deadline := wakeNone
+	if !l.hasTasks() {
+		if d, ok := l.heap.NextDeadline(); ok {
+			deadline = d
+		}
+		if l.State() >= ShuttingDown {
+			// While shutting down, wake at least every poll interval to
+			// re-check the quiet period and the timeout.
+			sp := l.shutdownPoll
+			if sp == 0 {
+				sp = now() + int64(shutdownPollInterval)
+			}
+			deadline = min(deadline, sp)
+		}
+		// Publish the wake deadline, then look again: a producer that
+		// enqueued (or a ShutdownGracefully that raised the state) before
+		// the store is seen here; one that comes after it sees the deadline
+		// and wakes the driver.
+		l.nextWake.Store(deadline)
+		if !l.hasTasks() && (deadline != wakeNone || l.State() < ShuttingDown) {
+			switch {
+			case deadline == wakeNone:
+				timeout, blocking = driver.WaitForever, true
+			default:
+				if d := deadline - now(); d > 0 {
+					timeout, blocking = time.Duration(d), true
+				}
+			}
+		}
+	}
+	l.ioFirst, l.completions = 0, 0
+	_, err := l.drv.Wait(timeout, onCompletion)
+	woken := l.nextWake.Swap(awake) == awake
+	end := now()
+	l.stats.waits.Add(1)
+	if err != nil {
+		l.loopError(err)
+	}
+
+	var ioTime int64
+	if l.completions > 0 {
+		ioTime = end - l.ioFirst
+		l.stats.completions.Add(uint64(l.completions))
+		l.stats.ioNanos.Add(uint64(ioTime))
+		l.checkStall("completions", ioTime)
+	}
+
+	ratio := int64(l.ioRatio.Load())
+	budget := int64(-1)
+	if ratio < 100 {
+		budget = ioTime * (100 - ratio) / ratio
+	}
+	ran := l.runTasks(end, budget)
+	l.flushConns()
+
+	// Netty's empty-wakeup guard: a blocking wait that returned early with
+	// nothing to do and nobody waking it. EINTR never gets here: the
+	// drivers retry it.
+	switch {
+	case l.completions > 0 || ran > 0 || woken || !blocking:
+		l.emptyWakes = 0
+	case deadline != wakeNone && end >= deadline:
+		l.emptyWakes = 0 // a normal timeout
+	default:
+		l.emptyWakes++
+		l.stats.emptyWakes.Add(1)
+		if n := l.cfg.rebuildAfter; n > 0 && l.emptyWakes >= n {
+			l.cfg.logger.Warn("ringloop: wait returned prematurely too often in a row; rebuilding the driver",
+				slog.String("loop", l.String()), slog.Int("times", l.emptyWakes))
+			if err := l.drv.Rebuild(); err != nil {
+				l.cfg.logger.Error("ringloop: driver rebuild failed", slog.Any("err", err))
+			}
+			l.stats.rebuilds.Add(1)
+			l.emptyWakes = 0
+		}
+	}
+}
+
+// onCompletion routes one completion to its registration; stale tags (a slot
+// reused since the op was armed) are dropped.
+func (l *Loop) onCompletion(c *driver.Completion) {
+	if l.completions == 0 {
+		l.ioFirst = now()
+	}
+	l.completions++
+	r, k := l.reg.lookup(c.Tag)
+	if r == nil {
+		l.stats.stale.Add(1)
+		return
+	}
+	l.dispatch(r, k, c)
+}
+
+// dispatch calls a registration, recovering a panic so the loop survives.
+func (l *Loop) dispatch(r registration, k opKind, c *driver.Completion) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.reportPanic("completion handler", p)
+		}
+	}()
+	r.complete(k, c)
+}
+
+// runTasks runs due timers and queued tasks for up to budget nanoseconds
+// (negative: no limit; the clock is read every 64 tasks, so at least 64 run),
+// then drains the tail ring without a limit. It returns how many ran.
+func (l *Loop) runTasks(start, budget int64) int {
+	l.fetchDue(start)
+	deadline := start + budget
+	ran := 0
+	for {
+		t := l.pollTask()
+		if t == nil {
+			break
+		}
+		l.safeRun(t)
+		ran++
+		if budget >= 0 && ran%taskBatch == 0 {
+			if now() >= deadline {
+				break
+			}
+		}
+	}
+	for t := l.tailQ.Poll(); t != nil; t = l.tailQ.Poll() {
+		l.safeRun(t)
+		ran++
+	}
+	if ran > 0 {
+		end := now()
+		l.lastExec = end
+		l.stats.tasks.Add(uint64(ran))
+		l.stats.taskNanos.Add(uint64(end - start))
+	}
+	return ran
+}
+
+// runAllTasks runs every due timer and queued task with no budget, until the
+// rings are empty; used while shutting down.
+func (l *Loop) runAllTasks() bool {
+	any := false
+	for l.runTasks(now(), -1) > 0 {
+		any = true
+	}
+	return any
+}
+
+// fetchDue moves the timers due at now into the task run (Netty's
+// fetchFromScheduledTaskQueue), in deadline order, ahead of queued tasks.
+func (l *Loop) fetchDue(at int64) {
+	if l.dueHead == len(l.due) {
+		clear(l.due)
+		l.due, l.dueHead = l.due[:0], 0
+	}
+	l.heap.PollDue(at, l.appendDue)
+}
+
+func (l *Loop) appendDueTask(t tasks.Task) { l.due = append(l.due, t) }
+
+// pollTask takes the next due timer, else the next queued task.
+func (l *Loop) pollTask() tasks.Task {
+	if l.dueHead < len(l.due) {
+		t := l.due[l.dueHead]
+		l.due[l.dueHead] = nil
+		l.dueHead++
+		return t
+	}
+	return l.taskQ.Poll()
+}
+
+// safeRun runs one task, recovering and reporting a panic (Netty's
+// safeExecute). With a stall detector it also times the task.
+func (l *Loop) safeRun(t tasks.Task) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.reportPanic("task", p)
+		}
+	}()
+	if l.cfg.stallThreshold > 0 {
+		s := now()
+		t.Run()
+		l.checkStall("task", now()-s)
+		return
+	}
+	t.Run()
+}
+
+func (l *Loop) reportPanic(what string, p any) {
+	l.stats.panics.Add(1)
+	l.cfg.logger.Error("ringloop: "+what+" panicked; the loop goes on",
+		slog.String("loop", l.String()), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+}
+
+// checkStall records the longest run and reports one over the threshold.
+func (l *Loop) checkStall(what string, d int64) {
+	if uint64(d) > l.stats.longest.Load() {
+		l.stats.longest.Store(uint64(d))
+	}
+	if th := l.cfg.stallThreshold; th > 0 && time.Duration(d) > th {
+		r := StallReport{Loop: l, What: what, Took: time.Duration(d)}
+		if l.cfg.onStall != nil {
+			l.cfg.onStall(r)
+		} else {
+			l.cfg.logger.Warn("ringloop: stall", slog.String("loop", l.String()), slog.String("what", what), slog.Duration("took", r.Took))
+		}
+	}
+}
+
+// StallReport describes a task or completion batch that ran longer than the
+// stall threshold.
+type StallReport struct {
+	Loop *Loop
+	What string // "task" or "completions"
+	Took time.Duration
+}
+
+// loopError handles a failing Wait: log, try a rebuild, throttle.
+func (l *Loop) loopError(err error) {
+	l.cfg.logger.Error("ringloop: driver wait failed", slog.String("loop", l.String()), slog.Any("err", err))
+	if rerr := l.drv.Rebuild(); rerr != nil {
+		l.cfg.logger.Error("ringloop: driver rebuild failed", slog.Any("err", rerr))
+	}
+	l.stats.rebuilds.Add(1)
+	time.Sleep(loopErrorBackoff)
+}

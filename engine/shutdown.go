@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/ringloop/ringloop/tasks"
+)
+
+// shutdownPollInterval bounds each wait while the quiet period runs (Netty
+// sleeps 100 ms; the loop waits on its driver instead, so tasks and I/O still
+// wake it at once).
+const shutdownPollInterval = 100 * time.Millisecond
+
+// ShutdownGracefully asks the loop to stop, Netty style: tasks keep running;
+// the loop ends once no task or shutdown hook ran for the quiet period, or
+// once timeout has passed since the call. Scheduled tasks are cancelled,
+// registrations closed, shutdown hooks run. After that Execute returns
+// ErrShutdown. It returns the termination future; invalid arguments (quiet < 0,
+// timeout < quiet) return a failed future and change nothing. Calling it again
+// returns the same termination future.
+func (l *Loop) ShutdownGracefully(quiet, timeout time.Duration) tasks.Future[struct{}] {
+	if quiet < 0 {
+		return tasks.Failed[struct{}](fmt.Errorf("engine: quiet period %v (expected >= 0)", quiet))
+	}
+	if timeout < quiet {
+		return tasks.Failed[struct{}](fmt.Errorf("engine: timeout %v (expected >= quiet period %v)", timeout, quiet))
+	}
+	if l.IsShuttingDown() {
+		return l.term
+	}
+	l.quietNanos.Store(int64(quiet))
+	l.timeoutNanos.Store(int64(timeout))
+	old := l.raiseState(ShuttingDown)
+	switch old {
+	case NotStarted:
+		// Start the goroutine so it runs the shutdown path (and releases
+		// the driver); if it cannot start, terminate right here.
+		if err := l.startForShutdown(); err != nil {
+			l.cfg.logger.Warn("ringloop: loop could not start to shut down", slog.Any("err", err))
+			l.terminate()
+		}
+	case Started:
+		l.forceWake()
+	}
+	return l.term
+}
+
+// Close shuts the loop down with no quiet period and waits for it to
+// terminate (io.Closer).
+func (l *Loop) Close() error {
+	l.ShutdownGracefully(0, DefaultShutdownTimeout)
+	_, err := l.term.Await(context.Background())
+	return err
+}
+
+// AwaitTermination waits until the loop has terminated or ctx is done.
+func (l *Loop) AwaitTermination(ctx context.Context) error {
+	_, err := l.term.Await(ctx)
+	return err
+}
+
+func (l *Loop) startForShutdown() error {
+	ready := make(chan error, 1)
+	go l.main(ready)
+	return <-ready
+}
+
+// confirmShutdown is Netty's: run what is queued and the hooks; end at once
+// if the quiet period is zero or the loop is Shutdown; else end when the
+// timeout passed or a whole quiet period went by without work.
+func (l *Loop) confirmShutdown() bool {
+	if !l.shutdownBegun {
+		l.shutdownBegun = true
+		l.shutdownStart = now()
+	}
+	l.heap.CancelAll()
+	l.shutdownPoll = 0
+	if l.runAllTasks() || l.runShutdownHooks() {
+		if l.IsShutdown() || l.quietNanos.Load() == 0 {
+			return true
+		}
+		return false
+	}
+	t := now()
+	timeoutAt := l.shutdownStart + l.timeoutNanos.Load()
+	if l.IsShutdown() || t >= timeoutAt {
+		return true
+	}
+	quietEnd := l.lastExec + l.quietNanos.Load()
+	if t < quietEnd {
+		l.shutdownPoll = min(quietEnd, timeoutAt, t+int64(shutdownPollInterval))
+		return false
+	}
+	return true
+}
+
+// terminate is the end of the loop: refuse new tasks, wait for producers in
+// flight, run everything accepted, close registrations, release the driver.
+func (l *Loop) terminate() {
+	l.raiseState(Shutdown)
+	for producersOf(l.ctl.Load()) != 0 {
+		runtime.Gosched()
+	}
+	for l.runAllTasks() || l.runShutdownHooks() {
+	}
+	l.heap.CancelAll()
+	l.closeAll()
+	l.drainRegistrations()
+	if err := l.drv.Close(); err != nil {
+		l.cfg.logger.Warn("ringloop: closing driver", slog.Any("err", err))
+	}
+	l.raiseState(Terminated)
+	l.tid.Store(0)
+	l.term.Succeed(struct{}{})
+}
+
+// registrationDrainTimeout bounds how long a terminating loop waits for the
+// ops of closing registrations to report their end.
+const registrationDrainTimeout = time.Second
+
+// drainRegistrations pumps the driver until every registration has finished
+// closing (so handlers see OnClose and fds are closed through the driver),
+// then abandons any straggler.
+func (l *Loop) drainRegistrations() {
+	end := now() + int64(registrationDrainTimeout)
+	for l.reg.live > 0 {
+		left := end - now()
+		if left <= 0 {
+			break
+		}
+		if _, err := l.drv.Wait(min(time.Duration(left), 10*time.Millisecond), l.onCompletion); err != nil {
+			break
+		}
+		l.runAllTasks()
+		l.flushConns()
+	}
+	if l.reg.live > 0 {
+		l.cfg.logger.Warn("ringloop: registrations did not finish closing; abandoning them", slog.Int("count", l.reg.live))
+		l.reg.each(func(r registration) { r.abandon() })
+	}
+}
+
+// closeAll closes every registration (Netty's closeAll).
+func (l *Loop) closeAll() {
+	if l.reg.live == 0 {
+		return
+	}
+	l.reg.each(func(r registration) { r.shutdown() })
+}
+
+// HookID names a shutdown hook for RemoveShutdownHook.
+type HookID uint64
+
+type hook struct {
+	id HookID
+	fn func()
+}
+
+// AddShutdownHook registers fn to run on the loop while it shuts down, in
+// the order added. Hooks may add or remove hooks.
+func (l *Loop) AddShutdownHook(fn func()) HookID {
+	l.hooksMu.Lock()
+	defer l.hooksMu.Unlock()
+	l.hookSeq++
+	id := HookID(l.hookSeq)
+	l.hooks = append(l.hooks, hook{id, fn})
+	return id
+}
+
+// RemoveShutdownHook removes a hook that has not run yet.
+func (l *Loop) RemoveShutdownHook(id HookID) bool {
+	l.hooksMu.Lock()
+	defer l.hooksMu.Unlock()
+	for i, h := range l.hooks {
+		if h.id == id {
+			l.hooks = append(l.hooks[:i], l.hooks[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// runShutdownHooks runs and clears the hooks, repeating while hooks add hooks.
+func (l *Loop) runShutdownHooks() bool {
+	ran := false
+	for {
+		l.hooksMu.Lock()
+		hs := l.hooks
+		l.hooks = nil
+		l.hooksMu.Unlock()
+		if len(hs) == 0 {
+			break
+		}
+		for _, h := range hs {
+			l.safeRun(tasks.Func(h.fn))
+		}
+		ran = true
+	}
+	if ran {
+		l.lastExec = now()
+	}
+	return ran
+}

@@ -1,0 +1,88 @@
+package engine
+
+import "fmt"
+
+// State is a loop's lifecycle state; the order matters (comparisons use >=).
+type State uint32
+
+// The five states of Netty's SingleThreadEventExecutor.
+const (
+	NotStarted State = iota + 1
+	Started
+	ShuttingDown
+	Shutdown
+	Terminated
+)
+
+func (s State) String() string {
+	switch s {
+	case NotStarted:
+		return "not started"
+	case Started:
+		return "started"
+	case ShuttingDown:
+		return "shutting down"
+	case Shutdown:
+		return "shut down"
+	case Terminated:
+		return "terminated"
+	}
+	return fmt.Sprintf("State(%d)", uint32(s))
+}
+
+// ctl packs the state (high 32 bits) with the number of producers that are
+// offering a task right now (low 32 bits). Producers announce themselves with
+// one atomic add that also reads the state; the loop moves to Shutdown and then
+// waits for the count to reach zero before its final drain, so a task accepted
+// before Shutdown is never left behind in a ring.
+const (
+	ctlStateShift = 32
+	ctlCountMask  = 1<<ctlStateShift - 1
+	ctlOne        = uint64(1)
+	ctlMinusOne   = ^uint64(0)
+)
+
+func stateOf(ctl uint64) State      { return State(ctl >> ctlStateShift) }
+func producersOf(ctl uint64) uint64 { return ctl & ctlCountMask }
+func withState(ctl uint64, s State) uint64 {
+	return uint64(s)<<ctlStateShift | ctl&ctlCountMask
+}
+
+// State returns the loop's current state.
+func (l *Loop) State() State { return stateOf(l.ctl.Load()) }
+
+// casState moves the state from "from" to "to", keeping the producer count.
+func (l *Loop) casState(from, to State) bool {
+	for {
+		v := l.ctl.Load()
+		if stateOf(v) != from {
+			return false
+		}
+		if l.ctl.CompareAndSwap(v, withState(v, to)) {
+			return true
+		}
+	}
+}
+
+// raiseState moves the state up to at least s and reports the state before.
+func (l *Loop) raiseState(s State) State {
+	for {
+		v := l.ctl.Load()
+		old := stateOf(v)
+		if old >= s {
+			return old
+		}
+		if l.ctl.CompareAndSwap(v, withState(v, s)) {
+			return old
+		}
+	}
+}
+
+// IsShuttingDown reports whether ShutdownGracefully was called (or more).
+func (l *Loop) IsShuttingDown() bool { return l.State() >= ShuttingDown }
+
+// IsShutdown reports whether the loop no longer accepts tasks.
+func (l *Loop) IsShutdown() bool { return l.State() >= Shutdown }
+
+// IsTerminated reports whether the loop has ended and released everything.
+func (l *Loop) IsTerminated() bool { return l.State() == Terminated }

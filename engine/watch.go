@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/driver"
+)
+
+// FDHandler receives readiness of a watched fd (Netty's NioTask). Both
+// methods run on the loop.
+type FDHandler interface {
+	// OnReady is called each time fd is ready for some of the watched
+	// events; events is the ready mask (unix.POLLIN, ...).
+	OnReady(w *Watch, events uint32)
+	// OnUnregistered is called once when the watch ends: err is nil after
+	// Stop or loop shutdown, else why the kernel ended it.
+	OnUnregistered(w *Watch, err error)
+}
+
+// ErrInvalidEvents rejects a watch with no events.
+var ErrInvalidEvents = errors.New("engine: events must be non-zero")
+
+// Watch is an fd the loop watches for readiness (a timerfd, a pipe, a
+// signalfd, a foreign socket). The fd stays the caller's: Stop and shutdown
+// do not close it.
+type Watch struct {
+	loop    *Loop
+	fd      int
+	events  uint32
+	h       FDHandler
+	idx     uint32
+	gen     uint32
+	armed   bool
+	stopped bool
+}
+
+// RegisterFD starts watching fd for events on the loop. Called from another
+// goroutine it hops onto the loop and waits for the registration.
+func (l *Loop) RegisterFD(fd int, events uint32, h FDHandler) (*Watch, error) {
+	if events == 0 {
+		return nil, ErrInvalidEvents
+	}
+	if h == nil || fd < 0 {
+		return nil, fmt.Errorf("engine: RegisterFD: bad fd %d or nil handler", fd)
+	}
+	w := &Watch{loop: l, fd: fd, events: events, h: h}
+	if err := l.onLoop(func() error { return w.arm() }); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// onLoop runs fn on the loop: directly when called there, else as a task
+// whose result the caller waits for.
+func (l *Loop) onLoop(fn func() error) error {
+	if l.InEventLoop() {
+		return fn()
+	}
+	_, err := Submit(l, func() (struct{}, error) { return struct{}{}, fn() }).Await(contextBackground())
+	return err
+}
+
+func (w *Watch) arm() error {
+	l := w.loop
+	if l.IsShuttingDown() {
+		return ErrShutdown
+	}
+	w.idx, w.gen = l.reg.add(w)
+	w.armed = true
+	l.drv.Poll(w.fd, makeTag(w.idx, w.gen, opPoll), w.events)
+	return nil
+}
+
+// FD returns the watched fd.
+func (w *Watch) FD() int { return w.fd }
+
+// Loop returns the loop that watches the fd.
+func (w *Watch) Loop() *Loop { return w.loop }
+
+// Stop ends the watch; OnUnregistered(nil) follows on the loop. Safe from any
+// goroutine; stopping twice is a no-op.
+func (w *Watch) Stop() error {
+	return w.loop.onLoop(func() error {
+		w.stop()
+		return nil
+	})
+}
+
+func (w *Watch) stop() {
+	if w.stopped || !w.armed {
+		return
+	}
+	w.stopped = true
+	w.loop.drv.Cancel(w.fd, makeTag(w.idx, w.gen, opPoll))
+}
+
+func (w *Watch) complete(_ opKind, c *driver.Completion) {
+	if c.Res >= 0 && !w.stopped {
+		w.h.OnReady(w, uint32(c.Res))
+	}
+	if c.More {
+		return
+	}
+	w.armed = false
+	w.loop.reg.remove(w.idx, w.gen)
+	var err error
+	if c.Res < 0 && c.Res != -int32(unix.ECANCELED) {
+		err = c.Err()
+	}
+	w.h.OnUnregistered(w, err)
+}
+
+func (w *Watch) shutdown() { w.stop() }
+
+func (w *Watch) abandon() {
+	w.loop.reg.remove(w.idx, w.gen)
+	w.h.OnUnregistered(w, nil)
+}
+
+func contextBackground() context.Context { return context.Background() }

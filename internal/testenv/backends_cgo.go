@@ -1,0 +1,8 @@
+//go:build cgo
+
+package testenv
+
+import "github.com/ringloop/ringloop/engine"
+
+// backends this build can run: io_uring (through cgo) and epoll.
+var backends = []engine.Backend{engine.BackendUring, engine.BackendEpoll}

@@ -1,0 +1,8 @@
+//go:build !cgo
+
+package testenv
+
+import "github.com/ringloop/ringloop/engine"
+
+// backends this build can run: without cgo there is no io_uring driver.
+var backends = []engine.Backend{engine.BackendEpoll}

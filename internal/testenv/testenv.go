@@ -1,0 +1,113 @@
+// Package testenv runs a test under every backend and kernel profile, and
+// checks that it leaves no file descriptor or goroutine behind.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/engine"
+)
+
+// Combo is one backend under one kernel profile.
+type Combo struct {
+	Backend engine.Backend
+	Profile driver.Profile
+}
+
+func (c Combo) String() string { return fmt.Sprintf("%s/%s", c.Backend, c.Profile) }
+
+// Options returns the loop options that select the combo.
+func (c Combo) Options(more ...engine.Option) []engine.Option {
+	return append([]engine.Option{engine.WithBackend(c.Backend), engine.WithKernelProfile(c.Profile)}, more...)
+}
+
+// Combos lists every backend this build has (io_uring needs cgo) under every
+// kernel profile.
+func Combos() []Combo {
+	var out []Combo
+	for _, b := range backends {
+		for _, p := range driver.Profiles {
+			out = append(out, Combo{b, p})
+		}
+	}
+	return out
+}
+
+// ForEach runs fn as a subtest for every combo.
+func ForEach(t *testing.T, fn func(t *testing.T, c Combo)) {
+	for _, c := range Combos() {
+		t.Run(c.String(), func(t *testing.T) { fn(t, c) })
+	}
+}
+
+// ForEachBackend runs fn once per backend, under the native profile: for
+// tests whose subject does not depend on kernel features.
+func ForEachBackend(t *testing.T, fn func(t *testing.T, c Combo)) {
+	for _, b := range backends {
+		c := Combo{b, driver.Native}
+		t.Run(c.String(), func(t *testing.T) { fn(t, c) })
+	}
+}
+
+// CountFDs returns the number of open file descriptors of this process.
+func CountFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("reading /proc/self/fd: %v", err)
+	}
+	return len(ents)
+}
+
+// CheckLeaks records the fd and goroutine counts now and, at cleanup, fails
+// the test if either has grown (waiting up to five seconds for goroutines
+// that are finishing).
+func CheckLeaks(t testing.TB) {
+	t.Helper()
+	fds := CountFDs(t)
+	gs := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		if t.Failed() {
+			return
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			nf, ng := CountFDs(t), runtime.NumGoroutine()
+			if nf <= fds && ng <= gs {
+				return
+			}
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<16)
+				n := runtime.Stack(buf, true)
+				t.Errorf("leak: fds %d → %d, goroutines %d → %d\n%s", fds, nf, gs, ng, trimStacks(string(buf[:n])))
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+}
+
+func trimStacks(s string) string {
+	if len(s) > 8000 {
+		return s[:8000] + "\n…"
+	}
+	return strings.TrimSpace(s)
+}
+
+// Eventually polls cond every millisecond until it holds or d passes.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

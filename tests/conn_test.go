@@ -1,0 +1,473 @@
+package tests
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/examples/echo"
+	"github.com/ringloop/ringloop/internal/testenv"
+)
+
+func newLoop(t *testing.T, c testenv.Combo, opts ...engine.Option) *engine.Loop {
+	t.Helper()
+	l, err := engine.New(c.Options(opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, l.Close()) })
+	return l
+}
+
+func listenEcho(t *testing.T, l *engine.Loop, opts ...engine.ConnOption) *engine.Listener {
+	t.Helper()
+	ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", echo.Handler{}, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln
+}
+
+// pingPong sends msgs messages of size bytes on one connection and checks
+// the echo byte for byte (SHA-256 of all sent = all received).
+func pingPong(addr string, msgs, size int, seed byte) error {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
+	msg, buf := make([]byte, size), make([]byte, size)
+	hs, hr := sha256.New(), sha256.New()
+	for j := range msgs {
+		for k := range msg {
+			msg[k] = seed + byte(j*31+k)
+		}
+		if _, err := c.Write(msg); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return err
+		}
+		hs.Write(msg)
+		hr.Write(buf)
+	}
+	if string(hs.Sum(nil)) != string(hr.Sum(nil)) {
+		return errors.New("echoed bytes differ")
+	}
+	return nil
+}
+
+func TestEchoConcurrentConnections(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		ln := listenEcho(t, l)
+		for _, n := range []int{1, 100, scale(2000, 300)} {
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := pingPong(ln.Addr().String(), 5, 1+i%4000, byte(i)); err != nil {
+						errs <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			require.NoError(t, <-errs, "%d connections", n)
+		}
+	})
+}
+
+func TestEchoMessageSizes(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		ln := listenEcho(t, l)
+		for _, size := range []int{1, 100, 16 << 10, 1 << 20, scale(16<<20, 4<<20)} {
+			// Writer and reader run apart so a big message is not
+			// deadlocked against the echo's backpressure.
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			require.NoError(t, err)
+			msg := make([]byte, size)
+			for i := range msg {
+				msg[i] = byte(i * 7)
+			}
+			go func() { _, _ = conn.Write(msg) }()
+			got := make([]byte, size)
+			_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+			_, err = io.ReadFull(conn, got)
+			require.NoError(t, err, "size %d", size)
+			require.Equal(t, sha256.Sum256(msg), sha256.Sum256(got), "size %d", size)
+			conn.Close()
+		}
+	})
+}
+
+// recorder is a Handler that records what happens to one connection.
+type recorder struct {
+	mu      sync.Mutex
+	data    []byte
+	opened  chan *engine.Conn
+	closed  chan error
+	inCall  atomic.Int32
+	overlap atomic.Int32
+	onData  func(c *engine.Conn, b []byte)
+}
+
+func newRecorder() *recorder {
+	return &recorder{opened: make(chan *engine.Conn, 1), closed: make(chan error, 1)}
+}
+
+func (r *recorder) enter() {
+	if r.inCall.Add(1) != 1 {
+		r.overlap.Add(1)
+	}
+}
+func (r *recorder) leave() { r.inCall.Add(-1) }
+
+func (r *recorder) OnOpen(c *engine.Conn) { r.enter(); defer r.leave(); r.opened <- c }
+func (r *recorder) OnData(c *engine.Conn, b []byte) {
+	r.enter()
+	defer r.leave()
+	r.mu.Lock()
+	r.data = append(r.data, b...)
+	r.mu.Unlock()
+	if r.onData != nil {
+		r.onData(c, b)
+	}
+}
+func (r *recorder) OnClose(c *engine.Conn, err error) { r.enter(); defer r.leave(); r.closed <- err }
+func (r *recorder) bytes() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]byte(nil), r.data...)
+}
+
+func waitErr(t *testing.T, ch chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnClose not called")
+		return nil
+	}
+}
+
+func acceptOne(t *testing.T, l *engine.Loop, h engine.Handler, opts ...engine.ConnOption) (*engine.Listener, net.Conn) {
+	t.Helper()
+	ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { peer.Close() })
+	return ln, peer
+}
+
+func TestPeerEOFAndHalfClose(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		r := newRecorder()
+		_, peer := acceptOne(t, l, r)
+		conn := <-r.opened
+		_, err := peer.Write([]byte("hello"))
+		require.NoError(t, err)
+		// Our side half-closes: the peer reads EOF after what we wrote, and
+		// can still send.
+		require.NoError(t, conn.AsyncWrite([]byte("bye")))
+		require.NoError(t, conn.CloseWrite())
+		got, err := io.ReadAll(peer)
+		require.NoError(t, err)
+		require.Equal(t, "bye", string(got))
+		_, err = peer.Write([]byte(" world"))
+		require.NoError(t, err)
+		testenv.Eventually(t, 5*time.Second, "data after half-close", func() bool { return string(r.bytes()) == "hello world" })
+		// The peer half-closes: OnClose(io.EOF).
+		require.NoError(t, peer.(*net.TCPConn).CloseWrite())
+		require.ErrorIs(t, waitErr(t, r.closed), io.EOF)
+		require.Zero(t, r.overlap.Load(), "callbacks of one connection overlapped")
+	})
+}
+
+func TestCloseFlushesAbortDrops(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		big := make([]byte, 4<<20)
+		for i := range big {
+			big[i] = byte(i)
+		}
+		// Close: everything written before it reaches the peer.
+		r := newRecorder()
+		_, peer := acceptOne(t, l, r)
+		conn := <-r.opened
+		require.NoError(t, l.ExecuteFunc(func() { _, _ = conn.Write(big); _ = conn.Close() }))
+		got, err := io.ReadAll(peer)
+		require.NoError(t, err)
+		require.Equal(t, sha256.Sum256(big), sha256.Sum256(got))
+		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrConnClosed)
+		// Writes after close fail with a net.ErrClosed error.
+		werr := make(chan error, 1)
+		require.NoError(t, l.ExecuteFunc(func() { _, err := conn.Write([]byte("x")); werr <- err }))
+		require.ErrorIs(t, <-werr, net.ErrClosed)
+
+		// Abort: pending bytes are dropped and the peer sees a reset.
+		r2 := newRecorder()
+		_, peer2 := acceptOne(t, l, r2, engine.WithBufferSizes(4096, 4096))
+		conn2 := <-r2.opened
+		require.NoError(t, l.ExecuteFunc(func() { _, _ = conn2.Write(big); _ = conn2.Abort() }))
+		require.ErrorIs(t, waitErr(t, r2.closed), engine.ErrAborted)
+		n, err := io.Copy(io.Discard, peer2)
+		require.Less(t, n, int64(len(big)), "abort sent everything")
+		require.True(t, err != nil || n < int64(len(big)))
+	})
+}
+
+func TestPeerResetMidWrite(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		r := newRecorder()
+		_, peer := acceptOne(t, l, r, engine.WithBufferSizes(4096, 4096))
+		conn := <-r.opened
+		require.NoError(t, l.ExecuteFunc(func() { _, _ = conn.Write(make([]byte, 8<<20)) }))
+		time.Sleep(20 * time.Millisecond) // let the send start; then the peer resets
+		require.NoError(t, peer.(*net.TCPConn).SetLinger(0))
+		require.NoError(t, peer.Close())
+		err := waitErr(t, r.closed)
+		require.Error(t, err)
+		require.True(t, errors.Is(err, unix.ECONNRESET) || errors.Is(err, unix.EPIPE) || errors.Is(err, io.EOF), "got %v", err)
+	})
+}
+
+func TestAsyncWriteKeepsEachWritersOrder(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		r := newRecorder()
+		_, peer := acceptOne(t, l, r)
+		conn := <-r.opened
+		const writers, per = 16, 200
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range per {
+					require.NoError(t, conn.AsyncWrite([]byte{byte(w), byte(i)}))
+				}
+			}()
+		}
+		wg.Wait()
+		got := make([]byte, writers*per*2)
+		_ = peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.ReadFull(peer, got)
+		require.NoError(t, err)
+		next := make([]int, writers)
+		for i := 0; i < len(got); i += 2 {
+			w, seq := got[i], int(got[i+1])
+			require.Equal(t, next[w], seq, "writer %d out of order", w)
+			next[w]++
+		}
+	})
+}
+
+// TestSlowReaderIsBounded: a peer that does not read makes the echo pause
+// reading once past the high watermark; the server's backlog stays bounded.
+func TestSlowReaderIsBounded(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		// The driver's receive pool is what can still arrive after a pause
+		// (a multishot receive keeps filling its buffers until the cancel
+		// lands): the backlog is bounded by the high watermark plus it.
+		const bufs, bufSize = 16, 16 << 10
+		l := newLoop(t, c, engine.WithDriverConfig(driver.Config{BufferCount: bufs, BufferSize: bufSize}))
+		var maxBuf atomic.Int64
+		h := &watermarkEcho{max: &maxBuf}
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithBufferSizes(8192, 8192), engine.WithWatermarks(16<<10, 64<<10))
+		require.NoError(t, err)
+		defer ln.Close()
+		peer, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		defer peer.Close()
+		chunk := make([]byte, 64<<10)
+		sent := 0
+		_ = peer.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		for sent < 64<<20 {
+			n, err := peer.Write(chunk)
+			sent += n
+			if err != nil {
+				break // the server stopped reading: our writes block
+			}
+		}
+		require.Less(t, sent, 64<<20, "the server kept reading from a peer that never reads")
+		require.LessOrEqual(t, maxBuf.Load(), int64(64<<10+bufs*bufSize+64<<10), "outbound backlog grew past the watermark plus the receive pool")
+		// The peer drains: everything it sent comes back.
+		_ = peer.SetDeadline(time.Now().Add(30 * time.Second))
+		got, err := io.ReadFull(peer, make([]byte, sent))
+		require.NoError(t, err)
+		require.Equal(t, sent, got)
+	})
+}
+
+type watermarkEcho struct {
+	echo.Handler
+	max *atomic.Int64
+}
+
+func (h *watermarkEcho) OnData(c *engine.Conn, b []byte) {
+	h.Handler.OnData(c, b)
+	if n := int64(c.Buffered()); n > h.max.Load() {
+		h.max.Store(n)
+	}
+}
+
+func TestIdleTimeoutFiresAndIsPushedBack(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		r := newRecorder()
+		const idle = 150 * time.Millisecond
+		_, peer := acceptOne(t, l, r, engine.WithIdleTimeouts(idle, 0, 0))
+		<-r.opened
+		start := time.Now()
+		for range 6 { // traffic every 50 ms keeps it alive for 300 ms
+			time.Sleep(50 * time.Millisecond)
+			_, err := peer.Write([]byte("x"))
+			require.NoError(t, err)
+		}
+		err := waitErr(t, r.closed)
+		took := time.Since(start)
+		require.ErrorIs(t, err, engine.ErrIdleTimeout)
+		require.GreaterOrEqual(t, took, 300*time.Millisecond+idle-20*time.Millisecond, "fired although traffic pushed it back")
+	})
+}
+
+func TestDial(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		ln := listenEcho(t, l)
+		r := newRecorder()
+		conn, err := engine.Dial(context.Background(), l, "tcp", ln.Addr().String(), r)
+		require.NoError(t, err)
+		require.Equal(t, ln.Addr().String(), conn.RemoteAddr().String())
+		require.NoError(t, conn.AsyncWrite([]byte("ping")))
+		testenv.Eventually(t, 5*time.Second, "echo", func() bool { return string(r.bytes()) == "ping" })
+		require.NoError(t, conn.Close())
+		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrConnClosed)
+
+		// Connection refused: a port nobody listens on.
+		free, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := free.Addr().String()
+		free.Close()
+		_, err = engine.Dial(context.Background(), l, "tcp", addr, newRecorder())
+		require.ErrorIs(t, err, unix.ECONNREFUSED)
+	})
+}
+
+// TestConnectTimeout: a listener whose accept queue is full (backlog 1,
+// never accepting, SYNs dropped once full) makes a connect hang; the
+// deadline on the loop's timer heap ends it.
+func TestConnectTimeout(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		require.NoError(t, err)
+		defer unix.Close(fd)
+		require.NoError(t, unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+		require.NoError(t, unix.Listen(fd, 0))
+		sa, _ := unix.Getsockname(fd)
+		addr := (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sa.(*unix.SockaddrInet4).Port}).String()
+		var fillers []net.Conn
+		defer func() {
+			for _, f := range fillers {
+				f.Close()
+			}
+		}()
+		for range 8 { // fill the accept queue
+			if f, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+				fillers = append(fillers, f)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err = engine.Dial(ctx, l, "tcp", addr, newRecorder())
+		require.ErrorIs(t, err, engine.ErrConnectTimeout)
+		require.Less(t, time.Since(start), 2*time.Second)
+	})
+}
+
+// TestChurnLeaksNothing opens and drops many connections, some reset by the
+// peer, and checks fds and goroutines come back.
+func TestChurnLeaksNothing(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		var closed atomic.Int64
+		h := &countingEcho{closed: &closed}
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithIdleTimeouts(0, 0, time.Second))
+		require.NoError(t, err)
+		n := scale(10000, 1000) / len(testenv.Combos()) * 2
+		for i := range n {
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			require.NoError(t, err)
+			if i%2 == 0 {
+				_, _ = conn.Write([]byte("x"))
+				_, _ = io.ReadFull(conn, make([]byte, 1))
+			} else {
+				_ = conn.(*net.TCPConn).SetLinger(0) // reset
+			}
+			conn.Close()
+		}
+		testenv.Eventually(t, 10*time.Second, "all closed", func() bool { return closed.Load() == int64(n) })
+		require.NoError(t, ln.Close())
+		require.NoError(t, l.Close())
+	})
+}
+
+type countingEcho struct {
+	echo.Handler
+	closed *atomic.Int64
+}
+
+func (h *countingEcho) OnClose(c *engine.Conn, err error) { h.closed.Add(1) }
+
+func TestUnixAndIPv6(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		path := t.TempDir() + "/echo.sock"
+		ln, err := engine.Listen(l, "unix", path, echo.Handler{})
+		require.NoError(t, err)
+		conn, err := net.Dial("unix", path)
+		require.NoError(t, err)
+		_, err = conn.Write([]byte("over unix"))
+		require.NoError(t, err)
+		got := make([]byte, 9)
+		_, err = io.ReadFull(conn, got)
+		require.NoError(t, err)
+		require.Equal(t, "over unix", string(got))
+		conn.Close()
+		require.NoError(t, ln.Close())
+
+		ln6, err := engine.Listen(l, "tcp6", "[::1]:0", echo.Handler{})
+		if err != nil && errors.Is(err, unix.EADDRNOTAVAIL) {
+			t.Log("no ::1 on this machine; IPv6 part not run")
+			return
+		}
+		require.NoError(t, err)
+		defer ln6.Close()
+		require.NoError(t, pingPong(ln6.Addr().String(), 3, 100, 1))
+	})
+}
