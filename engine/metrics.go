@@ -11,6 +11,13 @@ type stats struct {
 	iterations, waits, wakes, completions, stale atomic.Uint64
 	tasks, panics, emptyWakes, rebuilds          atomic.Uint64
 	ioNanos, taskNanos, longest                  atomic.Uint64
+	timers, registrations                        atomic.Int64 // gauges, published each iteration
+}
+
+// publishGauges copies loop-only sizes where other goroutines can read them.
+func (l *Loop) publishGauges() {
+	l.stats.timers.Store(int64(l.heap.Len()))
+	l.stats.registrations.Store(int64(l.reg.live))
 }
 
 // Metrics is a snapshot of a loop's counters since it was built.
@@ -28,6 +35,8 @@ type Metrics struct {
 	TaskTime     time.Duration // time spent running tasks
 	Longest      time.Duration // longest completion batch or task (tasks timed with a stall detector only)
 	Pending      int           // approximate tasks waiting
+	Timers       int           // pending timers, as of the last iteration
+	Registered   int           // live connections, listeners and watches, as of the last iteration
 }
 
 // Metrics returns the loop's counters; cheap, from any goroutine.
@@ -47,5 +56,7 @@ func (l *Loop) Metrics() Metrics {
 		TaskTime:     time.Duration(s.taskNanos.Load()),
 		Longest:      time.Duration(s.longest.Load()),
 		Pending:      l.PendingTasks(),
+		Timers:       int(s.timers.Load()),
+		Registered:   int(s.registrations.Load()),
 	}
 }

@@ -103,6 +103,7 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	}
 	ran := l.runTasks(end, budget)
 	l.flushConns()
+	l.publishGauges()
 
 	// Netty's empty-wakeup guard: a blocking wait that returned early with
 	// nothing to do and nobody waking it. EINTR never gets here: the

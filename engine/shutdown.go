@@ -113,6 +113,7 @@ func (l *Loop) terminate() {
 	if err := l.drv.Close(); err != nil {
 		l.cfg.logger.Warn("ringloop: closing driver", slog.Any("err", err))
 	}
+	l.publishGauges()
 	l.raiseState(Terminated)
 	l.tid.Store(0)
 	l.term.Succeed(struct{}{})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -419,7 +420,11 @@ func TestChurnLeaksNothing(t *testing.T) {
 		h := &countingEcho{closed: &closed}
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithIdleTimeouts(0, 0, time.Second))
 		require.NoError(t, err)
-		n := scale(10000, 1000) / len(testenv.Combos()) * 2
+		n := scale(10000, 1000)
+		runtime.GC()
+		var ms0 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		heapBefore := ms0.HeapInuse
 		for i := range n {
 			conn, err := net.Dial("tcp", ln.Addr().String())
 			require.NoError(t, err)
@@ -432,6 +437,16 @@ func TestChurnLeaksNothing(t *testing.T) {
 			conn.Close()
 		}
 		testenv.Eventually(t, 10*time.Second, "all closed", func() bool { return closed.Load() == int64(n) })
+		testenv.Eventually(t, 5*time.Second, "registrations and timers released", func() bool {
+			_ = l.ExecuteFunc(func() {}) // an iteration publishes the gauges
+			m := l.Metrics()
+			return m.Registered == 1 && m.Timers == 0 // the listener alone
+		})
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		grew := int64(ms.HeapInuse) - int64(heapBefore)
+		require.Less(t, grew, int64(16<<20), "heap grew by %d bytes over %d connections", grew, n)
 		require.NoError(t, ln.Close())
 		require.NoError(t, l.Close())
 	})
