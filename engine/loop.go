@@ -132,6 +132,10 @@ func (l *Loop) InEventLoop() bool {
 	return t != 0 && t == int32(unix.Gettid())
 }
 
+// ThreadID returns the OS thread id the loop runs on, 0 before it started
+// or after it terminated (for affinity tools and thread dumps).
+func (l *Loop) ThreadID() int { return int(l.tid.Load()) }
+
 // PendingTasks returns about how many tasks wait in the task and tail rings.
 // It never blocks and never hops into the loop; a count read while producers
 // offer may be off by the number of offers in flight.

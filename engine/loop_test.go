@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -366,3 +367,5 @@ func TestExecuteStress(t *testing.T) {
 			c, producers*per, time.Duration(worst.Load()), float64(wakes)*1000/float64(producers*per))
 	})
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

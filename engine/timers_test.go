@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 )
 
@@ -131,7 +132,7 @@ func TestCancelTimerFromAnotherGoroutine(t *testing.T) {
 
 func TestPeriodicPanicStopsAndFails(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
-		l := newLoop(t, c)
+		l := newLoop(t, c, engine.WithLogger(discardLogger()))
 		var n atomic.Int32
 		s, err := l.ScheduleFuncAtFixedRate(func() {
 			if n.Add(1) == 3 {

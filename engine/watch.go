@@ -36,6 +36,7 @@ type Watch struct {
 	gen     uint32
 	armed   bool
 	stopped bool
+	err     error // why the watch ended, when the handler panicked
 }
 
 // RegisterFD starts watching fd for events on the loop. Called from another
@@ -100,18 +101,31 @@ func (w *Watch) stop() {
 
 func (w *Watch) complete(_ opKind, c *driver.Completion) {
 	if c.Res >= 0 && !w.stopped {
-		w.h.OnReady(w, uint32(c.Res))
+		w.ready(uint32(c.Res))
 	}
 	if c.More {
 		return
 	}
 	w.armed = false
 	w.loop.reg.remove(w.idx, w.gen)
-	var err error
-	if c.Res < 0 && c.Res != -int32(unix.ECANCELED) {
+	err := w.err
+	if err == nil && c.Res < 0 && c.Res != -int32(unix.ECANCELED) {
 		err = c.Err()
 	}
 	w.h.OnUnregistered(w, err)
+}
+
+// ready calls OnReady; a panic there ends the watch, and OnUnregistered
+// receives it as an error (Netty's NioTask state 2).
+func (w *Watch) ready(events uint32) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.loop.reportPanic("fd handler", p)
+			w.err = fmt.Errorf("%w: %v", ErrPanicked, p)
+			w.stop()
+		}
+	}()
+	w.h.OnReady(w, events)
 }
 
 func (w *Watch) shutdown() { w.stop() }

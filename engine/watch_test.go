@@ -155,3 +155,26 @@ func spin(d time.Duration) {
 	for time.Now().Before(end) {
 	}
 }
+
+type panicky struct{ unreg chan error }
+
+func (p *panicky) OnReady(w *engine.Watch, ev uint32)        { panic("ready blew up") }
+func (p *panicky) OnUnregistered(w *engine.Watch, err error) { p.unreg <- err }
+
+func TestRegisterFDHandlerPanicEndsWatch(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c, engine.WithLogger(discardLogger()))
+		fd := newEventfd(t)
+		h := &panicky{unreg: make(chan error, 1)}
+		_, err := l.RegisterFD(fd, unix.POLLIN, h)
+		require.NoError(t, err)
+		bump(t, fd)
+		select {
+		case err := <-h.unreg:
+			require.ErrorIs(t, err, engine.ErrPanicked)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a panicking fd handler was not unregistered")
+		}
+		require.EqualValues(t, 1, l.Metrics().Panics)
+	})
+}
