@@ -27,6 +27,8 @@ type Listener struct {
 	closing   bool
 	closeDone bool
 	closed    *tasks.Promise[struct{}]
+
+	ho handoffState // hand-off hook: mode, counters, MSG_RING id (handoff.go)
 }
 
 // acceptRetryDelay spaces re-arming accept after a resource error (EMFILE,
@@ -197,13 +199,9 @@ func (ln *Listener) accepted(fd int) {
 			target = t
 		}
 	}
-	if target == ln.loop {
-		newConn(target, fd, ln.h, ln.cfg).open()
-		return
-	}
-	if err := target.Execute(&handoff{loop: target, fd: fd, h: ln.h, cfg: ln.cfg}); err != nil {
-		unix.Close(fd)
-	}
+	// Hand-off hook (handoff.go): serve here, or send the fd to target with
+	// MSG_RING or through its task ring.
+	ln.handOff(target, fd)
 }
 
 // handoff starts serving an accepted fd on another loop.

@@ -135,6 +135,12 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 		l.ioFirst = now()
 	}
 	l.completions++
+	// Hand-off hook (handoff.go): an fd another loop sent with MSG_RING has
+	// no registration here.
+	if _, _, k := splitTag(c.Tag); k == opHandoff {
+		l.receiveHandoff(c)
+		return
+	}
 	r, k := l.reg.lookup(c.Tag)
 	if r == nil {
 		l.stats.stale.Add(1)

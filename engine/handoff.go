@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/tasks"
+	"github.com/ringloop/ringloop/uring"
+)
+
+// Boss → worker hand-off of accepted connections.
+//
+// A listener whose chooser picks another loop hands the accepted fd over in
+// one of two ways:
+//
+//   - MSG_RING: when both loops run io_uring with IORING_OP_MSG_RING (5.18)
+//     and the target loop has started (its ring is enabled), the accepting
+//     loop posts a completion on the target's ring whose tag is
+//     (listener id, generation, opHandoff) and whose result is the fd. The
+//     message rides in the accepting loop's next submission, with every
+//     other op of the iteration, and wakes the target without an eventfd
+//     write or a task-ring entry. The target's onCompletion routes opHandoff
+//     to receiveHandoff, which serves the fd with the listener's handler and
+//     configuration.
+//   - Task ring: otherwise (epoll, an older kernel or profile, a target that
+//     has not started, a MsgRing error, or HandoffTask) the fd travels as a
+//     task on the target's task ring.
+//
+// Listener ids come from a small process-wide table read only on receipt. An
+// id stays reserved until its listener has closed and every message sent
+// with it has been received, so a late message never finds another
+// listener. A message the kernel refuses after MsgRing accepted it (the
+// target ring closed in between; the driver only counts it) is lost with its
+// fd: the accepting loop checks the target is running just before sending,
+// which leaves that window to a loop shutting down at that very moment.
+
+// opHandoff is the op kind of a hand-off message. It is the highest kind, so
+// kinds added to registry.go's list do not collide with it.
+const opHandoff opKind = 0x7f
+
+// HandoffMode chooses how a listener hands accepted connections to other
+// loops.
+type HandoffMode uint32
+
+const (
+	// HandoffAuto uses MSG_RING where both rings support it and the target
+	// loop runs, else the task ring (the default).
+	HandoffAuto HandoffMode = iota
+	// HandoffTask always uses the target loop's task ring.
+	HandoffTask
+)
+
+func (m HandoffMode) String() string {
+	if m == HandoffTask {
+		return "task"
+	}
+	return "auto"
+}
+
+// HandoffStats counts how a listener's accepted connections reached the
+// loops that serve them.
+type HandoffStats struct {
+	Local    uint64 // served by the accepting loop itself
+	Task     uint64 // handed over through the target loop's task ring
+	MsgRing  uint64 // handed over with IORING_OP_MSG_RING
+	Fallback uint64 // MsgRing refused at once; sent through the task ring (counted in Task too)
+}
+
+// handoffState is a listener's hand-off bookkeeping; the counters are written
+// by the accepting loop and read from anywhere.
+type handoffState struct {
+	mode                 atomic.Uint32
+	registered           bool   // accepting loop only
+	id, gen              uint32 // registry slot, set on the first MSG_RING
+	local, task, msgRing atomic.Uint64
+	fallback             atomic.Uint64
+	inflight             atomic.Int64 // messages sent, not yet received
+	closed, released     atomic.Bool
+}
+
+// SetHandoff chooses how connections accepted from now on are handed to
+// other loops. Safe from any goroutine; to cover every connection, call it on
+// the listener's loop in the task that called Listen (accepts are processed
+// only after that task returns).
+func (ln *Listener) SetHandoff(m HandoffMode) { ln.ho.mode.Store(uint32(m)) }
+
+// HandoffStats returns how the accepted connections were handed over so far.
+func (ln *Listener) HandoffStats() HandoffStats {
+	return HandoffStats{
+		Local:    ln.ho.local.Load(),
+		Task:     ln.ho.task.Load(),
+		MsgRing:  ln.ho.msgRing.Load(),
+		Fallback: ln.ho.fallback.Load(),
+	}
+}
+
+// handOff serves an accepted fd on target (on the accepting loop).
+func (ln *Listener) handOff(target *Loop, fd int) {
+	if target == ln.loop {
+		ln.ho.local.Add(1)
+		newConn(target, fd, ln.h, ln.cfg).open()
+		return
+	}
+	if HandoffMode(ln.ho.mode.Load()) == HandoffAuto && ln.sendMsgRing(target, fd) {
+		ln.ho.msgRing.Add(1)
+		return
+	}
+	ln.ho.task.Add(1)
+	if err := target.Execute(&handoff{loop: target, fd: fd, h: ln.h, cfg: ln.cfg}); err != nil {
+		unix.Close(fd)
+	}
+}
+
+// sendMsgRing posts fd on target's ring; false means use the task ring.
+func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
+	if !ln.loop.info.Features.MsgRing || !target.info.Features.MsgRing || target.State() != Started {
+		return false
+	}
+	src, ok := ln.loop.drv.(*uring.Driver)
+	if !ok {
+		return false
+	}
+	dst, ok := target.drv.(*uring.Driver)
+	if !ok {
+		return false
+	}
+	if !ln.ho.registered {
+		ln.ho.registered = true
+		ln.ho.id, ln.ho.gen = handoffs.add(ln)
+		ln.closed.AddListener(tasks.Inline, func(tasks.Future[struct{}]) {
+			ln.ho.closed.Store(true)
+			if ln.ho.inflight.Load() == 0 {
+				ln.releaseHandoffID()
+			}
+		})
+	}
+	ln.ho.inflight.Add(1)
+	if err := src.MsgRing(dst, makeTag(ln.ho.id, ln.ho.gen, opHandoff), int32(fd)); err != nil {
+		ln.ho.fallback.Add(1)
+		ln.handoffDone()
+		return false
+	}
+	return true
+}
+
+// handoffDone records one message received (or never sent).
+func (ln *Listener) handoffDone() {
+	if ln.ho.inflight.Add(-1) == 0 && ln.ho.closed.Load() {
+		ln.releaseHandoffID()
+	}
+}
+
+func (ln *Listener) releaseHandoffID() {
+	if ln.ho.released.CompareAndSwap(false, true) {
+		handoffs.remove(ln.ho.id, ln.ho.gen)
+	}
+}
+
+// receiveHandoff serves an fd another loop sent with MSG_RING (on the target
+// loop, from onCompletion). A panic in OnOpen is reported, as for any
+// completion.
+func (l *Loop) receiveHandoff(c *driver.Completion) {
+	idx, gen, _ := splitTag(c.Tag)
+	fd := int(c.Res)
+	ln := handoffs.lookup(idx, gen)
+	if ln == nil {
+		l.stats.stale.Add(1)
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return
+	}
+	defer ln.handoffDone()
+	if fd < 0 {
+		return
+	}
+	if l.IsShuttingDown() {
+		unix.Close(fd)
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			l.reportPanic("completion handler", p)
+		}
+	}()
+	newConn(l, fd, ln.h, ln.cfg).open()
+}
+
+// handoffRegistry maps listener ids to listeners for MSG_RING receivers.
+type handoffRegistry struct {
+	mu    sync.RWMutex
+	slots []regSlotListener
+	free  []uint32
+}
+
+type regSlotListener struct {
+	gen uint32
+	ln  *Listener
+}
+
+var handoffs handoffRegistry
+
+func (r *handoffRegistry) add(ln *Listener) (idx, gen uint32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.free); n > 0 {
+		idx = r.free[n-1]
+		r.free = r.free[:n-1]
+	} else {
+		idx = uint32(len(r.slots))
+		r.slots = append(r.slots, regSlotListener{})
+	}
+	r.slots[idx].ln = ln
+	return idx, r.slots[idx].gen
+}
+
+func (r *handoffRegistry) remove(idx, gen uint32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := &r.slots[idx]
+	if s.gen != gen || s.ln == nil {
+		return
+	}
+	s.ln = nil
+	s.gen = (s.gen + 1) & tagGenMask
+	r.free = append(r.free, idx)
+}
+
+func (r *handoffRegistry) lookup(idx, gen uint32) *Listener {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if int(idx) >= len(r.slots) || r.slots[idx].gen != gen {
+		return nil
+	}
+	return r.slots[idx].ln
+}

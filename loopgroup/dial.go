@@ -1,0 +1,25 @@
+package loopgroup
+
+import (
+	"context"
+
+	"github.com/ringloop/ringloop/engine"
+)
+
+// Dial connects to addr from the group's next loop and waits for the
+// connection; h serves it on that loop for its whole life (Netty's Bootstrap
+// on a group). The connection counts in Group.Connections. Call it off the
+// group's loops: from a loop use engine.DialAsync.
+func (g *Group) Dial(ctx context.Context, network, addr string, h engine.Handler, opts ...engine.ConnOption) (*engine.Conn, error) {
+	if g.InEventLoop() {
+		return nil, ErrCalledFromLoop
+	}
+	l := g.Next()
+	g.addLoad(l, 1)
+	c, err := engine.Dial(ctx, l, network, addr, track(h, g, true, nil), opts...)
+	if err != nil {
+		g.addLoad(l, -1)
+		return nil, err
+	}
+	return c, nil
+}

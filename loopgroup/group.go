@@ -1,0 +1,233 @@
+package loopgroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync/atomic"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/tasks"
+)
+
+// Group is a fixed set of event loops (Netty's MultithreadEventLoopGroup):
+// Next picks one through the chooser, the executor methods delegate to Next,
+// and shutdown covers every loop. It implements engine.Parent.
+type Group struct {
+	loops   []*engine.Loop
+	index   map[*engine.Loop]int // read-only after New
+	load    []loadCounter        // live connections per loop (servers and Dial of this group)
+	chooser Chooser
+	term    *tasks.Promise[struct{}]
+	left    atomic.Int32 // loops not terminated yet
+}
+
+// loadCounter is padded to its own cache line: loops update their counters
+// concurrently.
+type loadCounter struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// ErrCalledFromLoop: a blocking group call (InvokeAll, InvokeAny) was made
+// from one of the group's own loops, which could wait for itself.
+var ErrCalledFromLoop = errors.New("loopgroup: blocking call from a loop of the group would deadlock")
+
+// New builds a group of loops. The loops start lazily, on their first task or
+// connection, unless a thread setting (WithCPUAffinity, WithThreadNames,
+// WithThreadInit) needs their threads now. If any loop cannot be built or
+// set up, the loops already built are shut down and New returns the error
+// (Netty's constructor cleanup).
+func New(opts ...Option) (*Group, error) {
+	var c config
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	n := c.loops
+	if n == 0 {
+		n = DefaultLoops()
+	}
+	g := &Group{
+		loops: make([]*engine.Loop, 0, n),
+		index: make(map[*engine.Loop]int, n),
+		load:  make([]loadCounter, n),
+		term:  tasks.NewPromise[struct{}](nil),
+	}
+	for i := range n {
+		lo := make([]engine.Option, 0, len(c.engine)+4)
+		lo = append(lo, c.engine...)
+		if c.name != "" {
+			lo = append(lo, engine.WithName(fmt.Sprintf("%s-%d", c.name, i)))
+		}
+		if c.engineFor != nil {
+			lo = append(lo, c.engineFor(i)...)
+		}
+		lo = append(lo, engine.WithParent(g))
+		l, err := engine.New(lo...)
+		if err != nil {
+			g.abort()
+			return nil, fmt.Errorf("loopgroup: building loop %d of %d: %w", i, n, err)
+		}
+		g.index[l] = i
+		g.loops = append(g.loops, l)
+	}
+	g.left.Store(int32(n))
+	for _, l := range g.loops {
+		l.TerminationFuture().AddListener(tasks.Inline, func(tasks.Future[struct{}]) {
+			if g.left.Add(-1) == 0 {
+				g.term.Succeed(struct{}{})
+			}
+		})
+	}
+	cf := c.chooser
+	if cf == nil {
+		cf = RoundRobin()
+	}
+	g.chooser = cf(g)
+	if g.chooser == nil {
+		g.abort()
+		return nil, errors.New("loopgroup: chooser factory returned nil")
+	}
+	if err := g.initThreads(&c); err != nil {
+		g.abort()
+		return nil, err
+	}
+	return g, nil
+}
+
+// abort shuts down every loop built so far and waits for them (construction
+// failed).
+func (g *Group) abort() {
+	for _, l := range g.loops {
+		l.ShutdownGracefully(0, engine.DefaultShutdownTimeout)
+	}
+	for _, l := range g.loops {
+		_ = l.AwaitTermination(context.Background())
+	}
+}
+
+// Next returns the loop the chooser picks (engine.Parent).
+func (g *Group) Next() *engine.Loop { return g.chooser.Next() }
+
+// Len returns the number of loops (Netty's executorCount).
+func (g *Group) Len() int { return len(g.loops) }
+
+// Loop returns loop i, 0 <= i < Len().
+func (g *Group) Loop(i int) *engine.Loop { return g.loops[i] }
+
+// Loops returns a copy of the loops, in index order.
+func (g *Group) Loops() []*engine.Loop { return append([]*engine.Loop(nil), g.loops...) }
+
+// All iterates over the loops with their index.
+func (g *Group) All() iter.Seq2[int, *engine.Loop] {
+	return func(yield func(int, *engine.Loop) bool) {
+		for i, l := range g.loops {
+			if !yield(i, l) {
+				return
+			}
+		}
+	}
+}
+
+// Index returns l's index in the group, or -1 if l is not one of its loops.
+func (g *Group) Index(l *engine.Loop) int {
+	if i, ok := g.index[l]; ok {
+		return i
+	}
+	return -1
+}
+
+// Connections returns how many connections the group's servers and Dial have
+// placed on loop i and not closed yet, hand-offs in flight included (the
+// least-connections chooser reads it).
+func (g *Group) Connections(i int) int { return int(g.load[i].n.Load()) }
+
+func (g *Group) addLoad(l *engine.Loop, d int64) {
+	if i, ok := g.index[l]; ok {
+		g.load[i].n.Add(d)
+	}
+}
+
+// InEventLoop reports whether the caller runs on one of the group's loops.
+func (g *Group) InEventLoop() bool {
+	for _, l := range g.loops {
+		if l.InEventLoop() {
+			return true
+		}
+	}
+	return false
+}
+
+// SetIORatio sets every loop's share of time given to I/O (1..100).
+func (g *Group) SetIORatio(r int) error {
+	for _, l := range g.loops {
+		if err := l.SetIORatio(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ShutdownGracefully shuts every loop down with Netty's rules (see
+// engine.Loop.ShutdownGracefully) and returns the group's termination
+// future. Invalid arguments return a failed future and change nothing.
+func (g *Group) ShutdownGracefully(quiet, timeout time.Duration) tasks.Future[struct{}] {
+	if quiet < 0 {
+		return tasks.Failed[struct{}](fmt.Errorf("loopgroup: quiet period %v (expected >= 0)", quiet))
+	}
+	if timeout < quiet {
+		return tasks.Failed[struct{}](fmt.Errorf("loopgroup: timeout %v (expected >= quiet period %v)", timeout, quiet))
+	}
+	for _, l := range g.loops {
+		l.ShutdownGracefully(quiet, timeout)
+	}
+	return g.term
+}
+
+// Close shuts every loop down with no quiet period and waits until all have
+// terminated (io.Closer). It returns an error if called from one of the
+// group's loops, which would wait for itself.
+func (g *Group) Close() error {
+	g.ShutdownGracefully(0, engine.DefaultShutdownTimeout)
+	if g.InEventLoop() {
+		return ErrCalledFromLoop
+	}
+	return g.AwaitTermination(context.Background())
+}
+
+// TerminationFuture completes once every loop has terminated.
+func (g *Group) TerminationFuture() tasks.Future[struct{}] { return g.term }
+
+// AwaitTermination waits until every loop has terminated or ctx is done.
+func (g *Group) AwaitTermination(ctx context.Context) error {
+	_, err := g.term.Await(ctx)
+	return err
+}
+
+// IsShuttingDown reports whether every loop is shutting down or further.
+func (g *Group) IsShuttingDown() bool { return g.every((*engine.Loop).IsShuttingDown) }
+
+// IsShutdown reports whether every loop has stopped accepting tasks.
+func (g *Group) IsShutdown() bool { return g.every((*engine.Loop).IsShutdown) }
+
+// IsTerminated reports whether every loop has terminated.
+func (g *Group) IsTerminated() bool { return g.every((*engine.Loop).IsTerminated) }
+
+func (g *Group) every(f func(*engine.Loop) bool) bool {
+	for _, l := range g.loops {
+		if !f(l) {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *Group) String() string {
+	return fmt.Sprintf("loopgroup(%d loops)", len(g.loops))
+}
+
+var _ engine.Parent = (*Group)(nil)

@@ -1,0 +1,225 @@
+package loopgroup_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/tasks"
+)
+
+func TestNewDefaultsAndAccessors(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		g := newGroup(t, c, loopgroup.WithName("io"))
+		require.Equal(t, loopgroup.DefaultLoops(), g.Len())
+		loops := g.Loops()
+		require.Len(t, loops, g.Len())
+		loops[0] = nil // a copy: the group is unaffected
+		for i, l := range g.All() {
+			assert.Same(t, g.Loop(i), l)
+			assert.Equal(t, i, g.Index(l))
+			assert.Equal(t, fmt.Sprintf("io-%d", i), l.Name())
+			assert.Same(t, g, l.Parent().(*loopgroup.Group), "engine.Parent")
+			assert.Equal(t, engine.NotStarted, l.State(), "loops start lazily")
+			assert.Equal(t, engine.DefaultIORatio, l.IORatio())
+		}
+		other, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		defer other.Close()
+		assert.Equal(t, -1, g.Index(other))
+		assert.False(t, g.InEventLoop())
+
+		require.NoError(t, g.SetIORatio(80))
+		for _, l := range g.All() {
+			assert.Equal(t, 80, l.IORatio())
+		}
+		assert.Error(t, g.SetIORatio(0))
+		assert.Error(t, g.SetIORatio(101))
+	})
+}
+
+func TestNewOptions(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		g := newGroup(t, c, loopgroup.WithLoops(3), loopgroup.WithIORatio(70),
+			loopgroup.WithMaxPendingTasks(16), loopgroup.WithRejectPolicy(tasks.Reject()))
+		require.Equal(t, 3, g.Len())
+		for _, l := range g.All() {
+			assert.Equal(t, 70, l.IORatio())
+			assert.Equal(t, c.Backend.String(), backendOf(l))
+		}
+		// The bounded ring refuses once full: block the loop, fill it.
+		l := g.Loop(0)
+		release := make(chan struct{})
+		started := make(chan struct{})
+		require.NoError(t, l.ExecuteFunc(func() { close(started); <-release }))
+		<-started
+		var rejected error
+		for range 64 {
+			if err := l.ExecuteFunc(func() {}); err != nil {
+				rejected = err
+				break
+			}
+		}
+		close(release)
+		assert.ErrorIs(t, rejected, engine.ErrRejected)
+
+		for _, bad := range []loopgroup.Option{
+			loopgroup.WithLoops(-1), loopgroup.WithIORatio(0), loopgroup.WithMaxPendingTasks(-1),
+			loopgroup.WithRejectPolicy(nil), loopgroup.WithChooser(nil), loopgroup.WithCPUAffinity(),
+			loopgroup.WithCPUAffinity(-1), loopgroup.WithThreadInit(nil),
+		} {
+			_, err := loopgroup.New(loopgroup.WithEngineOptions(c.Options()...), loopgroup.WithLoops(1), bad)
+			assert.Error(t, err)
+		}
+	})
+}
+
+func backendOf(l *engine.Loop) string {
+	if l.Backend().Name == "io_uring" {
+		return "uring"
+	}
+	return l.Backend().Name
+}
+
+// TestNewFailureCleansUp: loop 2 of 4 cannot be built (an invalid option
+// injected for that loop only): New returns the error, and the two loops
+// already built are shut down and release their drivers.
+func TestNewFailureCleansUp(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		var built []*engine.Loop
+		_, err := loopgroup.New(loopgroup.WithLoops(4), loopgroup.WithEngineOptions(c.Options()...),
+			loopgroup.WithThreadInit(func(int, *engine.Loop) error { return nil }),
+			loopgroup.WithEngineOptionsFunc(func(i int) []engine.Option {
+				if i == 2 {
+					return []engine.Option{engine.WithIORatio(0)}
+				}
+				return nil
+			}),
+			loopgroup.WithChooser(func(g *loopgroup.Group) loopgroup.Chooser {
+				built = g.Loops()
+				return loopgroup.RoundRobin()(g)
+			}))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "building loop 2 of 4")
+		assert.Nil(t, built, "the chooser is built only once every loop exists")
+	})
+}
+
+// TestThreadInitFailureCleansUp: the setup of loop 1 fails on its thread;
+// New shuts every loop down (they had started) and returns the error.
+func TestThreadInitFailureCleansUp(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		ran := make(chan int, 3)
+		_, err := loopgroup.New(loopgroup.WithLoops(3), loopgroup.WithEngineOptions(c.Options()...),
+			loopgroup.WithThreadInit(func(i int, l *engine.Loop) error {
+				if !l.InEventLoop() {
+					return fmt.Errorf("init of loop %d off its thread", i)
+				}
+				ran <- i
+				if i == 1 {
+					return fmt.Errorf("refused")
+				}
+				return nil
+			}))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "setting up loop 1")
+		assert.Contains(t, err.Error(), "refused")
+		assert.Len(t, ran, 3)
+	})
+}
+
+// TestCPUAffinityAndThreadNames: each loop's thread is pinned to its CPU and
+// carries its loop's name; a CPU that does not exist fails New.
+func TestCPUAffinityAndThreadNames(t *testing.T) {
+	var all unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &all))
+	var cpus []int
+	for i := range 1024 {
+		if all.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		g := newGroup(t, c, loopgroup.WithLoops(2), loopgroup.WithName("pinned-loop-name-long"),
+			loopgroup.WithCPUAffinity(cpus[len(cpus)-1]), loopgroup.WithThreadNames())
+		for i, l := range g.All() {
+			assert.Equal(t, engine.Started, l.State(), "thread setup starts the loops")
+			type info struct {
+				set  unix.CPUSet
+				name string
+			}
+			v, err := loopgroup.Submit(l, func() (info, error) {
+				var in info
+				err := unix.SchedGetaffinity(0, &in.set)
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/comm", unix.Gettid()))
+				in.name = strings.TrimSpace(string(b))
+				return in, err
+			}).Await(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, 1, v.set.Count(), "loop %d", i)
+			assert.True(t, v.set.IsSet(cpus[len(cpus)-1]))
+			assert.Equal(t, "pinned-loop-nam", v.name, "15 bytes of the loop name")
+		}
+
+		_, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...),
+			loopgroup.WithCPUAffinity(cpus[0], 100000))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "setting up loop 1")
+	})
+}
+
+// TestShutdownAggregation: the group's termination future completes only
+// when every loop has terminated; the state queries need every loop.
+func TestShutdownAggregation(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		g, err := loopgroup.New(loopgroup.WithLoops(3), loopgroup.WithEngineOptions(c.Options()...))
+		require.NoError(t, err)
+		// Loop 1 is busy until released: it cannot terminate before.
+		release := make(chan struct{})
+		started := make(chan struct{})
+		require.NoError(t, g.Loop(1).ExecuteFunc(func() { close(started); <-release }))
+		<-started
+		require.NoError(t, g.Loop(0).ExecuteFunc(func() {}))
+
+		assert.Error(t, g.ShutdownGracefully(-1, time.Second).Err())
+		assert.Error(t, g.ShutdownGracefully(time.Second, 0).Err())
+		assert.False(t, g.IsShuttingDown(), "invalid arguments change nothing")
+
+		// Shut down only loop 0: the group is not shutting down yet.
+		g.Loop(0).ShutdownGracefully(0, time.Second)
+		require.NoError(t, g.Loop(0).AwaitTermination(context.Background()))
+		assert.False(t, g.IsShuttingDown())
+		assert.False(t, g.TerminationFuture().IsDone())
+
+		f := g.ShutdownGracefully(0, 5*time.Second)
+		assert.Same(t, g.TerminationFuture(), f)
+		assert.True(t, g.IsShuttingDown())
+		assert.ErrorIs(t, g.Execute(tasks.Func(func() {})), engine.ErrShutdown)
+		testenv.Eventually(t, 5*time.Second, "loop 2 terminated", g.Loop(2).IsTerminated)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		assert.ErrorIs(t, g.AwaitTermination(ctx), context.DeadlineExceeded, "loop 1 is still busy")
+		assert.False(t, g.IsTerminated())
+		close(release)
+		require.NoError(t, g.AwaitTermination(context.Background()))
+		assert.True(t, g.IsShutdown())
+		assert.True(t, g.IsTerminated())
+		require.NoError(t, g.Close(), "Close after termination")
+	})
+}

@@ -1,0 +1,266 @@
+package loopgroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/tasks"
+)
+
+// ServerOption configures Serve.
+type ServerOption func(*serverConfig) error
+
+type serverConfig struct {
+	boss      *Group
+	reusePort bool
+	handoff   engine.HandoffMode
+	conn      []engine.ConnOption
+}
+
+// WithBoss accepts on a loop of boss (boss.Next()) and serves on the
+// workers: the main/sub reactor model. Without it the workers group accepts
+// too (Netty's group(g) = group(g, g)); a group of one is the single-threaded
+// reactor.
+func WithBoss(boss *Group) ServerOption {
+	return func(c *serverConfig) error {
+		if boss == nil {
+			return errors.New("loopgroup: nil boss group")
+		}
+		c.boss = boss
+		return nil
+	}
+}
+
+// WithReusePort gives every worker loop its own listening socket on the same
+// port (SO_REUSEPORT): the kernel spreads incoming connections over them and
+// each loop accepts for itself, with no hand-off. TCP only; WithBoss is
+// ignored.
+func WithReusePort() ServerOption {
+	return func(c *serverConfig) error { c.reusePort = true; return nil }
+}
+
+// WithTaskHandoff hands accepted connections to worker loops through their
+// task rings even where MSG_RING is available (for comparison; the default
+// uses MSG_RING when it can).
+func WithTaskHandoff() ServerOption {
+	return func(c *serverConfig) error { c.handoff = engine.HandoffTask; return nil }
+}
+
+// WithConnOptions sets the socket options of the listening socket and of
+// every accepted connection (Netty's option and childOption): backlog
+// (default 1024), TCP_NODELAY (default on), buffer sizes, keep-alive,
+// watermarks and idle timeouts, as engine.ConnOption values.
+func WithConnOptions(opts ...engine.ConnOption) ServerOption {
+	return func(c *serverConfig) error { c.conn = append(c.conn, opts...); return nil }
+}
+
+// Server is a listening server bound to a group (Netty's ServerBootstrap and
+// its bound server channel). Every accepted connection is served on one
+// worker loop for its whole life.
+type Server struct {
+	workers   *Group
+	listeners []*engine.Listener
+	live      *connSet
+	stopOnce  sync.Once
+}
+
+// Serve listens on addr ("tcp", "tcp4", "tcp6" or "unix") and serves every
+// accepted connection with h on a loop of g, the worker group. With WithBoss,
+// a boss loop accepts and hands each connection to g.Next(): through MSG_RING
+// on io_uring kernels that have it (the worker loops are started here, since
+// MSG_RING needs a running ring), else through the worker's task ring. With
+// WithReusePort each loop of g accepts for itself.
+func (g *Group) Serve(network, addr string, h engine.Handler, opts ...ServerOption) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("loopgroup: nil handler")
+	}
+	var c serverConfig
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{workers: g, live: newConnSet(g)}
+	if c.reusePort {
+		if err := s.listenReusePort(network, addr, h, &c); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	boss := c.boss
+	if boss == nil {
+		boss = g
+	}
+	// Start the workers: MSG_RING can only reach a ring its loop enabled.
+	if err := startAll(g); err != nil {
+		return nil, err
+	}
+	wrapped := track(h, g, true, s)
+	chooser := func() *engine.Loop {
+		l := g.Next()
+		g.addLoad(l, 1) // counted from the choice: bursts spread at once
+		return l
+	}
+	copts := append([]engine.ConnOption{engine.WithChooser(chooser)}, c.conn...)
+	// Listen and set the hand-off mode in one task on the accepting loop,
+	// before it can process any accept.
+	bl := boss.Next()
+	ln, err := engine.Submit(bl, func() (*engine.Listener, error) {
+		ln, err := engine.Listen(bl, network, addr, wrapped, copts...)
+		if err == nil {
+			ln.SetHandoff(c.handoff)
+		}
+		return ln, err
+	}).Await(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	s.listeners = []*engine.Listener{ln}
+	return s, nil
+}
+
+// listenReusePort opens one SO_REUSEPORT listener per worker loop, all on the
+// port the first one got.
+func (s *Server) listenReusePort(network, addr string, h engine.Handler, c *serverConfig) error {
+	wrapped := track(h, s.workers, false, s)
+	copts := append([]engine.ConnOption{engine.WithReusePort()}, c.conn...)
+	for i, l := range s.workers.loops {
+		ln, err := engine.Listen(l, network, addr, wrapped, copts...)
+		if err != nil {
+			s.closeListeners()
+			return fmt.Errorf("loopgroup: reuse-port listener %d: %w", i, err)
+		}
+		s.listeners = append(s.listeners, ln)
+		if i == 0 {
+			ta, ok := ln.Addr().(*net.TCPAddr)
+			if !ok {
+				s.closeListeners()
+				return fmt.Errorf("loopgroup: SO_REUSEPORT needs TCP, got %s", network)
+			}
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				s.closeListeners()
+				return err
+			}
+			addr = net.JoinHostPort(host, strconv.Itoa(ta.Port))
+		}
+	}
+	return nil
+}
+
+// startAll starts every loop of g and waits until each runs.
+func startAll(g *Group) error {
+	fs := make([]tasks.Future[struct{}], g.Len())
+	for i, l := range g.loops {
+		fs[i] = l.Submit(func() error { return nil })
+	}
+	for _, f := range fs {
+		if _, err := f.Await(context.Background()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// barrier runs a no-op on every loop of g and waits for each; a loop that
+// refuses (shut down) has nothing left to wait for.
+func barrier(g *Group) {
+	if g.InEventLoop() {
+		return
+	}
+	for _, l := range g.loops {
+		_, _ = l.Submit(func() error { return nil }).Await(context.Background())
+	}
+}
+
+// Addr returns the address the server listens on (with WithReusePort, every
+// listener shares it).
+func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+
+// Listeners returns the server's listening sockets: one, or one per worker
+// loop with WithReusePort.
+func (s *Server) Listeners() []*engine.Listener {
+	return append([]*engine.Listener(nil), s.listeners...)
+}
+
+// Connections returns the number of live connections the server accepted.
+func (s *Server) Connections() int { return int(s.live.n.Load()) }
+
+// HandoffStats sums how the accepted connections reached their loops.
+func (s *Server) HandoffStats() engine.HandoffStats {
+	var t engine.HandoffStats
+	for _, ln := range s.listeners {
+		st := ln.HandoffStats()
+		t.Local += st.Local
+		t.Task += st.Task
+		t.MsgRing += st.MsgRing
+		t.Fallback += st.Fallback
+	}
+	return t
+}
+
+// forceCloseWait bounds how long Shutdown and Close wait for connections they
+// closed to report OnClose.
+const forceCloseWait = 5 * time.Second
+
+// ErrConnsLeft: connections were still open forceCloseWait after the server
+// closed them (a worker loop is stuck in a handler).
+var ErrConnsLeft = errors.New("loopgroup: connections did not close")
+
+// Shutdown stops accepting (closes the listening sockets), then waits for
+// the live connections to close by themselves. When ctx ends first it closes
+// them (flushing what was written), waits for their OnClose, and returns
+// ctx.Err(). It does not shut the groups down. Safe to call more than once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopAccepting()
+	select {
+	case <-s.live.drained():
+		return nil
+	case <-ctx.Done():
+	}
+	if err := s.forceClose(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// Close stops accepting and closes every live connection now, waiting (up to
+// a few seconds) for their OnClose.
+func (s *Server) Close() error {
+	s.stopAccepting()
+	return s.forceClose()
+}
+
+func (s *Server) forceClose() error {
+	s.live.closeAll()
+	t := time.NewTimer(forceCloseWait)
+	defer t.Stop()
+	select {
+	case <-s.live.drained():
+		return nil
+	case <-t.C:
+		return fmt.Errorf("%w: %d left", ErrConnsLeft, s.Connections())
+	}
+}
+
+// stopAccepting closes the listeners, then runs a no-op on every worker loop
+// so that connections handed over before the close have reached (and been
+// counted on) their loops.
+func (s *Server) stopAccepting() {
+	s.stopOnce.Do(func() {
+		s.closeListeners()
+		barrier(s.workers)
+	})
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		_ = ln.Close()
+	}
+}
