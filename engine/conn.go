@@ -35,6 +35,14 @@ type WritabilityHandler interface {
 	OnWritabilityChanged(c *Conn, writable bool)
 }
 
+// HalfCloseHandler is an optional Handler extension (Netty's
+// ALLOW_HALF_CLOSURE): when the peer shuts down its write side, OnReadClosed
+// is called instead of closing the connection, which stays open for writing
+// until Close.
+type HalfCloseHandler interface {
+	OnReadClosed(c *Conn)
+}
+
 // Connection errors; all closed-connection errors match net.ErrClosed.
 var (
 	ErrConnClosed  = fmt.Errorf("engine: connection closed: %w", net.ErrClosed)
@@ -76,6 +84,7 @@ type Conn struct {
 
 	recvArmed  bool // a recv op is armed (its final completion not seen)
 	readPaused bool
+	readEOF    bool // the peer shut down its write side
 	connArmed  bool // a connect op is armed
 
 	closeErr  error
@@ -117,7 +126,7 @@ func (c *Conn) open() {
 }
 
 func (c *Conn) armRecv() {
-	if c.recvArmed {
+	if c.recvArmed || c.readEOF {
 		return
 	}
 	c.recvArmed = true
@@ -261,7 +270,12 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 			c.armRecv()
 		}
 	case comp.Res == 0:
-		c.closeWith(io.EOF)
+		if hh, ok := c.h.(HalfCloseHandler); ok && c.st == connOpen {
+			c.readEOF = true
+			hh.OnReadClosed(c)
+		} else {
+			c.closeWith(io.EOF)
+		}
 	case comp.Res == -int32(unix.ECANCELED):
 		if c.st == connOpen && !c.readPaused {
 			c.armRecv() // ResumeRead came before the cancel landed

@@ -486,3 +486,28 @@ func TestUnixAndIPv6(t *testing.T) {
 		require.NoError(t, pingPong(ln6.Addr().String(), 3, 100, 1))
 	})
 }
+
+// halfCloser answers a peer's half-close with a last word, then closes.
+type halfCloser struct{ *recorder }
+
+func (h halfCloser) OnReadClosed(c *engine.Conn) {
+	_, _ = c.Write([]byte("got " + string(h.bytes())))
+	_ = c.Close()
+}
+
+func TestPeerHalfCloseKeepsWriting(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		r := newRecorder()
+		_, peer := acceptOne(t, l, halfCloser{r})
+		<-r.opened
+		_, err := peer.Write([]byte("request"))
+		require.NoError(t, err)
+		require.NoError(t, peer.(*net.TCPConn).CloseWrite())
+		_ = peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, err := io.ReadAll(peer)
+		require.NoError(t, err)
+		require.Equal(t, "got request", string(got))
+		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrConnClosed)
+	})
+}
