@@ -1,0 +1,82 @@
+// Command echoserver serves the examples/echo handler on one ringloop loop.
+//
+// It picks its backend the way every ringloop program does: io_uring where
+// the kernel allows it, else epoll with the reason logged once;
+// RINGLOOP_BACKEND=uring|epoll and RINGLOOP_KERNEL_PROFILE override the
+// choice. Its first line on stdout is machine-readable:
+//
+//	listening 127.0.0.1:40123 backend=epoll profile=native reason="auto: fell back to epoll: ..."
+//
+// It serves until SIGINT or SIGTERM, or until its stdin (when a pipe or a
+// socket) is closed, so a parent process can stop it by closing the pipe or by
+// exiting. Then it shuts down gracefully and exits 0.
+//
+//	go run ./examples/echoserver -addr 127.0.0.1:7000
+//	CGO_ENABLED=0 go run ./examples/echoserver   # epoll: built without cgo
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/examples/echo"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "TCP address to listen on")
+	flag.Parse()
+	if err := run(*addr); err != nil {
+		fmt.Fprintln(os.Stderr, "echoserver:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string) error {
+	// The default backend is auto; New fails only when a backend is forced
+	// (RINGLOOP_BACKEND=uring where io_uring is refused) or a variable is
+	// invalid.
+	loop, err := engine.New(engine.WithName("echoserver"))
+	if err != nil {
+		return err
+	}
+	ln, err := engine.Listen(loop, "tcp", addr, echo.Handler{})
+	if err != nil {
+		_ = loop.Close()
+		return err
+	}
+
+	// Catch the signals before announcing the address: whoever reads the
+	// line may signal at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if watchable(os.Stdin) {
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin) // returns at EOF: the parent closed it
+			stop()
+		}()
+	}
+	info := loop.Backend()
+	fmt.Printf("listening %s backend=%s profile=%s reason=%q\n", ln.Addr(), info.Name, info.Features.Profile, info.Reason)
+	<-ctx.Done()
+
+	// Stop accepting, then let the loop finish what is queued: a short quiet
+	// period is plenty for an echo server; open connections are closed.
+	_ = ln.Close()
+	_, err = loop.ShutdownGracefully(100*time.Millisecond, 5*time.Second).Await(context.Background())
+	return err
+}
+
+// watchable reports whether f is a pipe or a socket: a terminal or /dev/null
+// never reports a close worth stopping for (and a background job reading its
+// terminal would be stopped by SIGTTIN).
+func watchable(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
+}

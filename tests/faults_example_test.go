@@ -1,0 +1,32 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ringloop/ringloop/engine"
+)
+
+// An operator forces a backend with RINGLOOP_BACKEND (here epoll); every loop
+// built with the default backend then runs it and says why.
+func Example_backendEnv() {
+	old, had := os.LookupEnv(engine.BackendEnv)
+	_ = os.Setenv(engine.BackendEnv, "epoll")
+	defer func() {
+		if had {
+			_ = os.Setenv(engine.BackendEnv, old)
+		} else {
+			_ = os.Unsetenv(engine.BackendEnv)
+		}
+	}()
+
+	l, err := engine.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Close()
+	info := l.Backend()
+	fmt.Println(info.Name+":", info.Reason)
+	// Output: epoll: forced by RINGLOOP_BACKEND=epoll
+}
