@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 PKGS  := ./...
 
-.PHONY: all deps build test test-nocgo vet demo bench fmt
+.PHONY: all deps build test test-nocgo fuzz vet demo bench fmt
 
 all: build
 
@@ -34,17 +34,25 @@ fmt:
 	gofmt -l -w .
 
 # test: static checks, the race-enabled suite (every integration test runs
-# each backend under each kernel profile inside the suite), and the
-# CGO_ENABLED=0 build and suite on the epoll driver.
+# each backend under each kernel profile inside the suite; fault tests run
+# children under a seccomp filter), the CGO_ENABLED=0 build and suite on the
+# epoll driver, and short fuzz runs.
 test: deps vet
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 	$(GO) test -race -timeout 30m $(PKGS)
 	$(MAKE) test-nocgo
+	$(MAKE) fuzz
 
 test-nocgo:
 	CGO_ENABLED=0 $(GO) build $(PKGS)
 	CGO_ENABLED=0 $(GO) test -timeout 20m $(PKGS)
+
+# fuzz: short runs of the model-based fuzz targets (timer heap, task queues).
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(FUZZTIME) ./timers
+	$(GO) test -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $(FUZZTIME) ./tasks
 
 demo: deps
 	$(GO) run ./examples/demo
