@@ -79,15 +79,26 @@ type counting struct {
 	echo.Handler
 	mu     sync.Mutex
 	opened map[*engine.Loop]int
+	byAddr map[string]*engine.Loop // peer address → serving loop
 	closed int
 }
 
-func newCounting() *counting { return &counting{opened: map[*engine.Loop]int{}} }
+func newCounting() *counting {
+	return &counting{opened: map[*engine.Loop]int{}, byAddr: map[string]*engine.Loop{}}
+}
 
 func (h *counting) OnOpen(c *engine.Conn) {
 	h.mu.Lock()
 	h.opened[c.Loop()]++
+	h.byAddr[c.RemoteAddr().String()] = c.Loop()
 	h.mu.Unlock()
+}
+
+// loopOf returns the loop that serves the client connection nc.
+func (h *counting) loopOf(nc net.Conn) *engine.Loop {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.byAddr[nc.LocalAddr().String()]
 }
 
 func (h *counting) OnClose(c *engine.Conn, err error) {
