@@ -61,6 +61,9 @@ type BackendInfo struct {
 
 func (b BackendInfo) String() string { return b.Name + ": " + b.Reason + "; " + b.Features.String() }
 
+// fallbackLogged makes the fallback warning appear once per process, on the
+// logger of the first loop that falls back; every loop still reports its
+// reason through Backend().
 var fallbackLogged sync.Once
 
 // openDriver builds the driver the configuration asks for. An explicit
@@ -75,7 +78,7 @@ func openDriver(c *config) (driver.Driver, string, error) {
 	if b == BackendAuto {
 		env, err := ParseBackend(os.Getenv(BackendEnv))
 		if err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("engine: %s: %w", BackendEnv, err)
 		}
 		b, why = env, "forced by "+BackendEnv+"="+os.Getenv(BackendEnv)
 	}

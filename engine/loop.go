@@ -81,17 +81,17 @@ type Loop struct {
 // io_uring where io_uring is refused, for instance).
 func New(opts ...Option) (*Loop, error) {
 	c := defaultConfig()
-	if c.drv.Profile == "" {
-		p, err := driver.ProfileFromEnv()
-		if err != nil {
-			return nil, err
-		}
-		c.drv.Profile = p
-	}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
 			return nil, err
 		}
+	}
+	if c.drv.Profile == "" { // no option set it: the environment may
+		p, err := driver.ProfileFromEnv()
+		if err != nil {
+			return nil, fmt.Errorf("engine: %s: %w", driver.ProfileEnv, err)
+		}
+		c.drv.Profile = p
 	}
 	d, why, err := openDriver(&c)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/tasks"
@@ -123,7 +124,7 @@ func TestNoLostWakeup(t *testing.T) {
 // TestWakesAreCoalesced: a burst from many producers into a sleeping loop
 // costs far fewer driver wakes than tasks.
 func TestWakesAreCoalesced(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		block := make(chan struct{})
 		require.NoError(t, l.ExecuteFunc(func() { <-block })) // keep the loop busy
@@ -148,7 +149,7 @@ func TestWakesAreCoalesced(t *testing.T) {
 }
 
 func TestTaskPanicIsReportedAndLoopGoesOn(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		var buf syncBuffer
 		log := slog.New(slog.NewTextHandler(&buf, nil))
 		l := newLoop(t, c, engine.WithLogger(log))
@@ -166,7 +167,7 @@ func TestTaskPanicIsReportedAndLoopGoesOn(t *testing.T) {
 }
 
 func TestAwaitOnOwnLoopIsAnError(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		got, err := engine.Submit(l, func() (error, error) {
 			inner := l.Submit(func() error { return nil })
@@ -179,7 +180,7 @@ func TestAwaitOnOwnLoopIsAnError(t *testing.T) {
 }
 
 func TestExecuteAfterIterationRunsAfterTasks(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		var order []string
 		done := make(chan struct{})
@@ -203,7 +204,7 @@ func TestExecuteAfterIterationRunsAfterTasks(t *testing.T) {
 }
 
 func TestExecuteLazyRunsOnNextWake(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		_, err := l.Submit(func() error { return nil }).Await(context.Background()) // started, now idle
 		require.NoError(t, err)
@@ -217,7 +218,7 @@ func TestExecuteLazyRunsOnNextWake(t *testing.T) {
 }
 
 func TestBoundedRingRejects(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c, engine.WithMaxPendingTasks(16))
 		block := busy(t, l)
 		var rejected int
@@ -233,7 +234,7 @@ func TestBoundedRingRejects(t *testing.T) {
 }
 
 func TestSetIORatioValidates(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		require.Error(t, l.SetIORatio(0))
 		require.Error(t, l.SetIORatio(101))
@@ -256,7 +257,7 @@ func TestForcedBackendAndEnv(t *testing.T) {
 }
 
 func TestPendingTasksFromAnotherGoroutine(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		block := busy(t, l)
 		for range 10 {
@@ -327,10 +328,13 @@ func busy(t testing.TB, l *engine.Loop) chan struct{} {
 // that is otherwise idle: every task runs exactly once, in each producer's
 // order; reports the worst sampled enqueue-to-run delay and the wakes.
 func TestExecuteStress(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		const producers = 8
 		per := scale(1_000_000, 10_000)
+		if c.Profile != driver.Native {
+			per /= 10 // the full size once per backend is enough
+		}
 		next := make([]int, producers) // loop-only
 		var bad, ran, worst atomic.Int64
 		start := l.Metrics().Wakes

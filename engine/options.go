@@ -60,10 +60,11 @@ func WithBackend(b Backend) Option {
 // comes from RINGLOOP_KERNEL_PROFILE, else native.
 func WithKernelProfile(p driver.Profile) Option {
 	return func(c *config) error {
-		if _, err := driver.ParseProfile(string(p)); err != nil {
+		pp, err := driver.ParseProfile(string(p))
+		if err != nil {
 			return err
 		}
-		c.drv.Profile = p
+		c.drv.Profile = pp
 		return nil
 	}
 }

@@ -43,7 +43,7 @@ func TestShutdownQuietPeriod(t *testing.T) {
 }
 
 func TestShutdownTimeoutWins(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		const quiet, timeout = 200 * time.Millisecond, 600 * time.Millisecond
 		l, err := engine.New(c.Options()...)
@@ -109,7 +109,7 @@ func TestAcceptedTasksAreNeverDropped(t *testing.T) {
 }
 
 func TestShutdownHooksAndTimersCancelled(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
 		var order []int
@@ -130,7 +130,7 @@ func TestShutdownHooksAndTimersCancelled(t *testing.T) {
 }
 
 func TestShutdownBeforeStart(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)

@@ -63,7 +63,7 @@ func TestWaitTimeoutIsTheNextDeadline(t *testing.T) {
 }
 
 func TestFixedRateCatchesUp(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		const period = 20 * time.Millisecond
 		var runs []time.Time
@@ -87,7 +87,7 @@ func TestFixedRateCatchesUp(t *testing.T) {
 }
 
 func TestFixedDelaySpacing(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		const delay = 15 * time.Millisecond
 		var ends, starts []time.Time
@@ -131,7 +131,7 @@ func TestCancelTimerFromAnotherGoroutine(t *testing.T) {
 }
 
 func TestPeriodicPanicStopsAndFails(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c, engine.WithLogger(discardLogger()))
 		var n atomic.Int32
 		s, err := l.ScheduleFuncAtFixedRate(func() {

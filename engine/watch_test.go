@@ -78,7 +78,7 @@ func TestRegisterFD(t *testing.T) {
 }
 
 func TestRegisterFDUnregisteredAtShutdown(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
 		fd := newEventfd(t)
@@ -98,7 +98,7 @@ func TestRegisterFDUnregisteredAtShutdown(t *testing.T) {
 // TestIORatio floods the loop with tasks while an eventfd keeps it busy with
 // I/O, and checks the task/I-O time split follows the ratio.
 func TestIORatio(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, ratio := range []int{20, 50, 80} {
 			l, err := engine.New(c.Options(engine.WithIORatio(ratio))...)
 			require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestIORatio(t *testing.T) {
 }
 
 func TestIORatio100RunsAllTasks(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c, engine.WithIORatio(100))
 		block := busy(t, l)
 		for range 10000 {
@@ -162,7 +162,7 @@ func (p *panicky) OnReady(w *engine.Watch, ev uint32)        { panic("ready blew
 func (p *panicky) OnUnregistered(w *engine.Watch, err error) { p.unreg <- err }
 
 func TestRegisterFDHandlerPanicEndsWatch(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c, engine.WithLogger(discardLogger()))
 		fd := newEventfd(t)
 		h := &panicky{unreg: make(chan error, 1)}
