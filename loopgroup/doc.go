@@ -1,4 +1,96 @@
-// Package loopgroup runs groups of event loops: Netty's EventLoopGroup,
-// its choosers, the server bootstrap with boss and worker reactors, and
-// executor groups for blocking work.
+// Package loopgroup runs groups of event loops: Netty's EventLoopGroup
+// (MultithreadEventLoopGroup), its choosers, the ServerBootstrap with boss
+// and worker reactors, and DefaultEventExecutorGroup for blocking work.
+//
+// # Groups
+//
+// New builds N engine loops (WithLoops; default one per GOMAXPROCS, see
+// below) with shared options: backend, kernel profile, ioRatio, task-ring
+// bound, reject policy, names, CPU affinity, or any engine.Option. Loops
+// start lazily, as in Netty, unless a thread setting needs their threads at
+// once. If a loop cannot be built or set up, the loops already built are
+// shut down and New returns the error. The group is an engine.Parent.
+//
+// Next picks a loop through the Chooser: RoundRobin (Netty's two choosers: a
+// mask when the count is a power of two, a modulo otherwise, on an unsigned
+// 64-bit counter), LeastConnections, or any ChooserFactory. The executor
+// methods (Execute, Submit, Schedule..., InvokeAll, InvokeAny) delegate to
+// Next; InvokeAll and InvokeAny put every function on one loop and refuse to
+// run from a loop of the group (ErrCalledFromLoop), which would wait for
+// itself. ShutdownGracefully shuts every loop down; TerminationFuture
+// completes once all have terminated.
+//
+// # Servers: the three reactor models
+//
+// Serve listens and serves every accepted connection on one loop of the
+// group for its whole life:
+//
+//   - main/sub reactors, WithBoss(boss): a boss loop accepts and hands each
+//     connection to workers.Next(). On io_uring with IORING_OP_MSG_RING
+//     (5.18) the fd travels as a completion posted on the worker's ring,
+//     batched with the boss's other submissions; elsewhere it travels
+//     through the worker's task ring (engine.HandoffStats counts both).
+//     Serve starts the workers first: MSG_RING needs an enabled ring.
+//   - single reactor: without WithBoss the group accepts for itself; a
+//     group of one accepts and serves on one loop with no hand-off.
+//   - SO_REUSEPORT, WithReusePort: every loop owns a listening socket on the
+//     port and accepts for itself; the kernel spreads the connections.
+//
+// Socket options (backlog 1024, TCP_NODELAY on, buffer sizes, keep-alive,
+// watermarks, idle timeouts) are engine.ConnOption values given with
+// WithConnOptions. Server.Shutdown stops accepting, waits for the
+// connections to end and closes them when its context ends. Group.Dial
+// connects from Next().
+//
+// The group counts live connections per loop (Group.Connections) through a
+// handler wrapper the bootstrap installs; a connection handed over counts
+// from the moment its loop is chosen, so LeastConnections spreads a burst of
+// accepts at once.
+//
+// # Blocking work
+//
+// NewExecutorGroup builds loops for handlers that block (a database, the
+// disk): engine loops on the epoll backend, which never do I/O. An idle
+// epoll driver costs an epoll fd and an eventfd and sleeps in epoll_wait,
+// and the loop keeps its task ring, timers and futures; each loop is one
+// locked OS thread, so a blocked task stalls only that loop. Offload runs a
+// function there and its continuation back on the connection's loop, where
+// it may write; pin a connection to one executor loop (Next in OnOpen) to
+// keep its answers in order.
+//
+// # Loop count
+//
+// Netty sizes NIO groups at two threads per core, so a thread blocked in a
+// system call leaves the core to its sibling. A ringloop loop does not block
+// per operation: one io_uring_enter carries an iteration's I/O, and extra
+// locked threads only compete with each other and with Go's own threads. The
+// default is therefore one loop per GOMAXPROCS. Measured with
+//
+//	go test -run '^$' -bench GroupSize -benchtime=100000x -count=3 ./loopgroup
+//
+// (echo of 64-byte messages over 32 loopback connections, clients in the
+// same process; 2026-11-22, 2-core AMD EPYC VM shared with other jobs, Linux
+// 6.18, Go 1.26; medians):
+//
+//	backend   loops=2 (GOMAXPROCS)   loops=4 (2 x GOMAXPROCS)
+//	io_uring  85 000 msgs/s          68 600 msgs/s
+//	epoll     59 000 msgs/s          50 200 msgs/s
+//
+// # Accept rate
+//
+//	go test -run '^$' -bench Accept -benchtime=20000x -count=3 ./loopgroup
+//
+// (one boss loop, two io_uring worker loops, 8 client goroutines that
+// connect, wait for the server's close and close; same machine and date;
+// medians; 3-4 allocations per connection, the Conn itself and its
+// bookkeeping):
+//
+//	boss/worker, task-ring hand-off   14 300 conns/s
+//	boss/worker, MSG_RING hand-off    14 600 conns/s
+//	SO_REUSEPORT (no hand-off)        15 970 conns/s
+//
+// The TCP handshake and the clients dominate on two shared cores; MSG_RING
+// saves the task-ring entry and the eventfd wake of each hand-off, and
+// SO_REUSEPORT saves the hand-off altogether. Choosing a loop costs 10-17
+// ns with no allocation (BenchmarkNext, parallel).
 package loopgroup
