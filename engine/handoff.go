@@ -3,6 +3,7 @@ package engine
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,10 +33,17 @@ import (
 // Listener ids come from a small process-wide table read only on receipt. An
 // id stays reserved until its listener has closed and every message sent
 // with it has been received, so a late message never finds another
-// listener. A message the kernel refuses after MsgRing accepted it (the
-// target ring closed in between; the driver only counts it) is lost with its
-// fd: the accepting loop checks the target is running just before sending,
-// which leaves that window to a loop shutting down at that very moment.
+// listener.
+//
+// A message must not reach a ring that has been closed: the kernel would
+// refuse it after MsgRing returned (the driver only counts such failures)
+// and the fd would leak. So each target loop counts the messages in flight
+// towards it, and a shutdown hook, registered before the first message,
+// keeps reaping its ring until they have all arrived (closing their fds,
+// since the loop is shutting down) before the loop releases its driver. The
+// sender raises the count before it checks that the target is running, so
+// either the hook sees the message or the sender sees the shutdown and
+// uses the task ring.
 
 // opHandoff is the op kind of a hand-off message. It is the highest kind, so
 // kinds added to registry.go's list do not collide with it.
@@ -127,6 +135,12 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 	if !ok {
 		return false
 	}
+	ht := handoffTargetOf(target)
+	ht.inflight.Add(1)
+	if target.State() != Started {
+		ht.inflight.Add(-1)
+		return false
+	}
 	if !ln.ho.registered {
 		ln.ho.registered = true
 		ln.ho.id, ln.ho.gen = handoffs.add(ln)
@@ -141,9 +155,50 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 	if err := src.MsgRing(dst, makeTag(ln.ho.id, ln.ho.gen, opHandoff), int32(fd)); err != nil {
 		ln.ho.fallback.Add(1)
 		ln.handoffDone()
+		ht.inflight.Add(-1)
 		return false
 	}
 	return true
+}
+
+// handoffTarget counts the MSG_RING hand-offs in flight towards one loop.
+type handoffTarget struct {
+	inflight atomic.Int64
+	once     sync.Once
+}
+
+// handoffTargets maps a target *Loop to its *handoffTarget; an entry lives
+// until its loop terminates.
+var handoffTargets sync.Map
+
+// handoffDrainTimeout bounds how long a shutting-down loop waits for
+// hand-offs in flight towards it (one the kernel refused never arrives).
+const handoffDrainTimeout = time.Second
+
+// handoffTargetOf returns l's counter, registering (once, before any message
+// is counted) the shutdown hook that waits for the messages in flight.
+func handoffTargetOf(l *Loop) *handoffTarget {
+	v, ok := handoffTargets.Load(l)
+	if !ok {
+		v, _ = handoffTargets.LoadOrStore(l, &handoffTarget{})
+	}
+	ht := v.(*handoffTarget)
+	ht.once.Do(func() {
+		l.AddShutdownHook(func() { l.drainHandoffs(ht) })
+		l.term.AddListener(tasks.Inline, func(tasks.Future[struct{}]) { handoffTargets.Delete(l) })
+	})
+	return ht
+}
+
+// drainHandoffs reaps the ring until every hand-off in flight towards l has
+// arrived, or handoffDrainTimeout passed (a shutdown hook, on the loop).
+func (l *Loop) drainHandoffs(ht *handoffTarget) {
+	end := now() + int64(handoffDrainTimeout)
+	for ht.inflight.Load() > 0 && now() < end {
+		if _, err := l.drv.Wait(10*time.Millisecond, l.onCompletion); err != nil {
+			return
+		}
+	}
 }
 
 // handoffDone records one message received (or never sent).
@@ -165,6 +220,9 @@ func (ln *Listener) releaseHandoffID() {
 func (l *Loop) receiveHandoff(c *driver.Completion) {
 	idx, gen, _ := splitTag(c.Tag)
 	fd := int(c.Res)
+	if v, ok := handoffTargets.Load(l); ok {
+		v.(*handoffTarget).inflight.Add(-1)
+	}
 	ln := handoffs.lookup(idx, gen)
 	if ln == nil {
 		l.stats.stale.Add(1)

@@ -38,6 +38,12 @@ func NewExecutorGroup(opts ...Option) (*Group, error) {
 // connections meanwhile. If c's loop has shut down by the time work
 // finishes, done is not called. Offload returns the executor's refusal
 // (ErrShutdown, ErrRejected), in which case neither function runs.
+//
+// When the answer is only bytes to send, the work may instead call
+// c.AsyncWrite itself, from the executor loop: it copies the bytes and
+// writes them on c's loop, keeping the order of one goroutine's writes.
+// Either way, pin a connection to one executor loop (ex.Next() in OnOpen,
+// kept with Conn.SetValue) when its answers must keep the request order.
 func Offload[T any](ex Executor, c *engine.Conn, work func() (T, error), done func(c *engine.Conn, v T, err error)) error {
 	return ex.Next().Execute(&offloadTask[T]{c: c, work: work, done: done})
 }

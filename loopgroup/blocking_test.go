@@ -154,39 +154,60 @@ func TestBlockingWorkNeverStallsIOLoop(t *testing.T) {
 
 // TestOffloadKeepsOrder: with the connection pinned to one executor loop
 // (chosen in OnOpen), replies come back in request order even though each
-// request takes a different time.
+// request takes a different time, whether the answer goes back through
+// Offload's continuation or by Conn.AsyncWrite from the executor loop.
 func TestOffloadKeepsOrder(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
-		g := newGroup(t, c, loopgroup.WithLoops(1))
-		ex := newExecGroup(t, loopgroup.WithLoops(3))
-		h := &orderHandler{ex: ex}
-		s, err := g.Serve("tcp", "127.0.0.1:0", h)
-		require.NoError(t, err)
-		defer shutdownServer(t, s)
-		nc, err := net.Dial("tcp", s.Addr().String())
-		require.NoError(t, err)
-		defer nc.Close()
-		_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
-		req := make([]byte, 60)
-		for i := range req {
-			req[i] = byte(i)
+		for _, async := range []bool{false, true} {
+			t.Run(map[bool]string{false: "offload", true: "asyncwrite"}[async], func(t *testing.T) {
+				testOffloadOrder(t, c, async)
+			})
 		}
-		_, err = nc.Write(req)
-		require.NoError(t, err)
-		got := make([]byte, len(req))
-		_, err = io.ReadFull(nc, got)
-		require.NoError(t, err)
-		assert.Equal(t, req, got)
 	})
 }
 
-type orderHandler struct{ ex *loopgroup.Group }
+func testOffloadOrder(t *testing.T, c testenv.Combo, async bool) {
+	testenv.CheckLeaks(t)
+	g := newGroup(t, c, loopgroup.WithLoops(1))
+	ex := newExecGroup(t, loopgroup.WithLoops(3))
+	h := &orderHandler{ex: ex, async: async}
+	s, err := g.Serve("tcp", "127.0.0.1:0", h)
+	require.NoError(t, err)
+	defer shutdownServer(t, s)
+	nc, err := net.Dial("tcp", s.Addr().String())
+	require.NoError(t, err)
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
+	req := make([]byte, 60)
+	for i := range req {
+		req[i] = byte(i)
+	}
+	_, err = nc.Write(req)
+	require.NoError(t, err)
+	got := make([]byte, len(req))
+	_, err = io.ReadFull(nc, got)
+	require.NoError(t, err)
+	assert.Equal(t, req, got)
+}
+
+type orderHandler struct {
+	ex    *loopgroup.Group
+	async bool
+}
 
 func (h *orderHandler) OnOpen(c *engine.Conn) { c.SetValue(h.ex.Next()) } // pin
 func (h *orderHandler) OnData(c *engine.Conn, b []byte) {
 	pinned := c.Value().(*engine.Loop)
 	for _, r := range b {
+		if h.async {
+			// The other pattern: write from the executor loop itself.
+			// AsyncWrite copies and keeps the order of one goroutine's writes.
+			_ = pinned.ExecuteFunc(func() {
+				time.Sleep(time.Duration(r%3) * time.Millisecond)
+				_ = c.AsyncWrite([]byte{r})
+			})
+			continue
+		}
 		_ = loopgroup.Offload(pinned, c, func() (byte, error) {
 			time.Sleep(time.Duration(r%3) * time.Millisecond)
 			return r, nil
