@@ -90,10 +90,11 @@ type Conn struct {
 	closeErr  error
 	closeDone bool // CloseFD completed
 
-	idle     timers.Timer
-	idleTask idleTask
-	lastRead int64
-	lastWr   int64
+	idle      timers.Timer
+	idleTask  idleTask
+	lastRead  int64
+	lastWr    int64
+	idleFired [3]int64 // when each idle timeout last fired
 
 	dial        *tasks.Promise[*Conn]
 	stopDialCtx func() bool

@@ -44,6 +44,8 @@ var ErrIdleTimeout = errors.New("engine: idle timeout")
 // idleTask runs when a connection's single idle timer fires. Reads and writes
 // only record their time (one clock read); the timer is re-armed here, for the
 // earliest of the three timeouts, so traffic never touches the timer heap.
+// A timeout's period starts at the later of the last matching activity and
+// its last firing, so an IdleHandler is told once per idle period.
 type idleTask struct{ c *Conn }
 
 func (t *idleTask) Run() {
@@ -52,58 +54,52 @@ func (t *idleTask) Run() {
 		return
 	}
 	n := now()
-	cfg := c.cfg
-	fire := func(kind IdleKind, last int64, d time.Duration) bool {
-		if d <= 0 || n-last < int64(d) {
-			return false
+	for _, k := range [...]IdleKind{ReadIdle, WriteIdle, AllIdle} {
+		at, ok := c.idleDeadline(k)
+		if !ok || n < at {
+			continue
 		}
-		if ih, ok := c.h.(IdleHandler); ok {
-			ih.OnIdle(c, kind)
-			return false
+		ih, handled := c.h.(IdleHandler)
+		if !handled {
+			c.closeWith(ErrIdleTimeout)
+			return
 		}
-		c.closeWith(ErrIdleTimeout)
-		return true
+		c.idleFired[k-1] = n
+		ih.OnIdle(c, k)
+		if c.st != connOpen {
+			return
+		}
 	}
-	if fire(ReadIdle, c.lastRead, cfg.readIdle) ||
-		fire(WriteIdle, c.lastWr, cfg.writeIdle) ||
-		fire(AllIdle, max(c.lastRead, c.lastWr), cfg.allIdle) {
-		return
+	c.armIdle(n)
+}
+
+// idleDeadline is when timeout k next fires, if it is on.
+func (c *Conn) idleDeadline(k IdleKind) (int64, bool) {
+	var d time.Duration
+	var last int64
+	switch k {
+	case ReadIdle:
+		d, last = c.cfg.readIdle, c.lastRead
+	case WriteIdle:
+		d, last = c.cfg.writeIdle, c.lastWr
+	default:
+		d, last = c.cfg.allIdle, max(c.lastRead, c.lastWr)
 	}
-	// An IdleHandler was told: the next period starts now.
-	if cfg.readIdle > 0 && n-c.lastRead >= int64(cfg.readIdle) {
-		c.lastRead = n
+	if d <= 0 {
+		return 0, false
 	}
-	if cfg.writeIdle > 0 && n-c.lastWr >= int64(cfg.writeIdle) {
-		c.lastWr = n
-	}
-	if cfg.allIdle > 0 && n-max(c.lastRead, c.lastWr) >= int64(cfg.allIdle) {
-		c.lastRead = n
-	}
-	if c.st == connOpen {
-		c.armIdle(n)
-	}
+	return max(last, c.idleFired[k-1]) + int64(d), true
 }
 
 // armIdle arms the idle timer for the earliest timeout still ahead.
 func (c *Conn) armIdle(n int64) {
-	cfg := c.cfg
-	next := int64(-1)
-	consider := func(last int64, d time.Duration) {
-		if d <= 0 {
-			return
-		}
-		at := last + int64(d)
-		if at < n {
-			at = n
-		}
-		if next < 0 || at < next {
-			next = at
+	next, any := int64(0), false
+	for _, k := range [...]IdleKind{ReadIdle, WriteIdle, AllIdle} {
+		if at, ok := c.idleDeadline(k); ok && (!any || at < next) {
+			next, any = at, true
 		}
 	}
-	consider(c.lastRead, cfg.readIdle)
-	consider(c.lastWr, cfg.writeIdle)
-	consider(max(c.lastRead, c.lastWr), cfg.allIdle)
-	if next >= 0 {
-		c.loop.heap.Start(&c.idle, next)
+	if any {
+		c.loop.heap.Start(&c.idle, max(next, n))
 	}
 }

@@ -373,3 +373,23 @@ func TestExecuteStress(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestStallDetectorReportsLongTasks(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		reports := make(chan engine.StallReport, 4)
+		l := newLoop(t, c, engine.WithStallDetector(5*time.Millisecond, func(r engine.StallReport) { reports <- r }))
+		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, reports, "a quick task is no stall")
+		require.NoError(t, l.ExecuteFunc(func() { time.Sleep(20 * time.Millisecond) }))
+		select {
+		case r := <-reports:
+			require.Equal(t, "task", r.What)
+			require.GreaterOrEqual(t, r.Took, 20*time.Millisecond)
+			require.Same(t, l, r.Loop)
+		case <-time.After(5 * time.Second):
+			t.Fatal("no stall reported")
+		}
+		require.GreaterOrEqual(t, l.Metrics().Longest, 20*time.Millisecond)
+	})
+}

@@ -511,3 +511,59 @@ func TestPeerHalfCloseKeepsWriting(t *testing.T) {
 		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrConnClosed)
 	})
 }
+
+// idleCounter counts idle events and keeps the connection open.
+type idleCounter struct {
+	*recorder
+	kinds chan engine.IdleKind
+}
+
+func (h idleCounter) OnIdle(c *engine.Conn, k engine.IdleKind) {
+	select {
+	case h.kinds <- k:
+	default: // never block the loop
+	}
+}
+
+func TestIdleHandlerWriteAndAllIdle(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		h := idleCounter{newRecorder(), make(chan engine.IdleKind, 16)}
+		_, peer := acceptOne(t, l, h, engine.WithIdleTimeouts(0, 60*time.Millisecond, 200*time.Millisecond))
+		conn := <-h.opened
+		start := time.Now()
+		// The peer keeps sending (so never all-idle) while we never write:
+		// write-idle fires, repeatedly, and the connection stays open.
+		stop := time.After(300 * time.Millisecond)
+		seen := 0
+	loop:
+		for {
+			select {
+			case k := <-h.kinds:
+				require.Equal(t, engine.WriteIdle, k)
+				seen++
+			case <-stop:
+				break loop
+			case <-time.After(20 * time.Millisecond):
+				_, err := peer.Write([]byte("x"))
+				require.NoError(t, err)
+			}
+		}
+		require.GreaterOrEqual(t, seen, 2, "write-idle fires once per period")
+		require.GreaterOrEqual(t, time.Since(start), 120*time.Millisecond)
+		// Now silence both ways: all-idle fires.
+		deadline := time.After(5 * time.Second)
+		for {
+			select {
+			case k := <-h.kinds:
+				if k == engine.AllIdle {
+					require.NoError(t, conn.Close())
+					require.ErrorIs(t, waitErr(t, h.closed), engine.ErrConnClosed)
+					return
+				}
+			case <-deadline:
+				t.Fatal("all-idle never fired")
+			}
+		}
+	})
+}
