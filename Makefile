@@ -35,12 +35,15 @@ fmt:
 
 # test: static checks, the race-enabled suite (every integration test runs
 # each backend under each kernel profile inside the suite; fault tests run
-# children under a seccomp filter), the CGO_ENABLED=0 build and suite on the
-# epoll driver, and short fuzz runs.
+# children under a seccomp filter), the integration suites again without the
+# race detector at full size (2000 connections, 16 MiB messages, 10^4-conn
+# churn, 8x10^6 tasks), the CGO_ENABLED=0 build and suite on the epoll
+# driver, and short fuzz runs.
 test: deps vet
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 	$(GO) test -race -timeout 30m $(PKGS)
+	$(GO) test -count=1 -timeout 20m ./tests/ ./engine/
 	$(MAKE) test-nocgo
 	$(MAKE) fuzz
 
