@@ -53,6 +53,7 @@ const opHandoff opKind = 0x7f
 // loops.
 type HandoffMode uint32
 
+// The hand-off modes.
 const (
 	// HandoffAuto uses MSG_RING where both rings support it and the target
 	// loop runs, else the task ring (the default).
@@ -61,6 +62,7 @@ const (
 	HandoffTask
 )
 
+// String returns "auto" or "task".
 func (m HandoffMode) String() string {
 	if m == HandoffTask {
 		return "task"

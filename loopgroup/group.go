@@ -226,6 +226,7 @@ func (g *Group) every(f func(*engine.Loop) bool) bool {
 	return true
 }
 
+// String describes the group for logs.
 func (g *Group) String() string {
 	return fmt.Sprintf("loopgroup(%d loops)", len(g.loops))
 }
