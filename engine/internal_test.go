@@ -59,9 +59,12 @@ func newFlaky(t *testing.T, opts ...Option) (*Loop, *flakyDriver) {
 
 func TestEmptyWakeupGuardRebuilds(t *testing.T) {
 	l, f := newFlaky(t, WithRebuildThreshold(64))
-	f.spurious.Store(64 + 10)
+	// Start the loop first, so that no late wake-up from the start races
+	// the premature returns below.
 	_, err := l.Submit(func() error { return nil }).Await(context.Background())
 	require.NoError(t, err)
+	f.spurious.Store(64 + 10)
+	require.NoError(t, l.ExecuteFunc(func() {})) // wake the loop into them
 	deadline := time.Now().Add(5 * time.Second)
 	for f.spurious.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
