@@ -56,7 +56,7 @@ func TestWaitTimeoutIsTheNextDeadline(t *testing.T) {
 		took := <-fired
 		iters := l.Metrics().Iterations - before
 		require.GreaterOrEqual(t, took, d)
-		require.Less(t, took, d+50*time.Millisecond, "fired late")
+		require.Less(t, took, d+100*time.Millisecond, "fired late")
 		require.LessOrEqual(t, iters, uint64(6), "the loop spun instead of sleeping until the deadline")
 		t.Logf("%s: fired after %v in %d iterations", c, took, iters)
 	})
@@ -68,6 +68,7 @@ func TestFixedRateCatchesUp(t *testing.T) {
 		const period = 20 * time.Millisecond
 		var runs []time.Time
 		done := make(chan struct{})
+		start := time.Now()
 		_, err := l.ScheduleFuncAtFixedRate(func() {
 			runs = append(runs, time.Now())
 			if len(runs) == 1 {
@@ -81,8 +82,9 @@ func TestFixedRateCatchesUp(t *testing.T) {
 		<-done
 		// After the stall, runs 2..6 were already due: they run immediately.
 		require.Less(t, runs[2].Sub(runs[1]), period/2, "fixed rate did not catch up")
-		total := runs[7].Sub(runs[0])
-		require.GreaterOrEqual(t, total, 7*period-time.Millisecond, "ran ahead of its rate")
+		for i, r := range runs { // run i is due at start + (i+1) periods, never earlier
+			require.GreaterOrEqual(t, r.Sub(start), time.Duration(i+1)*period, "run %d ran ahead of its rate", i)
+		}
 	})
 }
 
