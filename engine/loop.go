@@ -70,6 +70,7 @@ type Loop struct {
 	shutdownBegun bool
 	emptyWakes    int
 	shutdownPoll  int64 // while the quiet period runs: wake by then to re-check
+	lastActive    int64 // last iteration with completions or tasks (busy poll)
 	ioFirst       int64 // time of the first completion of this Wait
 	completions   int   // completions in this Wait
 	appendDue     func(tasks.Task)

@@ -393,3 +393,29 @@ func TestStallDetectorReportsLongTasks(t *testing.T) {
 		require.GreaterOrEqual(t, l.Metrics().Longest, 20*time.Millisecond)
 	})
 }
+
+// TestBusyPoll: within the window after work the loop polls instead of
+// sleeping, so a new task needs no driver wake-up; after it, the loop sleeps.
+func TestBusyPoll(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c, engine.WithBusyPoll(time.Hour))
+		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		wakes := l.Metrics().Wakes
+		for range 100 {
+			_, err := l.Submit(func() error { return nil }).Await(context.Background())
+			require.NoError(t, err)
+		}
+		require.Equal(t, wakes, l.Metrics().Wakes, "a busy-polling loop needed wake-ups")
+
+		l2 := newLoop(t, c, engine.WithBusyPoll(20*time.Millisecond))
+		_, err = l2.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		time.Sleep(50 * time.Millisecond) // past the window: the loop goes to sleep
+		it := l2.Metrics().Iterations
+		time.Sleep(50 * time.Millisecond)
+		require.LessOrEqual(t, l2.Metrics().Iterations-it, uint64(1), "the loop kept polling past its window")
+	})
+	_, err := engine.New(engine.WithBusyPoll(-1))
+	require.Error(t, err)
+}

@@ -24,6 +24,7 @@ type config struct {
 	stallThreshold time.Duration
 	onStall        func(StallReport)
 	rebuildAfter   int
+	busyPoll       time.Duration
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
 }
 
@@ -147,6 +148,20 @@ func WithStallDetector(threshold time.Duration, fn func(StallReport)) Option {
 			return fmt.Errorf("engine: stall threshold %v (expected > 0)", threshold)
 		}
 		c.stallThreshold, c.onStall = threshold, fn
+		return nil
+	}
+}
+
+// WithBusyPoll makes the loop poll its driver without blocking for up to d
+// after the last completion or task before it goes to sleep (Netty's
+// BUSY_WAIT strategy). It trades CPU for latency: a request that arrives
+// within the window is picked up without a thread wake-up. Off by default.
+func WithBusyPoll(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("engine: busy poll %v (expected >= 0)", d)
+		}
+		c.busyPoll = d
 		return nil
 	}
 }

@@ -50,7 +50,7 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	timeout := driver.NoWait
 	blocking := false
 	deadline := wakeNone
-	if !l.hasTasks() {
+	if !l.hasTasks() && !l.busyPolling() {
 		if d, ok := l.heap.NextDeadline(); ok {
 			deadline = d
 		}
@@ -102,6 +102,9 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 		budget = ioTime * (100 - ratio) / ratio
 	}
 	ran := l.runTasks(end, budget)
+	if l.completions > 0 || ran > 0 {
+		l.lastActive = end
+	}
 	l.flushConns()
 	l.publishGauges()
 
@@ -126,6 +129,13 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 			l.emptyWakes = 0
 		}
 	}
+}
+
+// busyPolling reports whether the loop should poll without blocking because
+// it saw work less than the busy-poll window ago (WithBusyPoll).
+func (l *Loop) busyPolling() bool {
+	bp := l.cfg.busyPoll
+	return bp > 0 && now()-l.lastActive < int64(bp)
 }
 
 // onCompletion routes one completion to its registration; stale tags (a slot
