@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 PKGS  := ./...
 
-.PHONY: all deps build test test-nocgo fuzz vet demo bench fmt
+.PHONY: all deps build test test-nocgo fuzz vet demo bench latency fmt
 
 all: build
 
@@ -59,6 +59,11 @@ fuzz:
 
 demo: deps
 	$(GO) run ./examples/demo
+
+# latency: one-connection ping-pong, server and client pinned to separate
+# cores in separate processes (net vs ringloop, GOMAXPROCS 1 and 2, busy poll).
+latency: deps
+	./examples/pingpong/latency.sh
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -40,12 +40,12 @@
 // system call holding a P; when no other P is idle, sysmon takes that P back
 // after about 20 µs and wakes another thread to poll the network, which on
 // a lightly loaded server costs a thread wake-up per request. Give the
-// process more Ps than it has loops (GOMAXPROCS ≥ loops + 1): measured with
-// a one-connection 128 B ping-pong, server pinned to one core, client in
-// another process on the other core, a loop at GOMAXPROCS=1 answered in
-// 140 µs (p50) and at GOMAXPROCS=2 in 73–85 µs, on par with net's 77 µs.
-// WithBusyPoll trades CPU for latency instead: at a 50 µs window the same
-// test answered in 38–44 µs.
+// process more Ps than it has loops (GOMAXPROCS ≥ loops + 1), or trade CPU
+// for latency with WithBusyPoll. `make latency` measures both (one
+// connection, 128 B ping-pong, server and client in separate processes on
+// separate cores); on the 2-core VM of 2026-11-22 a loop answered in
+// 94–140 µs (p50) at GOMAXPROCS=1, 75–88 µs at GOMAXPROCS=2 (net: 80–105
+// µs), and 32–40 µs with a 50 µs busy-poll window.
 //
 // # Identity
 //

@@ -31,18 +31,19 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "TCP address to listen on")
+	busy := flag.Duration("busy-poll", 0, "poll without sleeping for this long after work (engine.WithBusyPoll)")
 	flag.Parse()
-	if err := run(*addr); err != nil {
+	if err := run(*addr, *busy); err != nil {
 		fmt.Fprintln(os.Stderr, "echoserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string) error {
+func run(addr string, busy time.Duration) error {
 	// The default backend is auto; New fails only when a backend is forced
 	// (RINGLOOP_BACKEND=uring where io_uring is refused) or a variable is
 	// invalid.
-	loop, err := engine.New(engine.WithName("echoserver"))
+	loop, err := engine.New(engine.WithName("echoserver"), engine.WithBusyPoll(busy))
 	if err != nil {
 		return err
 	}
