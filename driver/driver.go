@@ -19,6 +19,11 @@
 //     the engine may recycle the tag's slot.
 //   - Cancel of an op that has already ended is a no-op and reports nothing.
 //     Cancel itself reports nothing; the cancelled op reports -ECANCELED.
+//   - At most one op of each kind is armed per fd at a time (one Recv, one
+//     Send, one Accept, one Poll, one Connect); sends on an fd are issued one
+//     after another, each after the previous one's completion. The engine
+//     keeps to this; a driver may refuse a second op with -EBUSY.
+//   - Poll's ready mask may include POLLERR and POLLHUP even when not asked.
 //   - Tags with the high bit set (Reserved) belong to the driver; the engine
 //     never uses them.
 //   - Data in a Completion points into memory the driver owns; it is valid only
