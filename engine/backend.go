@@ -29,6 +29,7 @@ const (
 // ("uring" or "epoll").
 const BackendEnv = "RINGLOOP_BACKEND"
 
+// String names the backend as RINGLOOP_BACKEND spells it.
 func (b Backend) String() string {
 	switch b {
 	case BackendUring:
@@ -59,6 +60,7 @@ type BackendInfo struct {
 	Reason   string          // why this driver was chosen
 }
 
+// String renders the driver, the reason it was chosen and its features.
 func (b BackendInfo) String() string { return b.Name + ": " + b.Reason + "; " + b.Features.String() }
 
 // fallbackLogged makes the fallback warning appear once per process, on the

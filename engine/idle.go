@@ -17,6 +17,7 @@ const (
 	AllIdle
 )
 
+// String names the idle kind.
 func (k IdleKind) String() string {
 	switch k {
 	case ReadIdle:

@@ -159,6 +159,7 @@ func (l *Loop) SetIORatio(r int) error {
 // driver.
 func (l *Loop) TerminationFuture() tasks.Future[struct{}] { return l.term }
 
+// String names the loop with its backend and state, for logs.
 func (l *Loop) String() string {
 	name := l.cfg.name
 	if name == "" {

@@ -14,6 +14,7 @@ const (
 	Terminated
 )
 
+// String names the state.
 func (s State) String() string {
 	switch s {
 	case NotStarted:

@@ -20,6 +20,7 @@ type Combo struct {
 	Profile driver.Profile
 }
 
+// String is "backend/profile", the subtest name.
 func (c Combo) String() string { return fmt.Sprintf("%s/%s", c.Backend, c.Profile) }
 
 // Options returns the loop options that select the combo.
