@@ -65,5 +65,7 @@ demo: deps
 latency: deps
 	./examples/pingpong/latency.sh
 
+# bench: every micro-benchmark (tasks, timers, drivers, loop, echo, groups).
+BENCHTIME ?= 500ms
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m $(PKGS)
