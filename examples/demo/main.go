@@ -47,7 +47,8 @@ func main() {
 	for _, r := range rows {
 		fmt.Printf("%-28s %12.0f %10v %10v %.2fx\n", r.name, r.rate, r.p50, r.p99, r.rate/base)
 	}
-	fmt.Println("\nOne run on this machine, not a benchmark: see `make bench` for the measured comparison.")
+	fmt.Println("\nOne run, clients in this process and unpinned: not a benchmark. `make latency` measures")
+	fmt.Println("across processes on pinned cores; `make bench` runs the micro-benchmarks.")
 }
 
 type result struct {
