@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"os"
@@ -125,7 +126,7 @@ func (ln *Listener) Close() error {
 	if ln.loop.InEventLoop() {
 		return nil
 	}
-	_, err := ln.closed.Await(contextBackground())
+	_, err := ln.closed.Await(context.Background())
 	return err
 }
 

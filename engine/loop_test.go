@@ -1,9 +1,7 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -150,7 +148,7 @@ func TestWakesAreCoalesced(t *testing.T) {
 
 func TestTaskPanicIsReportedAndLoopGoesOn(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		var buf syncBuffer
+		var buf testenv.SyncBuffer
 		log := slog.New(slog.NewTextHandler(&buf, nil))
 		l := newLoop(t, c, engine.WithLogger(log))
 		require.NoError(t, l.ExecuteFunc(func() { panic("boom") }))
@@ -287,25 +285,6 @@ func scale(normal, race int) int {
 	}
 	return normal
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var _ = errors.Is
 
 // requireDone waits for f and fails the test if it failed.
 func requireDone[T any](t testing.TB, f tasks.Future[T]) {

@@ -61,7 +61,7 @@ func (l *Loop) onLoop(fn func() error) error {
 	if l.InEventLoop() {
 		return fn()
 	}
-	_, err := Submit(l, func() (struct{}, error) { return struct{}{}, fn() }).Await(contextBackground())
+	_, err := Submit(l, func() (struct{}, error) { return struct{}{}, fn() }).Await(context.Background())
 	return err
 }
 
@@ -134,5 +134,3 @@ func (w *Watch) abandon() {
 	w.loop.reg.remove(w.idx, w.gen)
 	w.h.OnUnregistered(w, nil)
 }
-
-func contextBackground() context.Context { return context.Background() }

@@ -95,7 +95,7 @@ func TestEchoserverWithoutCgo(t *testing.T) {
 		t.Run(tc.env, func(t *testing.T) {
 			cmd := exec.Command(bin)
 			cmd.Env = append(withoutEnv(os.Environ(), ringloopEnv...), tc.env)
-			var stdout, stderr syncBuffer
+			var stdout, stderr testenv.SyncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := runWithin(t, cmd, serverTimeout)
 			var exit *exec.ExitError
@@ -158,7 +158,7 @@ func runWithin(t *testing.T, cmd *exec.Cmd, d time.Duration) error {
 type echoserver struct {
 	cmd            *exec.Cmd
 	stdin          io.WriteCloser
-	stderr         *syncBuffer
+	stderr         *testenv.SyncBuffer
 	done           chan error
 	first          string // its first line
 	addr, backend  string
@@ -174,7 +174,7 @@ var listeningLine = regexp.MustCompile(`^listening (\S+) backend=(\S+) profile=(
 // for its listening line.
 func startEchoserver(t *testing.T, bin string, env ...string) *echoserver {
 	t.Helper()
-	s := &echoserver{cmd: exec.Command(bin), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &echoserver{cmd: exec.Command(bin), stderr: &testenv.SyncBuffer{}, done: make(chan error, 1)}
 	s.cmd.Env = append(withoutEnv(os.Environ(), ringloopEnv...), env...)
 	s.cmd.Stderr = s.stderr
 	var err error

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/internal/seccomp"
+	"github.com/ringloop/ringloop/internal/testenv"
 )
 
 // childTimeout bounds one child process of the fault tests (its tests ask
@@ -64,25 +64,6 @@ func quickRaceExit(env []string) []string {
 	return append(withoutEnv(env, "GORACE"), "GORACE="+opts)
 }
 
-// syncBuffer is a bytes.Buffer safe for a child's output copier and the
-// test reading it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runChild re-runs this test binary with only the test named name, under a
 // seccomp filter that makes the io_uring system calls fail with errno, and
 // fails unless that test ran and passed. env adds variables (the child
@@ -94,7 +75,7 @@ func runChild(t *testing.T, errno unix.Errno, name string, env ...string) string
 	cmd.Args = append(cmd.Args, fmt.Sprintf("-test.timeout=%v", childTimeout))
 	cmd.Env = append(withoutEnv(cmd.Env, ringloopEnv...), env...)
 	cmd.Env = quickRaceExit(cmd.Env)
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	require.NoError(t, cmd.Start())
