@@ -181,7 +181,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	c.out = append(c.out, p...)
-	c.lastWr = now()
+	if c.cfg.idle() {
+		c.lastWr = now()
+	}
 	if !c.queued {
 		c.queued = true
 		c.loop.flushList = append(c.loop.flushList, c)
@@ -264,7 +266,9 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 	switch {
 	case comp.Res > 0:
 		if c.st == connOpen || c.st == connClosing && c.closeErr == io.EOF {
-			c.lastRead = now()
+			if c.cfg.idle() {
+				c.lastRead = now()
+			}
 			c.h.OnData(c, comp.Data)
 		}
 		if !comp.More && c.st == connOpen && !c.readPaused {

@@ -47,6 +47,10 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 	return c, nil
 }
 
+// idle reports whether any idle timeout is on, so traffic records its time
+// (a clock read) only when something will look at it.
+func (c *connConfig) idle() bool { return c.readIdle > 0 || c.writeIdle > 0 || c.allIdle > 0 }
+
 // WithBacklog sets the listen backlog (default 1024).
 func WithBacklog(n int) ConnOption {
 	return func(c *connConfig) error {
