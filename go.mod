@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/stretchr/testify v1.11.1
+	golang.org/x/net v0.47.0
 	golang.org/x/sys v0.38.0
 )
 

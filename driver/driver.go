@@ -9,7 +9,8 @@
 // # Rules every driver keeps
 //
 //   - A Driver is used by one goroutine (its loop) only, except Wake, which any
-//     goroutine may call.
+//     goroutine may call. Unless Config.Parked is set, that goroutine is
+//     locked to one OS thread.
 //   - Ops are prepared by the method calls and handed to the kernel at the next
 //     Wait, so one system call carries every op of a loop iteration.
 //   - Every armed op ends with exactly one final completion (More == false):
@@ -107,9 +108,6 @@ type Driver interface {
 	// Wake makes a blocked or the next Wait return. Safe from any goroutine.
 	// Callers coalesce wakes (the loop's wake flag); a driver need not.
 	Wake() error
-	// Rebuild replaces the kernel object behind the driver (the epoll set or
-	// the ring) keeping every armed op; called by the loop's empty-wakeup guard.
-	Rebuild() error
 	// Features reports what the backend does and why.
 	Features() Features
 	// Close releases everything: ring or epoll fd, eventfd, buffers, mmaps.
@@ -130,6 +128,11 @@ type Config struct {
 	// 0 picks the defaults (16 KiB, 256).
 	BufferSize  int
 	BufferCount int
+	// Parked says the loop goroutine is not locked to an OS thread: Wait,
+	// Enable and every op may run on any thread, and the loop sleeps in Go's
+	// netpoller through Parker. io_uring then sets its ring up without
+	// SINGLE_ISSUER, DEFER_TASKRUN or COOP_TASKRUN.
+	Parked bool
 }
 
 // Errors shared by both drivers.

@@ -58,10 +58,15 @@ type BackendInfo struct {
 	Name     string          // "io_uring" or "epoll"
 	Features driver.Features // what the driver does on this kernel
 	Reason   string          // why this driver was chosen
+	// Threading is the loop's threading mode (how it waits).
+	Threading Threading
 }
 
-// String renders the driver, the reason it was chosen and its features.
-func (b BackendInfo) String() string { return b.Name + ": " + b.Reason + "; " + b.Features.String() }
+// String renders the driver, the threading mode, the reason the driver was
+// chosen and its features.
+func (b BackendInfo) String() string {
+	return b.Name + " (" + b.Threading.String() + " loop): " + b.Reason + "; " + b.Features.String()
+}
 
 // fallbackLogged makes the fallback warning appear once per process, on the
 // logger of the first loop that falls back; every loop still reports its

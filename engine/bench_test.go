@@ -30,7 +30,7 @@ func forEachBackendB(b *testing.B, fn func(b *testing.B, c testenv.Combo)) {
 		if c.Profile != "native" {
 			continue
 		}
-		b.Run(c.Backend.String(), func(b *testing.B) { fn(b, c) })
+		b.Run(c.Backend.String()+"/"+c.Threading.String(), func(b *testing.B) { c.Need(b); fn(b, c) })
 	}
 }
 

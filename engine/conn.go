@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/driver"
-	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/timers"
 )
 
@@ -24,7 +24,13 @@ type Handler interface {
 	OnData(c *Conn, b []byte)
 	// OnClose is called once, after the fd is closed, with why: io.EOF (the
 	// peer closed), an errno such as ECONNRESET, ErrIdleTimeout, ErrShutdown
-	// (the loop shut down), ErrConnClosed (local Close) or ErrAborted.
+	// (the loop shut down), ErrConnClosed (local Close), ErrAborted,
+	// ErrCloseTimeout (Close could not flush in time) or ErrPanicked (a
+	// callback of the connection panicked).
+	//
+	// A panic in any callback of a connection ends that connection only: it
+	// is closed, unsent bytes dropped, and OnClose receives an error wrapping
+	// ErrPanicked; the loop and its other connections go on.
 	OnClose(c *Conn, err error)
 }
 
@@ -48,6 +54,10 @@ var (
 	ErrConnClosed  = fmt.Errorf("engine: connection closed: %w", net.ErrClosed)
 	ErrAborted     = fmt.Errorf("engine: connection aborted: %w", net.ErrClosed)
 	ErrWriteClosed = fmt.Errorf("engine: write side closed: %w", net.ErrClosed)
+	// ErrCloseTimeout: a graceful close could not send what was written
+	// within the close timeout (a peer that does not read), so the
+	// connection was aborted and the unsent bytes dropped.
+	ErrCloseTimeout = fmt.Errorf("engine: close timed out with bytes unsent: %w", ErrAborted)
 )
 
 type connState uint8
@@ -78,9 +88,11 @@ type Conn struct {
 	sending  []byte // handed to the driver, until its completion
 	inFlight bool   // a send op is armed
 	queued   bool   // in the loop's flush list
-	writable bool
-	halfShut bool // CloseWrite asked
-	wrShut   bool // shutdown(SHUT_WR) done
+	halfShut bool   // CloseWrite asked
+	wrShut   bool   // shutdown(SHUT_WR) done
+
+	writable atomic.Bool // read from any goroutine (Writable)
+	async    asyncWriter // AsyncWrite's side, shared with other goroutines
 
 	recvArmed  bool // a recv op is armed (its final completion not seen)
 	readPaused bool
@@ -96,15 +108,16 @@ type Conn struct {
 	lastWr    int64
 	idleFired [3]int64 // when each idle timeout last fired
 
-	dial        *tasks.Promise[*Conn]
-	stopDialCtx func() bool
-	value       any
-	laddr       net.Addr
-	raddr       net.Addr
+	dialer *dialer // while connecting (DialAsync)
+	value  any
+	laddr  net.Addr
+	raddr  net.Addr
 }
 
 func newConn(l *Loop, fd int, h Handler, cfg *connConfig) *Conn {
-	c := &Conn{loop: l, fd: fd, h: h, cfg: cfg, writable: true}
+	c := &Conn{loop: l, fd: fd, h: h, cfg: cfg}
+	c.writable.Store(true)
+	c.async.drain.c = c
 	c.wh, _ = h.(WritabilityHandler)
 	c.idleTask.c = c
 	c.idle.Init(&c.idleTask)
@@ -120,7 +133,8 @@ func (c *Conn) open() {
 	t := now()
 	c.lastRead, c.lastWr = t, t
 	c.armIdle(t)
-	c.h.OnOpen(c)
+	c.observeOpened()
+	c.onOpen()
 	if c.st == connOpen && !c.readPaused {
 		c.armRecv()
 	}
@@ -184,42 +198,36 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if c.cfg.idle() {
 		c.lastWr = now()
 	}
+	c.queueFlush()
+	if c.writable.Load() && c.Buffered() > c.cfg.highWater {
+		c.setWritable(false)
+	}
+	return len(p), nil
+}
+
+// queueFlush puts the connection on the loop's flush list.
+func (c *Conn) queueFlush() {
 	if !c.queued {
 		c.queued = true
 		c.loop.flushList = append(c.loop.flushList, c)
 	}
-	if c.writable && c.Buffered() > c.cfg.highWater {
-		c.setWritable(false)
-	}
-	return len(p), nil
 }
 
 // Buffered returns the bytes written and not yet sent (on the loop).
 func (c *Conn) Buffered() int { return len(c.out) + len(c.sending) }
 
 // Writable reports whether the buffered bytes are under the high watermark
-// (or back under the low one) (on the loop).
-func (c *Conn) Writable() bool { return c.writable }
+// (or back under the low one). Safe from any goroutine: off the loop it is
+// the state as of the loop's last change, the signal for producers that use
+// AsyncWrite.
+func (c *Conn) Writable() bool { return c.writable.Load() }
 
 func (c *Conn) setWritable(w bool) {
-	c.writable = w
+	c.writable.Store(w)
 	if c.wh != nil {
-		c.wh.OnWritabilityChanged(c, w)
+		c.onWritabilityChanged(w)
 	}
 }
-
-// AsyncWrite copies p and writes it on the loop; safe from any goroutine.
-// Writes from one goroutine keep their order.
-func (c *Conn) AsyncWrite(p []byte) error {
-	return c.loop.Execute(&asyncWrite{c: c, p: append([]byte(nil), p...)})
-}
-
-type asyncWrite struct {
-	c *Conn
-	p []byte
-}
-
-func (w *asyncWrite) Run() { _, _ = w.c.Write(w.p) }
 
 // flush hands the outbound buffer to the driver unless a send is in flight;
 // the send completion sends what piled up meanwhile.
@@ -231,6 +239,7 @@ func (c *Conn) flush() {
 	c.out, c.sending = c.sending[:0], c.out
 	c.inFlight = true
 	c.loop.drv.Send(c.fd, c.tag(opSend), c.sending)
+	c.publishBuffered()
 }
 
 // flushConns flushes every connection written to this iteration.
@@ -269,7 +278,7 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 			if c.cfg.idle() {
 				c.lastRead = now()
 			}
-			c.h.OnData(c, comp.Data)
+			c.onData(comp.Data)
 		}
 		if !comp.More && c.st == connOpen && !c.readPaused {
 			c.armRecv()
@@ -277,7 +286,7 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 	case comp.Res == 0:
 		if hh, ok := c.h.(HalfCloseHandler); ok && c.st == connOpen {
 			c.readEOF = true
-			hh.OnReadClosed(c)
+			c.onReadClosed(hh)
 		} else {
 			c.closeWith(io.EOF)
 		}
@@ -306,13 +315,17 @@ func (c *Conn) onSend(comp *driver.Completion) {
 	} else {
 		c.sending = c.sending[:0]
 	}
-	if !c.writable && c.Buffered() < c.cfg.lowWater {
+	if !c.writable.Load() && c.Buffered() < c.cfg.lowWater {
 		c.setWritable(true)
 	}
 	if len(c.out) > 0 && c.st != connClosed {
 		c.flush()
 		return
 	}
+	if cap(c.out) > maxIdleBuffer { // idle: keep no more than maxIdleBuffer each
+		c.out = nil
+	}
+	c.publishBuffered()
 	c.afterDrain()
 	c.maybeRelease()
 }
@@ -344,6 +357,7 @@ func (c *Conn) CloseWrite() error {
 		if c.st != connOpen || c.halfShut {
 			return
 		}
+		c.closeAsync(ErrWriteClosed, true)
 		c.halfShut = true
 		if !c.inFlight && len(c.out) == 0 {
 			c.afterDrain()
@@ -393,6 +407,7 @@ func (c *Conn) closeWith(err error) {
 		c.abortWith(err)
 		return
 	}
+	c.closeAsync(ErrConnClosed, true)
 	c.st = connClosing
 	c.closeErr = err
 	if c.recvArmed {
@@ -400,17 +415,22 @@ func (c *Conn) closeWith(err error) {
 	}
 	if !c.inFlight && len(c.out) == 0 {
 		c.finish()
+		return
 	}
+	// The close timeout bounds the flush (a peer that never reads); the
+	// idle timer is free, idle timeouts do not apply to a closing
+	// connection.
+	c.loop.heap.Start(&c.idle, now()+int64(c.cfg.closeTimeout))
 }
 
-// abortWith closes at once, dropping unsent bytes.
+// abortWith closes at once, dropping unsent bytes; err replaces the reason
+// of a graceful close under way, since what it would have flushed is lost.
 func (c *Conn) abortWith(err error) {
 	if c.st == connClosed {
 		return
 	}
-	if c.closeErr == nil || c.st < connClosing {
-		c.closeErr = err
-	}
+	c.closeAsync(ErrConnClosed, false)
+	c.closeErr = err
 	if errors.Is(err, ErrAborted) {
 		_ = unix.SetsockoptLinger(c.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
 	}
@@ -425,6 +445,7 @@ func (c *Conn) finish() {
 		return
 	}
 	c.st = connClosed
+	c.closeAsync(ErrConnClosed, false)
 	c.loop.heap.Stop(&c.idle)
 	if c.recvArmed {
 		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
@@ -445,12 +466,14 @@ func (c *Conn) maybeRelease() {
 	}
 	c.loop.reg.remove(c.idx, c.gen)
 	c.out, c.sending = nil, nil
-	if c.dial != nil {
-		c.dial.Fail(c.closeErr)
-		c.dial = nil
+	c.publishBuffered()
+	if d := c.dialer; d != nil {
+		c.dialer = nil
+		d.ended(c.closeErr)
 		return
 	}
-	c.h.OnClose(c, c.closeErr)
+	defer c.observeClosed()
+	c.onClose()
 }
 
 func (c *Conn) shutdown() { c.closeWith(ErrShutdown) }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -22,6 +23,11 @@ type connConfig struct {
 	readIdle  time.Duration
 	writeIdle time.Duration
 	allIdle   time.Duration
+	observers []ConnObserver
+
+	closeTimeout time.Duration
+	asyncLimit   int
+	resolver     *net.Resolver
 }
 
 // Connection defaults (Netty's, where it has one).
@@ -29,6 +35,12 @@ const (
 	DefaultBacklog       = 1024
 	DefaultHighWatermark = 64 << 10
 	DefaultLowWatermark  = 32 << 10
+	// DefaultCloseTimeout bounds a graceful Close against a peer that does
+	// not read: past it the connection is aborted (ErrCloseTimeout).
+	DefaultCloseTimeout = 5 * time.Second
+	// DefaultAsyncWriteLimit bounds the bytes a connection holds for
+	// AsyncWrite (queued and not yet sent).
+	DefaultAsyncWriteLimit = 4 << 20
 )
 
 func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
@@ -38,6 +50,9 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 		noDelay:   true,
 		highWater: DefaultHighWatermark,
 		lowWater:  DefaultLowWatermark,
+
+		closeTimeout: DefaultCloseTimeout,
+		asyncLimit:   DefaultAsyncWriteLimit,
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -125,4 +140,40 @@ func WithIdleTimeouts(read, write, all time.Duration) ConnOption {
 		c.readIdle, c.writeIdle, c.allIdle = read, write, all
 		return nil
 	}
+}
+
+// WithCloseTimeout bounds how long a graceful close (Close, a peer's EOF, an
+// idle timeout, a loop or server shutdown) may take to send what was written
+// before it; past d the connection is aborted, the unsent bytes dropped and
+// OnClose told ErrCloseTimeout (default 5 s, Netty's SO_LINGER spirit).
+func WithCloseTimeout(d time.Duration) ConnOption {
+	return func(c *connConfig) error {
+		if d <= 0 {
+			return fmt.Errorf("engine: close timeout %v (expected > 0)", d)
+		}
+		c.closeTimeout = d
+		return nil
+	}
+}
+
+// WithAsyncWriteLimit bounds the bytes a connection holds for AsyncWrite:
+// those queued by it and those written and not yet sent. An AsyncWrite that
+// would pass n fails with ErrWriteBufferFull and accepts nothing (default
+// 4 MiB). Writes on the loop (Write) are not refused; they turn the
+// connection unwritable past the high watermark instead.
+func WithAsyncWriteLimit(n int) ConnOption {
+	return func(c *connConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("engine: async write limit %d (expected > 0)", n)
+		}
+		c.asyncLimit = n
+		return nil
+	}
+}
+
+// WithResolver sets the resolver Dial and DialAsync use for host names
+// (default net.DefaultResolver); lookups run off the loop and honour the
+// dial's context.
+func WithResolver(r *net.Resolver) ConnOption {
+	return func(c *connConfig) error { c.resolver = r; return nil }
 }

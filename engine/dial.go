@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,7 +40,11 @@ func Dial(ctx context.Context, l *Loop, network, addr string, h Handler, opts ..
 }
 
 // DialAsync starts a connect and returns a future of the connection; usable
-// from any goroutine, the loop included.
+// from any goroutine, the loop included: it never blocks. A host name is
+// resolved on another goroutine (with WithResolver's resolver, honouring
+// ctx), and each address it resolves to is tried in turn until one
+// connects; the future fails with the last address's error. ctx's deadline
+// (else DefaultConnectTimeout) bounds the whole dial.
 func DialAsync(ctx context.Context, l *Loop, network, addr string, h Handler, opts ...ConnOption) tasks.Future[*Conn] {
 	p := tasks.NewPromise[*Conn](l)
 	if h == nil {
@@ -54,56 +60,180 @@ func DialAsync(ctx context.Context, l *Loop, network, addr string, h Handler, op
 		p.Fail(err)
 		return p
 	}
+	d := &dialer{ctx: ctx, l: l, h: h, cfg: cfg, p: p, deadline: time.Now().Add(DefaultConnectTimeout)}
+	if dl, ok := ctx.Deadline(); ok {
+		d.deadline = dl
+	}
+	targets, literal, err := literalTargets(network, addr)
+	if err != nil {
+		p.Fail(err)
+		return p
+	}
+	if literal {
+		d.targets = targets
+		d.start()
+		return p
+	}
+	go d.resolve(network, addr)
+	return p
+}
+
+// dialTarget is one address to try.
+type dialTarget struct {
+	family int
+	sa     unix.Sockaddr
+}
+
+// dialer is one DialAsync: its addresses, the attempt under way, its promise.
+type dialer struct {
+	ctx      context.Context
+	l        *Loop
+	h        Handler
+	cfg      *connConfig
+	p        *tasks.Promise[*Conn]
+	deadline time.Time
+	targets  []dialTarget
+	next     int // the next target to try
+	cur      *Conn
+	retry    bool // the current attempt failed on its own: try the next target
+	stopCtx  func() bool
+}
+
+// literalTargets handles the addresses that need no lookup: a Unix path, an
+// IP literal, an empty host (the wildcard).
+func literalTargets(network, addr string) ([]dialTarget, bool, error) {
+	if network == "unix" {
+		return []dialTarget{{unix.AF_UNIX, &unix.SockaddrUnix{Name: addr}}}, true, nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, perr := netip.ParseAddr(host); perr != nil && host != "" {
+		return nil, false, nil
+	}
 	family, sa, err := resolve(network, addr)
 	if err != nil {
-		p.Fail(err)
-		return p
+		return nil, false, err
 	}
-	fd, err := newSocket(family)
+	return []dialTarget{{family, sa}}, true, nil
+}
+
+// resolve looks the host name up off the loop, then starts the attempts.
+func (d *dialer) resolve(network, addr string) {
+	host, portStr, _ := net.SplitHostPort(addr)
+	r := d.cfg.resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithDeadline(d.ctx, d.deadline)
+	defer cancel()
+	port, err := r.LookupPort(ctx, network, portStr)
 	if err != nil {
-		p.Fail(err)
-		return p
+		d.p.Fail(fmt.Errorf("engine: dial %s: %w", addr, err))
+		return
 	}
-	if err := applyConnOptions(fd, family, cfg, true); err != nil {
-		unix.Close(fd)
-		p.Fail(err)
-		return p
+	ipNet := map[string]string{"tcp": "ip", "tcp4": "ip4", "tcp6": "ip6"}[network]
+	ips, err := r.LookupNetIP(ctx, ipNet, host)
+	if err != nil {
+		if ctx.Err() != nil && d.ctx.Err() == nil {
+			err = errConnectDeadline
+		}
+		d.p.Fail(fmt.Errorf("engine: dial %s: %w", addr, err))
+		return
 	}
-	deadline := time.Now().Add(DefaultConnectTimeout)
-	if d, ok := ctx.Deadline(); ok {
-		deadline = d
+	for _, ip := range ips {
+		ip = ip.Unmap()
+		switch {
+		case ip.Is4() && network != "tcp6":
+			d.targets = append(d.targets, dialTarget{unix.AF_INET, &unix.SockaddrInet4{Port: port, Addr: ip.As4()}})
+		case ip.Is6() && network != "tcp4":
+			d.targets = append(d.targets, dialTarget{unix.AF_INET6, &unix.SockaddrInet6{Port: port, Addr: ip.As16()}})
+		}
 	}
-	start := func() {
+	if len(d.targets) == 0 {
+		d.p.Fail(fmt.Errorf("engine: dial %s: no %s address", addr, ipNet))
+		return
+	}
+	d.start()
+}
+
+// start runs the first attempt on the loop.
+func (d *dialer) start() {
+	if d.ctx.Done() != nil {
+		d.stopCtx = context.AfterFunc(d.ctx, func() {
+			err := fmt.Errorf("engine: dial: %w", d.ctx.Err())
+			if errors.Is(d.ctx.Err(), context.DeadlineExceeded) {
+				err = errConnectDeadline
+			}
+			_ = d.l.ExecuteFunc(func() {
+				if d.cur != nil {
+					d.cur.cancelConnect(err)
+				}
+			})
+		})
+	}
+	if d.l.InEventLoop() {
+		d.try(nil)
+	} else if err := d.l.ExecuteFunc(func() { d.try(nil) }); err != nil {
+		d.fail(err)
+	}
+}
+
+// try connects to the next target, skipping those whose socket cannot be
+// made; with none left it fails the dial with lastErr (on the loop).
+func (d *dialer) try(lastErr error) {
+	l := d.l
+	for d.next < len(d.targets) {
 		if l.IsShuttingDown() {
-			unix.Close(fd)
-			p.Fail(ErrShutdown)
+			d.fail(ErrShutdown)
 			return
 		}
-		c := newConn(l, fd, h, cfg)
-		c.dial = p
+		if err := d.ctx.Err(); err != nil {
+			d.fail(fmt.Errorf("engine: dial: %w", err))
+			return
+		}
+		t := d.targets[d.next]
+		d.next++
+		fd, err := newSocket(t.family)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if err := applyConnOptions(fd, t.family, d.cfg, true); err != nil {
+			unix.Close(fd)
+			lastErr = err
+			continue
+		}
+		c := newConn(l, fd, d.h, d.cfg)
+		c.dialer, d.cur, d.retry = d, c, false
 		c.st = connConnecting
 		c.connArmed = true
-		l.drv.Connect(fd, c.tag(opConnect), sa)
+		l.drv.Connect(fd, c.tag(opConnect), t.sa)
 		c.idle.Init(&connectTimeout{c: c, err: errConnectDeadline})
-		l.heap.Start(&c.idle, now()+int64(time.Until(deadline)))
-		if ctx.Done() != nil {
-			stop := context.AfterFunc(ctx, func() {
-				err := fmt.Errorf("engine: dial: %w", ctx.Err())
-				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					err = errConnectDeadline
-				}
-				_ = l.ExecuteFunc(func() { c.cancelConnect(err) })
-			})
-			c.stopDialCtx = stop
-		}
+		l.heap.Start(&c.idle, now()+int64(time.Until(d.deadline)))
+		return
 	}
-	if l.InEventLoop() {
-		start()
-	} else if err := l.ExecuteFunc(start); err != nil {
-		unix.Close(fd)
-		p.Fail(err)
+	d.fail(lastErr)
+}
+
+func (d *dialer) fail(err error) {
+	if d.stopCtx != nil {
+		d.stopCtx()
 	}
-	return p
+	d.p.Fail(err)
+}
+
+// ended follows an attempt's connection to its release: the next target is
+// tried when the connect itself failed (refused, unreachable), not when it
+// was cancelled or timed out.
+func (d *dialer) ended(err error) {
+	d.cur = nil
+	if d.retry && d.next < len(d.targets) {
+		d.try(err)
+		return
+	}
+	d.fail(err)
 }
 
 // connectTimeout cancels a connect at its deadline.
@@ -125,20 +255,20 @@ func (c *Conn) cancelConnect(err error) {
 func (c *Conn) onConnect(comp *driver.Completion) {
 	c.connArmed = false
 	c.loop.heap.Stop(&c.idle)
-	if c.stopDialCtx != nil {
-		c.stopDialCtx()
-		c.stopDialCtx = nil
-	}
+	d := c.dialer
 	if comp.Res == 0 && c.st == connConnecting {
+		if d.stopCtx != nil {
+			d.stopCtx()
+		}
+		c.dialer, d.cur = nil, nil
 		c.idle.Init(&c.idleTask)
-		p := c.dial
-		c.dial = nil
-		p.Succeed(c)
+		d.p.Succeed(c)
 		c.open()
 		return
 	}
 	if c.closeErr == nil {
-		c.closeErr = fmt.Errorf("engine: connect: %w", comp.Err())
+		d.retry = true
+		c.closeErr = fmt.Errorf("engine: connect %v: %w", sockaddrToAddr(d.targets[d.next-1].sa, c.cfg.network), comp.Err())
 	}
 	c.finish()
 	c.maybeRelease()

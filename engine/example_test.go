@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -67,4 +68,32 @@ func ExampleLoop_Execute() {
 	// first
 	// second
 	// after 10ms
+}
+
+// connCounter is a ConnObserver: it counts the connections a listener
+// serves, beside the handler, never wrapping it.
+type connCounter struct {
+	open   int           // on the loop
+	closed chan struct{} // closed at the first ConnClosed
+}
+
+func (n *connCounter) ConnOpened(*engine.Conn)        { n.open++ }
+func (n *connCounter) ConnClosed(*engine.Conn, error) { close(n.closed) }
+
+// An observer watches connections without wrapping their handler, so the
+// handler's optional interfaces (IdleHandler, HalfCloseHandler, ...) still
+// reach it.
+func ExampleWithObserver() {
+	loop, _ := engine.New()
+	defer loop.Close()
+	n := &connCounter{closed: make(chan struct{})}
+	ln, _ := engine.Listen(loop, "tcp", "127.0.0.1:0", upper{}, engine.WithObserver(n))
+	defer ln.Close()
+
+	c, _ := net.Dial("tcp", ln.Addr().String())
+	c.Close()
+	<-n.closed
+	opened, _ := engine.Submit(loop, func() (int, error) { return n.open, nil }).Await(context.Background())
+	fmt.Println("opened", opened, "then closed")
+	// Output: opened 1 then closed
 }

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/tasks"
 )
 
 // errNilTask rejects a nil task up front (Netty throws NullPointerException).
 var errNilTask = errors.New("engine: nil task")
 
-// ErrPanicked wraps the value a submitted function panicked with.
-var ErrPanicked = errors.New("engine: task panicked")
+// ErrPanicked wraps the value a submitted function, or a handler callback,
+// panicked with.
+var ErrPanicked = errors.New("engine: panicked")
 
 // Execute queues t to run on the loop, starting the loop if needed, and wakes
 // it if it sleeps. It returns ErrShutdown once the loop has shut down and
@@ -157,23 +159,33 @@ func (l *Loop) start() error {
 	ready := make(chan error, 1)
 	go l.main(ready)
 	if err := <-ready; err != nil {
-		l.casState(Started, NotStarted)
+		if !l.casState(Started, NotStarted) {
+			// A ShutdownGracefully came meanwhile, saw Started and left
+			// the ending to the loop goroutine, which has exited: end here.
+			l.terminate()
+		}
 		return fmt.Errorf("engine: starting loop: %w", err)
 	}
 	return nil
 }
 
-// main is the loop goroutine: bind to a thread, prepare the driver on it, run.
+// main is the loop goroutine: bind a locked loop to its thread, start the
+// driver there, run.
 func (l *Loop) main(ready chan<- error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if e, ok := l.drv.(interface{ Enable() error }); ok {
-		if err := e.Enable(); err != nil {
+	if l.threading == ThreadingLocked {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	if s, ok := l.drv.(driver.Starter); ok {
+		if err := s.Enable(); err != nil {
 			ready <- err
 			return
 		}
 	}
-	l.tid.Store(int32(gettid()))
+	if l.threading == ThreadingLocked {
+		l.tid.Store(int32(gettid()))
+	}
+	l.g.Store(curg())
 	l.lastExec = now()
 	ready <- nil
 	l.run()

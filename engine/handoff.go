@@ -9,7 +9,6 @@ import (
 
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/tasks"
-	"github.com/ringloop/ringloop/uring"
 )
 
 // Boss → worker hand-off of accepted connections.
@@ -35,15 +34,21 @@ import (
 // with it has been received, so a late message never finds another
 // listener.
 //
-// A message must not reach a ring that has been closed: the kernel would
-// refuse it after MsgRing returned (the driver only counts such failures)
-// and the fd would leak. So each target loop counts the messages in flight
-// towards it, and a shutdown hook, registered before the first message,
-// keeps reaping its ring until they have all arrived (closing their fds,
-// since the loop is shutting down) before the loop releases its driver. The
-// sender raises the count before it checks that the target is running, so
-// either the hook sees the message or the sender sees the shutdown and
-// uses the task ring.
+// A message must not reach a ring that has been closed or replaced: the
+// sender's driver reads the target's ring fd when the message is prepared
+// and submits it later, so a closed ring refuses it, and a ring fd number
+// reused meanwhile would deliver it to the wrong loop. So each target loop
+// counts the messages in flight towards it, and before it releases its
+// driver (a shutdown hook, registered before the first message) or rebuilds
+// it, it keeps reaping its ring until they have all arrived (closing their
+// fds if it is shutting down). The sender raises the count before it checks
+// that the target is running and not rebuilding, so either the target sees
+// the message or the sender sees the gate closed and uses the task ring.
+//
+// Each message also stays a registration of the sending loop (sentHandoff,
+// carrying the fd) until the sender's driver reports it posted or refused:
+// one the kernel refuses after MsgRing returned goes through the task ring
+// instead, and every count it raised comes down.
 
 // opHandoff is the op kind of a hand-off message. It is the highest kind, so
 // kinds added to registry.go's list do not collide with it.
@@ -75,8 +80,8 @@ func (m HandoffMode) String() string {
 type HandoffStats struct {
 	Local    uint64 // served by the accepting loop itself
 	Task     uint64 // handed over through the target loop's task ring
-	MsgRing  uint64 // handed over with IORING_OP_MSG_RING
-	Fallback uint64 // MsgRing refused at once; sent through the task ring (counted in Task too)
+	MsgRing  uint64 // handed over with IORING_OP_MSG_RING (posted, or on its way)
+	Fallback uint64 // MsgRing refused, at once or by the kernel; sent through the task ring (counted in Task too)
 }
 
 // handoffState is a listener's hand-off bookkeeping; the counters are written
@@ -114,13 +119,19 @@ func (ln *Listener) handOff(target *Loop, fd int) {
 		newConn(target, fd, ln.h, ln.cfg).open()
 		return
 	}
+	ln.loop.stats.handoffs.Add(1)
 	if HandoffMode(ln.ho.mode.Load()) == HandoffAuto && ln.sendMsgRing(target, fd) {
-		ln.ho.msgRing.Add(1)
 		return
 	}
+	ln.sendTask(target, fd)
+}
+
+// sendTask hands fd to target through its task ring (closing it if the
+// target refuses: it is shutting down).
+func (ln *Listener) sendTask(target *Loop, fd int) {
 	ln.ho.task.Add(1)
 	if err := target.Execute(&handoff{loop: target, fd: fd, h: ln.h, cfg: ln.cfg}); err != nil {
-		unix.Close(fd)
+		ln.cfg.refused(target, fd)
 	}
 }
 
@@ -129,17 +140,14 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 	if !ln.loop.info.Features.MsgRing || !target.info.Features.MsgRing || target.State() != Started {
 		return false
 	}
-	src, ok := ln.loop.drv.(*uring.Driver)
+	src, ok := ln.loop.drv.(driver.Messenger)
 	if !ok {
 		return false
 	}
-	dst, ok := target.drv.(*uring.Driver)
-	if !ok {
-		return false
-	}
+	dst := target.drv
 	ht := handoffTargetOf(target)
 	ht.inflight.Add(1)
-	if target.State() != Started {
+	if target.State() != Started || ht.gated.Load() {
 		ht.inflight.Add(-1)
 		return false
 	}
@@ -154,18 +162,57 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 		})
 	}
 	ln.ho.inflight.Add(1)
-	if err := src.MsgRing(dst, makeTag(ln.ho.id, ln.ho.gen, opHandoff), int32(fd)); err != nil {
+	s := &sentHandoff{ln: ln, target: target, ht: ht, fd: fd}
+	s.idx, s.gen = ln.loop.reg.add(s)
+	if err := src.MsgRing(dst, makeTag(ln.ho.id, ln.ho.gen, opHandoff), int32(fd), makeTag(s.idx, s.gen, opMsgSent)); err != nil {
+		ln.loop.reg.remove(s.idx, s.gen)
 		ln.ho.fallback.Add(1)
 		ln.handoffDone()
 		ht.inflight.Add(-1)
 		return false
 	}
+	ln.ho.msgRing.Add(1)
 	return true
 }
 
-// handoffTarget counts the MSG_RING hand-offs in flight towards one loop.
+// sentHandoff is a MSG_RING hand-off on its way: a registration of the
+// accepting loop, carrying the fd, until its driver reports the message
+// posted or refused.
+type sentHandoff struct {
+	ln       *Listener
+	target   *Loop
+	ht       *handoffTarget
+	fd       int
+	idx, gen uint32
+}
+
+func (s *sentHandoff) complete(_ opKind, c *driver.Completion) {
+	ln := s.ln
+	ln.loop.reg.remove(s.idx, s.gen)
+	if c.Res >= 0 {
+		return // posted: the target counts it down and serves the fd
+	}
+	// The kernel refused it after MsgRing returned: the target will never
+	// see it, so the counts come down here and the fd takes the task ring.
+	s.ht.inflight.Add(-1)
+	ln.handoffDone()
+	ln.ho.msgRing.Add(^uint64(0))
+	ln.ho.fallback.Add(1)
+	ln.sendTask(s.target, s.fd)
+}
+
+// shutdown waits: the driver reports the message whatever happens.
+func (s *sentHandoff) shutdown() {}
+
+// abandon: the driver is released without reporting it; whether the
+// message was posted is unknown, so the fd is left to the target.
+func (s *sentHandoff) abandon() { s.ln.loop.reg.remove(s.idx, s.gen) }
+
+// handoffTarget counts the MSG_RING hand-offs in flight towards one loop;
+// gated closes it to new ones while the loop rebuilds its driver.
 type handoffTarget struct {
 	inflight atomic.Int64
+	gated    atomic.Bool
 	once     sync.Once
 }
 
@@ -203,6 +250,19 @@ func (l *Loop) drainHandoffs(ht *handoffTarget) {
 	}
 }
 
+// rebuildDriver replaces the driver's kernel object (on the loop). MSG_RING
+// hand-offs towards the loop are gated first and those in flight reaped, so
+// none is prepared with the old ring's fd and submitted after it closed.
+func (l *Loop) rebuildDriver() error {
+	if v, ok := handoffTargets.Load(l); ok {
+		ht := v.(*handoffTarget)
+		ht.gated.Store(true)
+		defer ht.gated.Store(false)
+		l.drainHandoffs(ht)
+	}
+	return l.rebuild()
+}
+
 // handoffDone records one message received (or never sent).
 func (ln *Listener) handoffDone() {
 	if ln.ho.inflight.Add(-1) == 0 && ln.ho.closed.Load() {
@@ -238,7 +298,7 @@ func (l *Loop) receiveHandoff(c *driver.Completion) {
 		return
 	}
 	if l.IsShuttingDown() {
-		unix.Close(fd)
+		ln.cfg.refused(l, fd)
 		return
 	}
 	defer func() {

@@ -51,6 +51,10 @@ type idleTask struct{ c *Conn }
 
 func (t *idleTask) Run() {
 	c := t.c
+	if c.st == connClosing { // the close timeout (closeWith)
+		c.abortWith(ErrCloseTimeout)
+		return
+	}
 	if c.st != connOpen {
 		return
 	}
@@ -66,7 +70,7 @@ func (t *idleTask) Run() {
 			return
 		}
 		c.idleFired[k-1] = n
-		ih.OnIdle(c, k)
+		c.onIdle(ih, k)
 		if c.st != connOpen {
 			return
 		}

@@ -21,6 +21,8 @@ type flakyDriver struct {
 	spurious   atomic.Int64
 	rebuilds   atomic.Int64
 	failEnable atomic.Bool
+	// beforeEnable, when set, runs first in Enable (on the loop goroutine).
+	beforeEnable func()
 }
 
 func (f *flakyDriver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
@@ -31,9 +33,15 @@ func (f *flakyDriver) Wait(timeout time.Duration, fn func(*driver.Completion)) (
 	return f.Driver.Wait(timeout, fn)
 }
 
-func (f *flakyDriver) Rebuild() error { f.rebuilds.Add(1); return f.Driver.Rebuild() }
+func (f *flakyDriver) Rebuild() error {
+	f.rebuilds.Add(1)
+	return f.Driver.(driver.Rebuilder).Rebuild()
+}
 
 func (f *flakyDriver) Enable() error {
+	if f.beforeEnable != nil {
+		f.beforeEnable()
+	}
 	if f.failEnable.Load() {
 		return errors.New("enable refused")
 	}
@@ -96,6 +104,28 @@ func TestFailedStartRollsBack(t *testing.T) {
 	_, err = l.Submit(func() error { return nil }).Await(context.Background())
 	require.NoError(t, err, "the queued task and the new one run once a start succeeds")
 	require.Equal(t, Started, l.State())
+}
+
+// TestFailedStartRacingShutdownTerminates: a ShutdownGracefully that comes
+// while a start is failing (it sees the loop started) still ends with a
+// terminated loop.
+func TestFailedStartRacingShutdownTerminates(t *testing.T) {
+	l, f := newFlaky(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	f.failEnable.Store(true)
+	f.beforeEnable = func() { close(entered); <-release }
+	errc := make(chan error, 1)
+	go func() { errc <- l.ExecuteFunc(func() {}) }()
+	<-entered
+	term := l.ShutdownGracefully(0, time.Second)
+	close(release)
+	require.ErrorContains(t, <-errc, "enable refused")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := term.Await(ctx)
+	require.NoError(t, err, "the loop never terminated")
+	require.True(t, l.IsTerminated())
+	require.ErrorIs(t, l.ExecuteFunc(func() {}), ErrShutdown)
 }
 
 func TestTagsRoundTrip(t *testing.T) {

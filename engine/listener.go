@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,20 +26,39 @@ type Listener struct {
 	idx, gen uint32
 
 	armed     bool
+	paused    bool        // PauseAccept: not re-armed until ResumeAccept
+	adopted   bool        // ListenFD: a Unix socket's path is not ours to remove
+	shared    atomic.Bool // ListenFD or Dup: other descriptors may share the socket
 	closing   bool
 	closeDone bool
 	closed    *tasks.Promise[struct{}]
 
 	ho handoffState // hand-off hook: mode, counters, MSG_RING id (handoff.go)
+
+	backoff  time.Duration // current accept back-off, 0 after a success
+	lastLog  int64         // when an accept error was last logged
+	unlogged int           // accept errors since then
 }
 
-// acceptRetryDelay spaces re-arming accept after a resource error (EMFILE,
-// ENFILE, ENOBUFS, ENOMEM) so a full fd table does not spin the loop.
-const acceptRetryDelay = 10 * time.Millisecond
+// Accept errors (a full fd table: EMFILE, ENFILE; ENOBUFS, ENOMEM; anything
+// else) re-arm accept after a back-off, net/http's: 5 ms doubling to 1 s,
+// reset by the next accepted connection. The log says so at most once per
+// acceptLogEvery, with the count of errors since its last line.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+	acceptLogEvery   = time.Second
+)
 
 // Listen opens a listening socket ("tcp", "tcp4", "tcp6" or "unix") on loop l
 // and serves every accepted connection with h. SO_REUSEADDR is always set;
 // see the ConnOptions for the rest. Safe from any goroutine.
+//
+// An accept that fails (out of descriptors: EMFILE, ENFILE) is retried after
+// a back-off of 5 ms doubling to 1 s, logged at most once a second and
+// counted in Metrics.AcceptErrors. Note that io_uring's multishot accept
+// (kernels 5.19 and later) does not see an RLIMIT_NOFILE lowered after
+// Listen: it goes on accepting up to the limit in force when it was armed.
 func Listen(l *Loop, network, addr string, h Handler, opts ...ConnOption) (*Listener, error) {
 	if h == nil {
 		return nil, errNilHandler
@@ -59,9 +79,21 @@ func Listen(l *Loop, network, addr string, h Handler, opts ...ConnOption) (*List
 		unix.Close(fd)
 		return nil, err
 	}
-	ln := &Listener{loop: l, fd: fd, family: family, h: h, cfg: cfg, closed: tasks.NewPromise[struct{}](nil)}
+	ln, err := serveListener(l, fd, family, h, cfg, false)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return ln, nil
+}
+
+// serveListener starts accepting on a listening fd (the caller closes fd on
+// error); adopted: the fd came from ListenFD.
+func serveListener(l *Loop, fd, family int, h Handler, cfg *connConfig, adopted bool) (*Listener, error) {
+	ln := &Listener{loop: l, fd: fd, family: family, h: h, cfg: cfg, adopted: adopted, closed: tasks.NewPromise[struct{}](nil)}
+	ln.shared.Store(adopted)
 	if lsa, err := unix.Getsockname(fd); err == nil {
-		ln.addr = sockaddrToAddr(lsa, network)
+		ln.addr = sockaddrToAddr(lsa, cfg.network)
 	}
 	if err := l.onLoop(func() error {
 		if l.IsShuttingDown() {
@@ -71,7 +103,6 @@ func Listen(l *Loop, network, addr string, h Handler, opts ...ConnOption) (*List
 		ln.arm()
 		return nil
 	}); err != nil {
-		unix.Close(fd)
 		return nil, err
 	}
 	return ln, nil
@@ -109,16 +140,44 @@ func (ln *Listener) Loop() *Loop { return ln.loop }
 func (ln *Listener) tag(k opKind) driver.Tag { return makeTag(ln.idx, ln.gen, k) }
 
 func (ln *Listener) arm() {
-	if ln.armed || ln.closing {
+	if ln.armed || ln.closing || ln.paused {
 		return
 	}
 	ln.armed = true
 	ln.loop.drv.Accept(ln.fd, ln.tag(opAccept))
 }
 
+// PauseAccept stops accepting (Netty's autoRead off on a server channel):
+// connections wait in the kernel's backlog, so a consumer that cannot keep up
+// bounds what the process holds. Accepts already completing still arrive
+// (on the loop).
+func (ln *Listener) PauseAccept() {
+	if ln.paused {
+		return
+	}
+	ln.paused = true
+	if ln.armed && !ln.closing {
+		ln.loop.drv.Cancel(ln.fd, ln.tag(opAccept))
+	}
+}
+
+// ResumeAccept accepts again after PauseAccept (on the loop).
+func (ln *Listener) ResumeAccept() {
+	ln.paused = false
+	ln.arm()
+}
+
 // Close stops accepting and closes the listening socket (connections already
 // accepted stay open). It waits until the socket is closed, unless called on
 // the loop. Safe from any goroutine; closing twice is a no-op.
+//
+// Once Close returns or Done completes, new connections are refused, in every
+// backend and threading mode: the socket is shut down before its descriptor
+// is closed, since closing alone frees it only when the last reference goes,
+// and io_uring's accept request may hold one a moment longer (a parked loop's
+// request is freed on the thread that armed it). A socket that may be shared
+// (ListenFD, Dup) is not shut down, only this listener's descriptor closed:
+// the socket goes on accepting for the other holders.
 func (ln *Listener) Close() error {
 	if err := ln.loop.onLoop(func() error { ln.close(); return nil }); err != nil {
 		return err
@@ -138,11 +197,16 @@ func (ln *Listener) close() {
 		return
 	}
 	ln.closing = true
+	if !ln.shared.Load() {
+		// TCP: stops listening at once (pending connections are reset, new
+		// ones refused); Unix: connect is refused from now on.
+		_ = unix.Shutdown(ln.fd, unix.SHUT_RD)
+	}
 	if ln.armed {
 		ln.loop.drv.Cancel(ln.fd, ln.tag(opAccept))
 	}
 	ln.loop.drv.CloseFD(ln.fd, ln.tag(opClose))
-	if ln.family == unix.AF_UNIX && ln.addr != nil {
+	if ln.family == unix.AF_UNIX && ln.addr != nil && !ln.adopted {
 		_ = os.Remove(ln.addr.String())
 	}
 }
@@ -154,28 +218,47 @@ func (ln *Listener) complete(k opKind, c *driver.Completion) {
 			ln.armed = false
 		}
 		switch {
+		case c.Res >= 0 && ln.closing:
+			// Accepted before Close began but reaped after (or, a shared
+			// socket, while a parked io_uring loop's cancel was still on
+			// its way): nobody will serve it.
+			unix.Close(int(c.Res))
 		case c.Res >= 0:
+			ln.backoff = 0
 			ln.accepted(int(c.Res))
 			if !c.More && !ln.closing {
 				ln.arm()
 			}
-		case ln.closing || c.Res == -int32(unix.ECANCELED):
-		case c.Res == -int32(unix.EMFILE) || c.Res == -int32(unix.ENFILE) ||
-			c.Res == -int32(unix.ENOBUFS) || c.Res == -int32(unix.ENOMEM):
-			ln.loop.cfg.logger.Warn("ringloop: accept failed; retrying", slog.Any("err", c.Err()))
+		case ln.closing:
+		case c.Res == -int32(unix.ECANCELED):
 			if !c.More {
-				_, _ = ln.loop.ScheduleFunc(ln.arm, acceptRetryDelay)
+				ln.arm() // ResumeAccept came before the cancel landed
 			}
 		default:
-			if !c.More {
-				ln.loop.cfg.logger.Warn("ringloop: accept failed; re-arming", slog.Any("err", c.Err()))
-				ln.arm()
-			}
+			ln.acceptFailed(c)
 		}
 	case opClose:
 		ln.closeDone = true
 	}
 	ln.maybeRelease()
+}
+
+// acceptFailed counts an accept error, logs it (rate-limited) and re-arms
+// accept after the back-off.
+func (ln *Listener) acceptFailed(c *driver.Completion) {
+	l := ln.loop
+	l.stats.acceptErrors.Add(1)
+	ln.backoff = min(max(2*ln.backoff, acceptBackoffMin), acceptBackoffMax)
+	ln.unlogged++
+	if t := now(); ln.lastLog == 0 || t-ln.lastLog >= int64(acceptLogEvery) {
+		l.cfg.logger.Warn("ringloop: accept failed; retrying after a back-off",
+			slog.Any("listener", ln.addr), slog.Any("err", c.Err()),
+			slog.Duration("retry in", ln.backoff), slog.Int("errors since last report", ln.unlogged))
+		ln.lastLog, ln.unlogged = t, 0
+	}
+	if !c.More {
+		_, _ = l.ScheduleFunc(ln.arm, ln.backoff)
+	}
 }
 
 func (ln *Listener) maybeRelease() {
@@ -215,7 +298,7 @@ type handoff struct {
 
 func (t *handoff) Run() {
 	if t.loop.IsShuttingDown() {
-		unix.Close(t.fd)
+		t.cfg.refused(t.loop, t.fd)
 		return
 	}
 	newConn(t.loop, t.fd, t.h, t.cfg).open()

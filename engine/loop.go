@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/timers"
@@ -19,6 +17,10 @@ var (
 	ErrShutdown = tasks.ErrShutdown
 	// ErrRejected: a bounded task ring was full and the reject policy gave up.
 	ErrRejected = tasks.ErrRejected
+	// ErrDeadlock: a loop was asked to wait for its own termination (Close,
+	// AwaitTermination or the termination future's Await on the loop);
+	// Netty's BlockingOperationException. The shutdown itself goes on.
+	ErrDeadlock = tasks.ErrDeadlock
 )
 
 // Parent is the group a loop belongs to (see package loopgroup).
@@ -34,21 +36,25 @@ const (
 	wakeNone int64 = math.MaxInt64
 )
 
-// Loop is one event loop: a goroutine locked to an OS thread, driving its own
-// I/O driver, task rings and timer heap. Every method is safe from any
-// goroutine unless its doc says it must run on the loop.
+// Loop is one event loop: one goroutine (locked to an OS thread or parked in
+// Go's netpoller when idle, see Threading) driving its own I/O driver, task
+// rings and timer heap. Every method is safe from any goroutine unless its
+// doc says it must run on the loop.
 type Loop struct {
-	cfg  config
-	drv  driver.Driver
-	info BackendInfo
+	cfg       config
+	drv       driver.Driver
+	info      BackendInfo
+	threading Threading
 
-	ctl      atomic.Uint64 // state and announced producers, see state.go
-	nextWake atomic.Int64  // awake, wakeNone, or the deadline the loop sleeps until
-	tid      atomic.Int32  // OS thread id of the loop, 0 before start
+	ctl      atomic.Uint64  // state and announced producers, see state.go
+	nextWake atomic.Int64   // awake, wakeNone, or the deadline the loop sleeps until
+	tid      atomic.Int32   // OS thread id of a locked loop, 0 before start
+	g        atomic.Uintptr // curg() of the loop goroutine while it runs
 	ioRatio  atomic.Int32
 
 	taskQ tasks.Queue
 	tailQ tasks.Queue
+	connQ tasks.Queue // AsyncWrite drains: unbounded, at most one per connection
 	heap  *timers.Heap
 
 	quietNanos   atomic.Int64
@@ -69,10 +75,12 @@ type Loop struct {
 	shutdownStart int64
 	shutdownBegun bool
 	emptyWakes    int
+	waitFails     int   // driver waits failed in a row
 	shutdownPoll  int64 // while the quiet period runs: wake by then to re-check
 	lastActive    int64 // last iteration with completions or tasks (busy poll)
 	ioFirst       int64 // time of the first completion of this Wait
 	completions   int   // completions in this Wait
+	inWait        bool  // the driver's Wait is running (see afterGoexit)
 	appendDue     func(tasks.Task)
 	flushList     []*Conn // connections written to this iteration
 }
@@ -94,23 +102,33 @@ func New(opts ...Option) (*Loop, error) {
 		}
 		c.drv.Profile = p
 	}
+	th, err := ResolveThreading(c.threading)
+	if err != nil {
+		return nil, err
+	}
+	c.threading = th
+	c.drv.Parked = th == ThreadingParked
 	d, why, err := openDriver(&c)
 	if err != nil {
 		return nil, err
 	}
 	l := &Loop{
-		cfg:   c,
-		drv:   d,
-		info:  BackendInfo{Name: d.Name(), Features: d.Features(), Reason: why},
-		taskQ: tasks.NewQueue(c.maxPending),
-		tailQ: tasks.NewQueue(c.maxPending),
+		cfg:       c,
+		drv:       d,
+		info:      BackendInfo{Name: d.Name(), Features: d.Features(), Reason: why, Threading: th},
+		threading: th,
+		taskQ:     tasks.NewQueue(c.maxPending),
+		tailQ:     tasks.NewQueue(c.maxPending),
+		connQ:     tasks.NewUnbounded(0),
 	}
 	l.ctl.Store(withState(0, NotStarted))
 	l.nextWake.Store(awake)
 	l.ioRatio.Store(int32(c.ioRatio))
 	l.heap = timers.NewHeap(l)
 	l.appendDue = l.appendDueTask
-	l.term = tasks.NewPromise[struct{}](nil)
+	// Bound to the loop so that awaiting it on the loop fails at once with
+	// ErrDeadlock instead of blocking the loop that must complete it.
+	l.term = tasks.NewPromise[struct{}](l)
 	return l, nil
 }
 
@@ -127,14 +145,16 @@ func (l *Loop) Parent() Parent { return l.cfg.parent }
 // EventExecutor.next).
 func (l *Loop) Next() *Loop { return l }
 
-// InEventLoop reports whether the caller runs on this loop's goroutine.
+// InEventLoop reports whether the caller runs on this loop's goroutine. It
+// makes no system call: it compares goroutine identities (see curg).
 func (l *Loop) InEventLoop() bool {
-	t := l.tid.Load()
-	return t != 0 && t == int32(unix.Gettid())
+	g := l.g.Load()
+	return g != 0 && g == curg()
 }
 
-// ThreadID returns the OS thread id the loop runs on, 0 before it started
-// or after it terminated (for affinity tools and thread dumps).
+// ThreadID returns the OS thread id a locked loop runs on, 0 before it
+// started, after it terminated, and for a parked loop, which has no thread
+// of its own (for affinity tools and thread dumps).
 func (l *Loop) ThreadID() int { return int(l.tid.Load()) }
 
 // PendingTasks returns about how many tasks wait in the task and tail rings.
@@ -165,5 +185,5 @@ func (l *Loop) String() string {
 	if name == "" {
 		name = fmt.Sprintf("loop@%p", l)
 	}
-	return fmt.Sprintf("%s(%s, %s)", name, l.info.Name, l.State())
+	return fmt.Sprintf("%s(%s, %s, %s)", name, l.info.Name, l.threading, l.State())
 }

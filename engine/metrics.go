@@ -10,14 +10,18 @@ import (
 type stats struct {
 	iterations, waits, wakes, completions, stale atomic.Uint64
 	tasks, panics, emptyWakes, rebuilds          atomic.Uint64
+	waitErrors, acceptErrors                     atomic.Uint64
 	ioNanos, taskNanos, longest                  atomic.Uint64
 	timers, registrations                        atomic.Int64 // gauges, published each iteration
+	handoffs                                     atomic.Uint64
+	conns                                        atomic.Int64 // gauge, published each iteration
 }
 
 // publishGauges copies loop-only sizes where other goroutines can read them.
 func (l *Loop) publishGauges() {
 	l.stats.timers.Store(int64(l.heap.Len()))
 	l.stats.registrations.Store(int64(l.reg.live))
+	l.stats.conns.Store(int64(l.reg.conns))
 }
 
 // Metrics is a snapshot of a loop's counters since it was built.
@@ -28,15 +32,19 @@ type Metrics struct {
 	Completions  uint64        // completions dispatched
 	Stale        uint64        // completions dropped as stale
 	TasksRun     uint64        // tasks, timers and tail tasks run
-	Panics       uint64        // tasks and handlers that panicked
+	Panics       uint64        // tasks and handlers that panicked or called runtime.Goexit
 	EmptyWakeups uint64        // premature empty returns from blocking waits
 	Rebuilds     uint64        // driver rebuilds
+	WaitErrors   uint64        // driver waits that failed (each is followed by a rebuild)
+	AcceptErrors uint64        // accepts that failed on this loop's listeners (EMFILE...)
 	IOTime       time.Duration // time spent handling completions
 	TaskTime     time.Duration // time spent running tasks
 	Longest      time.Duration // longest completion batch or task (tasks timed with a stall detector only)
 	Pending      int           // approximate tasks waiting
 	Timers       int           // pending timers, as of the last iteration
 	Registered   int           // live connections, listeners and watches, as of the last iteration
+	Connections  int           // live connections, as of the last iteration
+	Handoffs     uint64        // accepted connections this loop's listeners handed to other loops
 }
 
 // Metrics returns the loop's counters; cheap, from any goroutine.
@@ -52,11 +60,15 @@ func (l *Loop) Metrics() Metrics {
 		Panics:       s.panics.Load(),
 		EmptyWakeups: s.emptyWakes.Load(),
 		Rebuilds:     s.rebuilds.Load(),
+		WaitErrors:   s.waitErrors.Load(),
+		AcceptErrors: s.acceptErrors.Load(),
 		IOTime:       time.Duration(s.ioNanos.Load()),
 		TaskTime:     time.Duration(s.taskNanos.Load()),
 		Longest:      time.Duration(s.longest.Load()),
 		Pending:      l.PendingTasks(),
 		Timers:       int(s.timers.Load()),
 		Registered:   int(s.registrations.Load()),
+		Connections:  int(s.conns.Load()),
+		Handoffs:     s.handoffs.Load(),
 	}
 }

@@ -25,6 +25,7 @@ type config struct {
 	onStall        func(StallReport)
 	rebuildAfter   int
 	busyPoll       time.Duration
+	threading      Threading                                  // 0: RINGLOOP_THREADING, else DefaultThreading
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
 }
 

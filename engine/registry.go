@@ -26,6 +26,7 @@ const (
 	opAccept
 	opConnect
 	opClose
+	opMsgSent // a MSG_RING hand-off's report to its sender (handoff.go)
 )
 
 // Tag layout: bit 63 is driver.Reserved; bits 56..62 the op kind; bits
@@ -56,6 +57,7 @@ type registry struct {
 	slots []regSlot
 	free  []uint32
 	live  int
+	conns int // live registrations that are connections
 }
 
 // add stores r and returns its slot and generation.
@@ -70,6 +72,9 @@ func (g *registry) add(r registration) (idx, gen uint32) {
 	s := &g.slots[idx]
 	s.r = r
 	g.live++
+	if _, ok := r.(*Conn); ok {
+		g.conns++
+	}
 	return idx, s.gen
 }
 
@@ -79,6 +84,9 @@ func (g *registry) remove(idx, gen uint32) {
 	s := &g.slots[idx]
 	if s.gen != gen || s.r == nil {
 		return
+	}
+	if _, ok := s.r.(*Conn); ok {
+		g.conns--
 	}
 	s.r = nil
 	s.gen = (s.gen + 1) & tagGenMask

@@ -3,6 +3,7 @@ package engine
 import (
 	"log/slog"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,15 +17,36 @@ import (
 // is also the least a loop runs per iteration when tasks wait and no I/O ran.
 const taskBatch = 64
 
-// loopErrorBackoff throttles a loop whose driver keeps failing (Netty's
-// handleLoopException sleeps one second).
-var loopErrorBackoff = time.Second
+// loopErrorBackoff throttles a loop whose driver keeps failing: the first
+// failure waits the least, each failure in a row doubles it up to the most
+// (Netty's handleLoopException always sleeps one second).
+var loopErrorBackoff = struct{ least, most time.Duration }{10 * time.Millisecond, time.Second}
 
-func now() int64  { return timers.Now() }
+// testClock, set only by tests (export_test.go), replaces the loop's clock so
+// that time-budget logic can be checked without reading wall time.
+var testClock atomic.Pointer[func() int64]
+
+func now() int64 {
+	if c := testClock.Load(); c != nil {
+		return (*c)()
+	}
+	return timers.Now()
+}
+
 func gettid() int { return unix.Gettid() }
 
 // run is the loop: wait, dispatch, run tasks, confirm shutdown.
 func (l *Loop) run() {
+	ended := false
+	defer func() {
+		if ended {
+			return
+		}
+		if p := recover(); p != nil {
+			panic(p) // a fault of the loop itself (user code is recovered)
+		}
+		l.afterGoexit()
+	}()
 	onCompletion := l.onCompletion
 	for {
 		if l.State() >= ShuttingDown {
@@ -36,12 +58,35 @@ func (l *Loop) run() {
 		l.iterate(onCompletion)
 	}
 	l.terminate()
+	ended = true
+}
+
+// afterGoexit runs while runtime.Goexit, called by a task or a handler (a
+// t.FailNow does it), unwinds the loop goroutine. Goexit cannot be stopped,
+// but deferred calls run first, on this goroutine and thread, so the loop
+// goes on from here (one level deeper per Goexit) and the goroutine ends with
+// the loop. A Goexit inside the driver's Wait (from a handler) abandons the
+// rest of that completion batch, which cannot be resumed: rather than run on
+// with completions lost, the loop shuts down with no quiet period (closing
+// every registration) and then refuses work with ErrShutdown.
+func (l *Loop) afterGoexit() {
+	l.stats.panics.Add(1)
+	if l.inWait {
+		l.inWait = false
+		l.cfg.logger.Error("ringloop: a handler called runtime.Goexit; the loop cannot resume its completion batch and shuts down",
+			slog.String("loop", l.String()), slog.String("stack", string(debug.Stack())))
+		l.ShutdownGracefully(0, DefaultShutdownTimeout)
+	} else {
+		l.cfg.logger.Error("ringloop: a task called runtime.Goexit; the loop goes on",
+			slog.String("loop", l.String()), slog.String("stack", string(debug.Stack())))
+	}
+	l.run()
 }
 
 // hasTasks reports work the loop must not sleep on: queued tasks, tail tasks,
 // or due timers already moved out of the heap.
 func (l *Loop) hasTasks() bool {
-	return l.dueHead < len(l.due) || l.taskQ.Len() > 0 || l.tailQ.Len() > 0
+	return l.dueHead < len(l.due) || l.taskQ.Len() > 0 || l.tailQ.Len() > 0 || l.connQ.Len() > 0
 }
 
 // iterate runs one iteration of the loop.
@@ -80,12 +125,17 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 		}
 	}
 	l.ioFirst, l.completions = 0, 0
+	l.inWait = true
 	_, err := l.drv.Wait(timeout, onCompletion)
+	l.inWait = false
 	woken := l.nextWake.Swap(awake) == awake
 	end := now()
 	l.stats.waits.Add(1)
 	if err != nil {
 		l.loopError(err)
+	} else if l.waitFails > 0 {
+		l.cfg.logger.Warn("ringloop: driver recovered", slog.String("loop", l.String()), slog.Int("failed waits", l.waitFails))
+		l.waitFails = 0
 	}
 
 	var ioTime int64
@@ -122,13 +172,21 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 		if n := l.cfg.rebuildAfter; n > 0 && l.emptyWakes >= n {
 			l.cfg.logger.Warn("ringloop: wait returned prematurely too often in a row; rebuilding the driver",
 				slog.String("loop", l.String()), slog.Int("times", l.emptyWakes))
-			if err := l.drv.Rebuild(); err != nil {
+			if err := l.rebuildDriver(); err != nil {
 				l.cfg.logger.Error("ringloop: driver rebuild failed", slog.Any("err", err))
 			}
 			l.stats.rebuilds.Add(1)
 			l.emptyWakes = 0
 		}
 	}
+}
+
+// rebuild replaces the driver's kernel object, if the driver can.
+func (l *Loop) rebuild() error {
+	if r, ok := l.drv.(driver.Rebuilder); ok {
+		return r.Rebuild()
+	}
+	return nil
 }
 
 // busyPolling reports whether the loop should poll without blocking because
@@ -171,7 +229,7 @@ func (l *Loop) dispatch(r registration, k opKind, c *driver.Completion) {
 
 // runTasks runs due timers and queued tasks for up to budget nanoseconds
 // (negative: no limit; the clock is read every 64 tasks, so at least 64 run),
-// then drains the tail ring without a limit. It returns how many ran.
+// then drains the tail and connection rings without a limit. It returns how many ran.
 func (l *Loop) runTasks(start, budget int64) int {
 	l.fetchDue(start)
 	deadline := start + budget
@@ -190,6 +248,10 @@ func (l *Loop) runTasks(start, budget int64) int {
 		}
 	}
 	for t := l.tailQ.Poll(); t != nil; t = l.tailQ.Poll() {
+		l.safeRun(t)
+		ran++
+	}
+	for t := l.connQ.Poll(); t != nil; t = l.connQ.Poll() {
 		l.safeRun(t)
 		ran++
 	}
@@ -281,12 +343,28 @@ type StallReport struct {
 	Took time.Duration
 }
 
-// loopError handles a failing Wait: log, try a rebuild, throttle.
+// loopError handles a failing Wait: count it, rebuild the driver, back off.
+// The log says so at the 1st, 2nd, 4th, 8th... failure in a row, so a driver
+// that keeps failing is reported clearly without flooding the log.
 func (l *Loop) loopError(err error) {
-	l.cfg.logger.Error("ringloop: driver wait failed", slog.String("loop", l.String()), slog.Any("err", err))
-	if rerr := l.drv.Rebuild(); rerr != nil {
-		l.cfg.logger.Error("ringloop: driver rebuild failed", slog.Any("err", rerr))
+	l.waitFails++
+	n := l.waitFails
+	l.stats.waitErrors.Add(1)
+	report := n&(n-1) == 0
+	if report {
+		msg := "ringloop: driver wait failed; rebuilding the driver"
+		if n > 1 {
+			msg = "ringloop: driver keeps failing; rebuilding it after each failure"
+		}
+		l.cfg.logger.Error(msg, slog.String("loop", l.String()), slog.Int("failures in a row", n), slog.Any("err", err))
+	}
+	if rerr := l.rebuildDriver(); rerr != nil && report {
+		l.cfg.logger.Error("ringloop: driver rebuild failed", slog.String("loop", l.String()), slog.Any("err", rerr))
 	}
 	l.stats.rebuilds.Add(1)
-	time.Sleep(loopErrorBackoff)
+	d := loopErrorBackoff.most
+	if n < 32 {
+		d = min(d, loopErrorBackoff.least<<(n-1))
+	}
+	time.Sleep(d)
 }

@@ -21,7 +21,8 @@ const shutdownPollInterval = 100 * time.Millisecond
 // registrations closed, shutdown hooks run. After that Execute returns
 // ErrShutdown. It returns the termination future; invalid arguments (quiet < 0,
 // timeout < quiet) return a failed future and change nothing. Calling it again
-// returns the same termination future.
+// returns the same termination future. It may be called on the loop itself
+// (from a handler or a task); awaiting the future there returns ErrDeadlock.
 func (l *Loop) ShutdownGracefully(quiet, timeout time.Duration) tasks.Future[struct{}] {
 	if quiet < 0 {
 		return tasks.Failed[struct{}](fmt.Errorf("engine: quiet period %v (expected >= 0)", quiet))
@@ -50,14 +51,16 @@ func (l *Loop) ShutdownGracefully(quiet, timeout time.Duration) tasks.Future[str
 }
 
 // Close shuts the loop down with no quiet period and waits for it to
-// terminate (io.Closer).
+// terminate (io.Closer). On the loop itself it starts the shutdown and
+// returns ErrDeadlock at once: the loop cannot wait for itself.
 func (l *Loop) Close() error {
 	l.ShutdownGracefully(0, DefaultShutdownTimeout)
 	_, err := l.term.Await(context.Background())
 	return err
 }
 
-// AwaitTermination waits until the loop has terminated or ctx is done.
+// AwaitTermination waits until the loop has terminated or ctx is done; on
+// the loop itself it returns ErrDeadlock at once.
 func (l *Loop) AwaitTermination(ctx context.Context) error {
 	_, err := l.term.Await(ctx)
 	return err
@@ -71,7 +74,10 @@ func (l *Loop) startForShutdown() error {
 
 // confirmShutdown is Netty's: run what is queued and the hooks; end at once
 // if the quiet period is zero or the loop is Shutdown; else end when the
-// timeout passed or a whole quiet period went by without work.
+// timeout passed (even if work keeps coming) or a whole quiet period went by
+// without work. Both count from the moment the loop saw the shutdown, so a
+// task that ran before the call does not shorten the quiet period (in Netty
+// the wake-up task that shutdownGracefully queues has that effect).
 func (l *Loop) confirmShutdown() bool {
 	if !l.shutdownBegun {
 		l.shutdownBegun = true
@@ -79,19 +85,17 @@ func (l *Loop) confirmShutdown() bool {
 	}
 	l.heap.CancelAll()
 	l.shutdownPoll = 0
-	if l.runAllTasks() || l.runShutdownHooks() {
-		if l.IsShutdown() || l.quietNanos.Load() == 0 {
-			return true
-		}
-		return false
+	worked := l.runAllTasks() || l.runShutdownHooks()
+	if l.IsShutdown() || worked && l.quietNanos.Load() == 0 {
+		return true
 	}
 	t := now()
 	timeoutAt := l.shutdownStart + l.timeoutNanos.Load()
-	if l.IsShutdown() || t >= timeoutAt {
+	if t >= timeoutAt {
 		return true
 	}
-	quietEnd := l.lastExec + l.quietNanos.Load()
-	if t < quietEnd {
+	quietEnd := max(l.lastExec, l.shutdownStart) + l.quietNanos.Load()
+	if worked || t < quietEnd {
 		l.shutdownPoll = min(quietEnd, timeoutAt, t+int64(shutdownPollInterval))
 		return false
 	}
@@ -116,6 +120,7 @@ func (l *Loop) terminate() {
 	l.publishGauges()
 	l.raiseState(Terminated)
 	l.tid.Store(0)
+	l.g.Store(0)
 	l.term.Succeed(struct{}{})
 }
 
@@ -133,7 +138,10 @@ func (l *Loop) drainRegistrations() {
 		if left <= 0 {
 			break
 		}
-		if _, err := l.drv.Wait(min(time.Duration(left), 10*time.Millisecond), l.onCompletion); err != nil {
+		l.inWait = true
+		_, err := l.drv.Wait(min(time.Duration(left), 10*time.Millisecond), l.onCompletion)
+		l.inWait = false
+		if err != nil {
 			break
 		}
 		l.runAllTasks()
@@ -185,20 +193,21 @@ func (l *Loop) RemoveShutdownHook(id HookID) bool {
 	return false
 }
 
-// runShutdownHooks runs and clears the hooks, repeating while hooks add hooks.
+// runShutdownHooks runs the hooks one at a time, in order, until none is
+// left (hooks may add or remove hooks).
 func (l *Loop) runShutdownHooks() bool {
 	ran := false
 	for {
 		l.hooksMu.Lock()
-		hs := l.hooks
-		l.hooks = nil
-		l.hooksMu.Unlock()
-		if len(hs) == 0 {
+		if len(l.hooks) == 0 {
+			l.hooksMu.Unlock()
 			break
 		}
-		for _, h := range hs {
-			l.safeRun(tasks.Func(h.fn))
-		}
+		h := l.hooks[0]
+		l.hooks[0] = hook{}
+		l.hooks = l.hooks[1:]
+		l.hooksMu.Unlock()
+		l.safeRun(tasks.Func(h.fn))
 		ran = true
 	}
 	if ran {

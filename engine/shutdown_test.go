@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 func TestShutdownArgumentsValidated(t *testing.T) {
@@ -26,53 +27,60 @@ func TestShutdownArgumentsValidated(t *testing.T) {
 }
 
 // TestShutdownQuietPeriod: with no work the loop ends one quiet period after
-// the call; tasks submitted every 50 ms keep it alive until the timeout.
+// the call at the earliest, even when its last task ran long before (the
+// loop runs that task before ExecuteFunc returns here, and this goroutine may
+// not run again for a while on a loaded machine). The timeout is far away:
+// that the loop ends at all shows the quiet period ended it.
 func TestShutdownQuietPeriod(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		const quiet = 150 * time.Millisecond
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
-		require.NoError(t, l.ExecuteFunc(func() {}))
+		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
 		start := time.Now()
-		requireDone(t, l.ShutdownGracefully(quiet, 5*time.Second))
-		took := time.Since(start)
-		require.GreaterOrEqual(t, took, quiet-10*time.Millisecond, "ended before the quiet period")
-		require.Less(t, took, quiet+time.Second, "quiet period overran")
+		requireDoneWithin(t, l.ShutdownGracefully(quiet, time.Hour), time.Minute)
+		require.GreaterOrEqual(t, time.Since(start), quiet, "ended before the quiet period")
 	})
 }
 
+// TestShutdownTimeoutWins: work at every check keeps the quiet period from
+// ever coming (a shutdown hook queues a task that adds the hook again), so
+// only the timeout ends the loop, and not before it.
 func TestShutdownTimeoutWins(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		const quiet, timeout = 200 * time.Millisecond, 600 * time.Millisecond
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { // a task every 50 ms: never a quiet period
-			defer wg.Done()
-			tk := time.NewTicker(50 * time.Millisecond)
-			defer tk.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-tk.C:
-					_ = l.ExecuteFunc(func() {})
+		var hook func()
+		var hooks atomic.Int64
+		hook = func() {
+			hooks.Add(1)
+			_ = l.ExecuteFunc(func() {
+				if !l.IsShutdown() {
+					l.AddShutdownHook(hook)
 				}
-			}
-		}()
+			})
+		}
+		l.AddShutdownHook(hook)
 		require.NoError(t, l.ExecuteFunc(func() {}))
 		start := time.Now()
-		requireDone(t, l.ShutdownGracefully(quiet, timeout))
-		took := time.Since(start)
-		close(stop)
-		wg.Wait()
-		require.GreaterOrEqual(t, took, timeout-10*time.Millisecond, "busy loop ended before its timeout")
-		require.Less(t, took, timeout+time.Second)
+		requireDoneWithin(t, l.ShutdownGracefully(quiet, timeout), time.Minute)
+		require.GreaterOrEqual(t, time.Since(start), timeout, "busy loop ended before its timeout")
+		require.Greater(t, hooks.Load(), int64(1), "the hook ran again while the loop shut down")
 	})
+}
+
+// requireDoneWithin waits for f, failing the test if it has not completed
+// within d (a bound for liveness, far above the expected time).
+func requireDoneWithin[T any](t testing.TB, f tasks.Future[T], d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	_, err := f.Await(ctx)
+	require.NoError(t, err)
 }
 
 // TestAcceptedTasksAreNeverDropped races producers against shutdown: every

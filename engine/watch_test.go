@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"encoding/binary"
-	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,54 +95,103 @@ func TestRegisterFDUnregisteredAtShutdown(t *testing.T) {
 	})
 }
 
-// TestIORatio floods the loop with tasks while an eventfd keeps it busy with
-// I/O, and checks the task/I-O time split follows the ratio.
+// TestIORatio checks the task budget iteration by iteration under a clock
+// that only the test moves: each I/O completion advances it by ioCost and
+// each task by taskCost, so an iteration whose I/O took io must run exactly
+// io*(100-ratio)/ratio worth of tasks (whole batches of TaskBatch, the least
+// one batch). Tasks re-queue themselves, so the ring never runs dry, and
+// each iteration's tasks write the eventfd once, so the next iteration has
+// one completion (or none yet, then one batch of tasks). An ignored ratio
+// (every queued task in one iteration) or a zero budget (one batch each
+// time) fails.
 func TestIORatio(t *testing.T) {
+	const taskCost = 100
+	const ioCost = 8 * engine.TaskBatch * taskCost // budgets are whole batches at 20, 50, 80
+	const queued, ioIters = 4096, 30
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, ratio := range []int{20, 50, 80} {
-			l, err := engine.New(c.Options(engine.WithIORatio(ratio))...)
-			require.NoError(t, err)
+			l := newLoop(t, c, engine.WithIORatio(ratio))
+			clock, restore := engine.UseFakeClock()
+			defer restore()
+
+			// Everything below runs on the loop, so needs no locking.
+			type iteration struct {
+				io    int64
+				tasks int
+			}
+			iters := map[uint64]*iteration{}
+			at := func() (uint64, *iteration) {
+				n := l.Metrics().Iterations
+				it := iters[n]
+				if it == nil {
+					it = &iteration{}
+					iters[n] = it
+				}
+				return n, it
+			}
 			fd := newEventfd(t)
+			var first, last uint64 // iterations of the first and the ioIters-th completion
+			var seen int
+			written, stop := false, false
 			h := &counter{fd: fd, unreg: make(chan error, 1)}
-			h.onReady = func() { spin(2 * time.Millisecond); bump(t, fd) } // I/O never runs dry
-			_, err = l.RegisterFD(fd, unix.POLLIN, h)
-			require.NoError(t, err)
-			stop := make(chan struct{})
-			var task func()
-			task = func() { // each task spins 0.5µs and queues its successor: the ring never empties
-				spin(500 * time.Nanosecond)
-				select {
-				case <-stop:
-				default:
-					_ = l.ExecuteFunc(task)
+			h.onReady = func() {
+				written = false
+				clock.Add(ioCost)
+				n, it := at()
+				it.io += ioCost
+				if seen++; seen == 1 {
+					first = n
+				} else if seen == ioIters {
+					last, stop = n, true
 				}
 			}
-			for range 4096 {
+			_, err := l.RegisterFD(fd, unix.POLLIN, h)
+			require.NoError(t, err)
+
+			done := make(chan struct{})
+			left := queued
+			var task func()
+			task = func() {
+				clock.Add(taskCost)
+				_, it := at()
+				it.tasks++
+				if !written && !stop {
+					written = true
+					bump(t, fd)
+				}
+				if !stop {
+					require.NoError(t, l.ExecuteFunc(task))
+				} else if left--; left == 0 {
+					close(done)
+				}
+			}
+			block := busy(t, l) // queue everything before any of it runs
+			for range queued {
 				require.NoError(t, l.ExecuteFunc(task))
 			}
-			bump(t, fd)
-			// Measure over windows of 200 ms. The split is wall time, so a
-			// loop thread preempted by other processes mid-batch overshoots
-			// its budget; on a shared machine a window may be skewed, so up
-			// to five windows are tried and one must match. An ignored ratio
-			// (tasks unbounded: the split grows without limit) or a zero
-			// budget (64 tasks per iteration: ~0.02) fails every window.
-			want := float64(100-ratio) / float64(ratio)
-			var got []float64
-			ok := false
-			m0 := l.Metrics()
-			for try := 0; try < 5 && !ok; try++ {
-				time.Sleep(200 * time.Millisecond) // the measurement window
-				m1 := l.Metrics()
-				split := float64(m1.TaskTime-m0.TaskTime) / float64(m1.IOTime-m0.IOTime)
-				got = append(got, split)
-				ok = math.Abs(split-want) <= want*0.6+0.15
-				m0 = m1
+			close(block)
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the tasks did not finish")
 			}
-			close(stop)
-			require.NoError(t, l.Close())
-			t.Logf("%s ioRatio %d: task/io per window = %.2f (want %.2f)", c, ratio, got, want)
-			require.True(t, ok, "task/io split %.2f does not follow ioRatio %d (want %.2f)", got, ratio, want)
+			restore()
+
+			want := func(io int64) int {
+				budget := io * int64(100-ratio) / int64(ratio)
+				return engine.TaskBatch * max(1, int(budget/(engine.TaskBatch*taskCost)))
+			}
+			checked := 0
+			for n := first; n < last; n++ {
+				it := iters[n]
+				require.NotNil(t, it, "iteration %d ran no task", n)
+				require.Equal(t, want(it.io), it.tasks,
+					"ioRatio %d: iteration %d had %v of I/O (want tasks for %v)", ratio, n, time.Duration(it.io), time.Duration(it.io*int64(100-ratio)/int64(ratio)))
+				if it.io > 0 {
+					checked++
+				}
+			}
+			require.GreaterOrEqual(t, checked, ioIters-1, "iterations with I/O checked")
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/park"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,6 +59,8 @@ type Driver struct {
 	subq    []int32 // fds with prepared ops for the next submission phase
 	runq    []int32 // fds with readiness to act on
 	runq2   []int32
+	running []int32 // the run process is working through, from runAt
+	runAt   int
 	pending []driver.Completion // final completions waiting for a callback
 	pendAt  int
 	events  []unix.EpollEvent
@@ -67,7 +70,11 @@ type Driver struct {
 	comp       driver.Completion
 	count      int
 	polledLast bool
+	full       bool // the last epoll_wait filled the event array
 	ts         unix.Timespec
+
+	park   *park.Waiter // parked loops (Config.Parked) sleep on epfd in Go's netpoller
+	parkFn func(*driver.Completion)
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -96,6 +103,7 @@ func New(cfg driver.Config) (*Driver, error) {
 		events: make([]unix.EpollEvent, initialEvents),
 		buf:    make([]byte, cfg.BufferSize),
 	}
+	d.park = park.New(d.parkPoll)
 	if err := d.addWake(epfd); err != nil {
 		unix.Close(efd)
 		unix.Close(epfd)
@@ -165,6 +173,7 @@ func (d *Driver) Wake() error {
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
+	d.park.Wake()
 	for {
 		_, err := unix.Write(d.efd, wakeVal[:])
 		switch err {
@@ -206,6 +215,7 @@ func (d *Driver) Rebuild() error {
 	}
 	old := d.epfd
 	d.epfd = epfd
+	d.park.Close() // a parked loop re-registers the new set
 	unix.Close(old)
 	return nil
 }
@@ -228,6 +238,7 @@ func (d *Driver) Close() error {
 		}
 	}
 	d.subq, d.runq, d.pending, d.pendAt = nil, nil, nil, 0
+	d.park.Close()
 	err1 := unix.Close(d.epfd)
 	err2 := unix.Close(d.efd)
 	if err1 != nil {

@@ -16,6 +16,9 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 	if d.closed.Load() {
 		return 0, driver.ErrClosed
 	}
+	if d.cfg.Parked && timeout != 0 && d.fn == nil {
+		return d.parkedWait(timeout, fn)
+	}
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
@@ -40,6 +43,7 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 			}
 			n, errno := d.epollWait(wait)
 			d.polledLast = true
+			d.full = errno == 0 && n == len(d.events)
 			switch errno {
 			case 0:
 				woke = d.handleEvents(n)
@@ -54,6 +58,33 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 		}
 		if timeout > 0 && !time.Now().Before(deadline) {
 			return total, nil
+		}
+	}
+}
+
+// parkedWait is Wait for a parked loop with a timeout: it sleeps on the
+// epoll fd in Go's netpoller. The epoll fd turns readable (a new edge) each
+// time an fd in the set, the eventfd included, reports an event.
+func (d *Driver) parkedWait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
+	d.parkFn = fn
+	n, err := d.park.Wait(d.epfd, timeout)
+	d.parkFn = nil
+	return n, err
+}
+
+// parkPoll collects the set's ready list (all of it: events left behind
+// would raise no new edge) and hands out completions without blocking. It
+// goes round again while work waits for the next Wait rather than for an
+// event: parking then would strand it.
+func (d *Driver) parkPoll() (int, error) {
+	for {
+		d.polledLast = false // make the Wait call epoll_wait
+		n, err := d.Wait(driver.NoWait, d.parkFn)
+		if err == nil && n == 0 && d.closed.Load() { // closed by a callback
+			err = driver.ErrClosed
+		}
+		if n > 0 || err != nil || !d.full && len(d.subq) == 0 && len(d.runq) == 0 && d.pendAt >= len(d.pending) {
+			return n, err
 		}
 	}
 }
@@ -270,20 +301,26 @@ func (d *Driver) process(fn func(*driver.Completion)) int {
 	d.fn = fn
 	d.count = 0
 	d.drainPending()
-	q := d.runq
-	d.runq = d.runq2[:0]
-	for i, fd32 := range q {
+	// The fds of a run a callback never returned from (runtime.Goexit) go
+	// first; the cursor moves before each fd, so none is lost.
+	if d.runAt == len(d.running) {
+		d.running, d.runAt = d.runq, 0
+		d.runq = d.runq2[:0]
+	}
+	for d.runAt < len(d.running) {
 		if d.count >= driver.DefaultWaitBatch || d.closed.Load() {
-			d.runq = append(d.runq, q[i:]...) // still flagged fQueuedRun
+			d.runq = append(d.runq, d.running[d.runAt:]...) // still flagged fQueuedRun
 			break
 		}
-		fd := int(fd32)
+		fd := int(d.running[d.runAt])
+		d.runAt++
 		st := d.fds[fd]
 		st.flags &^= fQueuedRun
 		d.runFD(fd, st)
 		d.drainPending()
 	}
-	d.runq2 = q[:0]
+	d.runq2 = d.running[:0]
+	d.running, d.runAt = nil, 0
 	d.fn = nil
 	return d.count
 }

@@ -2,6 +2,7 @@ package loopgroup
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/ringloop/ringloop/engine"
 )
@@ -25,7 +26,7 @@ func NewExecutorGroup(opts ...Option) (*Group, error) {
 	}
 	all := append([]Option(nil), opts...)
 	if c.loops == 0 {
-		all = append(all, WithLoops(2*DefaultLoops()))
+		all = append(all, WithLoops(2*max(1, runtime.GOMAXPROCS(0))))
 	}
 	all = append(all, WithEngineOptions(engine.WithBackend(engine.BackendEpoll)))
 	return New(all...)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +31,7 @@ func newExecGroup(t *testing.T, opts ...loopgroup.Option) *loopgroup.Group {
 func TestExecutorGroupIsEpoll(t *testing.T) {
 	testenv.CheckLeaks(t)
 	ex := newExecGroup(t, loopgroup.WithBackend(engine.BackendUring))
-	assert.Equal(t, 2*loopgroup.DefaultLoops(), ex.Len())
+	assert.Equal(t, 2*runtime.GOMAXPROCS(0), ex.Len())
 	for _, l := range ex.All() {
 		assert.Equal(t, "epoll", l.Backend().Name)
 	}
@@ -39,13 +41,24 @@ func TestExecutorGroupIsEpoll(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// slowHandler serves one-byte requests: 's' sleeps (on the executor group,
-// or inline on the I/O loop when inline is set) and answers 'S'; anything
-// else is echoed at once.
+// slowHandler serves one-byte requests: 's' blocks until the test opens the
+// gate (on the executor group, or inline on the I/O loop when inline is
+// set) and answers 'S'; anything else is echoed at once.
 type slowHandler struct {
-	ex     loopgroup.Executor
-	inline bool
-	sleep  time.Duration
+	ex      loopgroup.Executor
+	inline  bool
+	started chan struct{} // one send as each blocking job begins
+	gate    chan struct{} // closed by the test: the blocking work ends
+}
+
+func newSlowHandler(ex loopgroup.Executor, inline bool) *slowHandler {
+	return &slowHandler{ex: ex, inline: inline, started: make(chan struct{}, 4), gate: make(chan struct{})}
+}
+
+// block is the blocking work: a database call, say.
+func (h *slowHandler) block() {
+	h.started <- struct{}{}
+	<-h.gate
 }
 
 func (h *slowHandler) OnOpen(c *engine.Conn) {}
@@ -56,12 +69,12 @@ func (h *slowHandler) OnData(c *engine.Conn, b []byte) {
 			continue
 		}
 		if h.inline {
-			time.Sleep(h.sleep) // what a blocking handler must never do
+			h.block() // what a blocking handler must never do
 			_, _ = c.Write([]byte("S"))
 			continue
 		}
 		err := loopgroup.Offload(h.ex, c, func() (string, error) {
-			time.Sleep(h.sleep) // a database call, say
+			h.block()
 			return "S", nil
 		}, func(c *engine.Conn, v string, err error) {
 			if err == nil {
@@ -75,30 +88,32 @@ func (h *slowHandler) OnData(c *engine.Conn, b []byte) {
 }
 func (h *slowHandler) OnClose(c *engine.Conn, err error) {}
 
-// pingLatency sends n one-byte pings on nc and returns the worst round trip.
-func pingLatency(t *testing.T, nc net.Conn, n int, gap time.Duration) time.Duration {
-	t.Helper()
-	var worst time.Duration
-	b := make([]byte, 1)
-	for range n {
-		start := time.Now()
-		_, err := nc.Write([]byte("p"))
-		require.NoError(t, err)
-		_, err = io.ReadFull(nc, b)
-		require.NoError(t, err)
-		worst = max(worst, time.Since(start))
-		time.Sleep(gap)
+// ping sends a one-byte ping on nc and waits for its echo until d passes.
+func ping(nc net.Conn, d time.Duration) error {
+	if _, err := nc.Write([]byte("p")); err != nil {
+		return err
 	}
-	return worst
+	_ = nc.SetReadDeadline(time.Now().Add(d))
+	defer nc.SetReadDeadline(time.Time{})
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(nc, b); err != nil {
+		return err
+	}
+	if b[0] != 'p' {
+		return errors.New("ping answered " + string(b))
+	}
+	return nil
 }
 
-// TestBlockingWorkNeverStallsIOLoop: two connections ask for 400 ms of
-// blocking work each while a third pings the same (single) I/O loop. With
-// the work on the executor group, the pings keep their round trip far under
-// the sleep; the control run, sleeping inline on the I/O loop, shows the
-// stall the measurement is able to see.
+// TestBlockingWorkNeverStallsIOLoop: two connections start blocking work
+// while a third pings the same (single) I/O loop. With the work on the
+// executor group, every ping is answered while the work is still blocked
+// (the test holds it until the pings are done, so no speed of the machine
+// makes this pass or fail); the control run, blocking inline on the I/O
+// loop, shows that the check can see a stall: no ping is answered until the
+// work is released.
 func TestBlockingWorkNeverStallsIOLoop(t *testing.T) {
-	const sleep = 400 * time.Millisecond
+	const patience = 10 * time.Second // a stalled loop never answers; a slow one does in time
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		for _, inline := range []bool{false, true} {
 			name := "offloaded"
@@ -109,44 +124,60 @@ func TestBlockingWorkNeverStallsIOLoop(t *testing.T) {
 				testenv.CheckLeaks(t)
 				io1 := newGroup(t, c, loopgroup.WithLoops(1))
 				ex := newExecGroup(t, loopgroup.WithLoops(2))
-				s, err := io1.Serve("tcp", "127.0.0.1:0", &slowHandler{ex: ex, inline: inline, sleep: sleep})
+				h := newSlowHandler(ex, inline)
+				s, err := io1.Serve("tcp", "127.0.0.1:0", h)
 				require.NoError(t, err)
 				defer shutdownServer(t, s)
+				release := sync.OnceFunc(func() { close(h.gate) })
+				defer release() // before the shutdown, even when the test fails
 				addr := s.Addr().String()
 				pinger := echoOnce(t, addr, 0) // connected and warm
 				defer pinger.Close()
 
+				slow := 2
+				if inline {
+					slow = 1 // the first blocks the loop: the second would not be read
+				}
 				var wg sync.WaitGroup
-				slowDone := make(chan time.Duration, 2)
-				for range 2 {
+				for range slow {
 					nc := echoOnce(t, addr, 1)
 					defer nc.Close()
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						start := time.Now()
 						_, err := nc.Write([]byte("s"))
-						require.NoError(t, err)
+						assert.NoError(t, err)
+						_ = nc.SetReadDeadline(time.Now().Add(2 * patience))
 						b := make([]byte, 1)
 						_, err = io.ReadFull(nc, b)
-						require.NoError(t, err)
+						assert.NoError(t, err)
 						assert.Equal(t, "S", string(b))
-						slowDone <- time.Since(start)
 					}()
 				}
-				time.Sleep(20 * time.Millisecond) // let the slow requests land first
-				worst := pingLatency(t, pinger, 10, 20*time.Millisecond)
-				wg.Wait()
-				close(slowDone)
-				for d := range slowDone {
-					assert.GreaterOrEqual(t, d, sleep)
+				for range slow {
+					select {
+					case <-h.started:
+					case <-time.After(patience):
+						t.Fatal("the blocking work did not start")
+					}
 				}
 				if inline {
-					assert.Greater(t, worst, sleep/2, "the control must see the loop stall")
+					// However long it waits, the ping cannot be answered
+					// while the loop is blocked: a short wait shows it.
+					err := ping(pinger, 50*time.Millisecond)
+					assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "the control must see the loop stall")
+					release()
+					b := make([]byte, 1)
+					_ = pinger.SetReadDeadline(time.Now().Add(patience))
+					_, err = io.ReadFull(pinger, b)
+					require.NoError(t, err, "the ping after the stall")
 				} else {
-					assert.Less(t, worst, sleep/4, "a ping waited on blocking work")
+					for i := range 10 {
+						require.NoError(t, ping(pinger, patience), "ping %d while the work is blocked", i)
+					}
+					release()
 				}
-				t.Logf("worst ping round trip %v", worst)
+				wg.Wait()
 			})
 		}
 	})

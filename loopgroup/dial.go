@@ -16,7 +16,8 @@ func (g *Group) Dial(ctx context.Context, network, addr string, h engine.Handler
 	}
 	l := g.Next()
 	g.addLoad(l, 1)
-	c, err := engine.Dial(ctx, l, network, addr, track(h, g, true, nil), opts...)
+	opts = append(opts[:len(opts):len(opts)], engine.WithObserver(&tracker{g: g, reserved: true}))
+	c, err := engine.Dial(ctx, l, network, addr, h, opts...)
 	if err != nil {
 		g.addLoad(l, -1)
 		return nil, err

@@ -42,8 +42,10 @@
 // connections to end and closes them when its context ends. Group.Dial
 // connects from Next().
 //
-// The group counts live connections per loop (Group.Connections) through a
-// handler wrapper the bootstrap installs; a connection handed over counts
+// The group counts live connections per loop (Group.Connections) through an
+// engine.ConnObserver the bootstrap installs beside the user's handler (never
+// wrapping it, so every optional handler interface reaches the handler); a
+// connection handed over counts
 // from the moment its loop is chosen, so LeastConnections spreads a burst of
 // accepts at once.
 //

@@ -25,21 +25,30 @@ func goTool(t *testing.T) string {
 	return p
 }
 
+// examplesEnv names a directory holding prebuilt mainsub, single and
+// reuseport programs, for where there is no Go toolchain (a booted test
+// kernel).
+const examplesEnv = "RINGLOOP_EXAMPLES"
+
 // TestExamplePrograms builds the three reactor-model programs in examples/
-// and runs each (mainsub also on epoll, where the hand-off takes the task
-// ring): every one must exit 0 within its timeout and report its model.
+// (or takes them from examplesEnv) and runs each (mainsub also on epoll,
+// where the hand-off takes the task ring): every one must exit 0 within its
+// timeout and report its model.
 func TestExamplePrograms(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds programs; skipped with -short")
+	bin := os.Getenv(examplesEnv)
+	if bin == "" {
+		if testing.Short() {
+			t.Skip("builds programs; skipped with -short unless " + examplesEnv + " names them prebuilt")
+		}
+		bin = t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		build := exec.CommandContext(ctx, goTool(t), "build", "-o", bin+string(filepath.Separator),
+			"./examples/mainsub", "./examples/single", "./examples/reuseport")
+		build.Dir = ".."
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "go build: %s", out)
 	}
-	bin := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, goTool(t), "build", "-o", bin+string(filepath.Separator),
-		"./examples/mainsub", "./examples/single", "./examples/reuseport")
-	build.Dir = ".."
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
 
 	cases := []struct {
 		prog, backend string

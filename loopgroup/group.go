@@ -31,9 +31,10 @@ type loadCounter struct {
 	_ [56]byte
 }
 
-// ErrCalledFromLoop: a blocking group call (InvokeAll, InvokeAny) was made
-// from one of the group's own loops, which could wait for itself.
-var ErrCalledFromLoop = errors.New("loopgroup: blocking call from a loop of the group would deadlock")
+// ErrCalledFromLoop: a blocking group call (InvokeAll, InvokeAny, Close,
+// Dial, Server.Shutdown, Server.Close) was made from one of the group's own
+// loops, which could wait for itself. It matches tasks.ErrDeadlock.
+var ErrCalledFromLoop = fmt.Errorf("loopgroup: blocking call from a loop of the group would deadlock: %w", tasks.ErrDeadlock)
 
 // New builds a group of loops. The loops start lazily, on their first task or
 // connection, unless a thread setting (WithCPUAffinity, WithThreadNames,
@@ -47,24 +48,34 @@ func New(opts ...Option) (*Group, error) {
 			return nil, err
 		}
 	}
+	th, err := c.threadingMode()
+	if err != nil {
+		return nil, err
+	}
 	n := c.loops
 	if n == 0 {
-		n = DefaultLoops()
+		n = DefaultLoopsFor(th)
 	}
 	g := &Group{
 		loops: make([]*engine.Loop, 0, n),
 		index: make(map[*engine.Loop]int, n),
 		load:  make([]loadCounter, n),
-		term:  tasks.NewPromise[struct{}](nil),
 	}
+	// Bound to the group: awaiting it on one of its loops fails at once
+	// with tasks.ErrDeadlock.
+	g.term = tasks.NewPromise[struct{}](g)
 	for i := range n {
-		lo := make([]engine.Option, 0, len(c.engine)+4)
+		lo := make([]engine.Option, 0, len(c.engine)+5)
+		lo = append(lo, engine.WithThreading(th)) // engine options may override...
 		lo = append(lo, c.engine...)
 		if c.name != "" {
 			lo = append(lo, engine.WithName(fmt.Sprintf("%s-%d", c.name, i)))
 		}
 		if c.engineFor != nil {
 			lo = append(lo, c.engineFor(i)...)
+		}
+		if c.needsLocked() {
+			lo = append(lo, engine.WithThreading(engine.ThreadingLocked)) // ...except for thread settings
 		}
 		lo = append(lo, engine.WithParent(g))
 		l, err := engine.New(lo...)
@@ -202,7 +213,8 @@ func (g *Group) Close() error {
 // TerminationFuture completes once every loop has terminated.
 func (g *Group) TerminationFuture() tasks.Future[struct{}] { return g.term }
 
-// AwaitTermination waits until every loop has terminated or ctx is done.
+// AwaitTermination waits until every loop has terminated or ctx is done; on
+// one of the group's loops it returns tasks.ErrDeadlock at once.
 func (g *Group) AwaitTermination(ctx context.Context) error {
 	_, err := g.term.Await(ctx)
 	return err

@@ -21,11 +21,64 @@ type config struct {
 	cpus       []int
 	threadName bool
 	threadInit []func(i int, l *engine.Loop) error
+	threading  engine.Threading
 }
 
-// DefaultLoops is the loop count New uses without WithLoops: one loop per
-// GOMAXPROCS (see the package doc for why not Netty's two per core).
-func DefaultLoops() int { return max(1, runtime.GOMAXPROCS(0)) }
+// DefaultLoops is the loop count New uses without WithLoops, for the
+// threading mode RINGLOOP_THREADING or engine.DefaultThreading selects (see
+// DefaultLoopsFor).
+func DefaultLoops() int {
+	t, err := engine.ResolveThreading(0)
+	if err != nil {
+		t = engine.DefaultThreading
+	}
+	return DefaultLoopsFor(t)
+}
+
+// DefaultLoopsFor is the default loop count for threading mode t: one loop
+// per GOMAXPROCS for parked loops, which hold a P only while they work; one
+// fewer (at least one) for locked loops, which keep a P idle for the Go
+// scheduler to hand a sleeping loop's P to (GOMAXPROCS >= loops + 1, see
+// the engine package doc). Not Netty's two per core: see the package doc.
+func DefaultLoopsFor(t engine.Threading) int {
+	n := runtime.GOMAXPROCS(0)
+	if t == engine.ThreadingLocked {
+		n--
+	}
+	return max(1, n)
+}
+
+// needsLocked reports a thread setting that only a locked loop keeps.
+func (c *config) needsLocked() bool {
+	return len(c.cpus) > 0 || c.threadName || len(c.threadInit) > 0
+}
+
+// threadingMode resolves the group's threading mode: WithThreading, else
+// locked when a thread setting needs it, else RINGLOOP_THREADING, else
+// engine.DefaultThreading.
+func (c *config) threadingMode() (engine.Threading, error) {
+	if c.needsLocked() {
+		if c.threading == engine.ThreadingParked {
+			return 0, fmt.Errorf("loopgroup: WithCPUAffinity, WithThreadNames and WithThreadInit need engine.ThreadingLocked, not %v", c.threading)
+		}
+		return engine.ThreadingLocked, nil
+	}
+	return engine.ResolveThreading(c.threading)
+}
+
+// WithThreading sets every loop's threading mode (engine.WithThreading) and
+// the default loop count that goes with it (DefaultLoopsFor). Without it the
+// loops are locked when WithCPUAffinity, WithThreadNames or WithThreadInit
+// is given, else RINGLOOP_THREADING or engine.DefaultThreading decides.
+func WithThreading(t engine.Threading) Option {
+	return func(c *config) error {
+		if t != engine.ThreadingParked && t != engine.ThreadingLocked {
+			return fmt.Errorf("loopgroup: threading %v (want engine.ThreadingParked or engine.ThreadingLocked)", t)
+		}
+		c.threading = t
+		return nil
+	}
+}
 
 // WithLoops sets the number of loops (0: DefaultLoops).
 func WithLoops(n int) Option {
@@ -68,7 +121,7 @@ func WithName(prefix string) Option {
 
 // WithThreadNames also gives each loop's OS thread its loop name (the first
 // 15 bytes, Linux's limit), as seen by top -H and /proc. Like every thread
-// setup it starts the loops in New.
+// setup it starts the loops in New and selects engine.ThreadingLocked.
 func WithThreadNames() Option {
 	return func(c *config) error { c.threadName = true; return nil }
 }
@@ -76,7 +129,8 @@ func WithThreadNames() Option {
 // WithCPUAffinity pins loop i's OS thread to cpus[i % len(cpus)] with
 // sched_setaffinity. The pin is applied by the first task of each loop, so
 // the loops start in New; New fails (and shuts the group down) if a CPU is
-// refused.
+// refused. It selects engine.ThreadingLocked: only a locked loop keeps its
+// thread.
 func WithCPUAffinity(cpus ...int) Option {
 	return func(c *config) error {
 		if len(cpus) == 0 {
@@ -97,7 +151,7 @@ func WithCPUAffinity(cpus ...int) Option {
 // thread setting. New waits for it and fails if it returns an error. Threads
 // whose settings it changes should not return to the Go scheduler's pool:
 // call runtime.LockOSThread in fn (without unlocking) and the thread ends
-// with its loop.
+// with its loop. It selects engine.ThreadingLocked.
 func WithThreadInit(fn func(index int, l *engine.Loop) error) Option {
 	return func(c *config) error {
 		if fn == nil {

@@ -101,18 +101,18 @@ func (g *Group) Serve(network, addr string, h engine.Handler, opts ...ServerOpti
 	if err := startAll(g); err != nil {
 		return nil, err
 	}
-	wrapped := track(h, g, true, s)
 	chooser := func() *engine.Loop {
 		l := g.Next()
 		g.addLoad(l, 1) // counted from the choice: bursts spread at once
 		return l
 	}
-	copts := append([]engine.ConnOption{engine.WithChooser(chooser)}, c.conn...)
+	copts := append([]engine.ConnOption{engine.WithChooser(chooser),
+		engine.WithObserver(&tracker{g: g, reserved: true, srv: s})}, c.conn...)
 	// Listen and set the hand-off mode in one task on the accepting loop,
 	// before it can process any accept.
 	bl := boss.Next()
 	ln, err := engine.Submit(bl, func() (*engine.Listener, error) {
-		ln, err := engine.Listen(bl, network, addr, wrapped, copts...)
+		ln, err := engine.Listen(bl, network, addr, h, copts...)
 		if err == nil {
 			ln.SetHandoff(c.handoff)
 		}
@@ -128,10 +128,10 @@ func (g *Group) Serve(network, addr string, h engine.Handler, opts ...ServerOpti
 // listenReusePort opens one SO_REUSEPORT listener per worker loop, all on the
 // port the first one got.
 func (s *Server) listenReusePort(network, addr string, h engine.Handler, c *serverConfig) error {
-	wrapped := track(h, s.workers, false, s)
-	copts := append([]engine.ConnOption{engine.WithReusePort()}, c.conn...)
+	copts := append([]engine.ConnOption{engine.WithReusePort(),
+		engine.WithObserver(&tracker{g: s.workers, srv: s})}, c.conn...)
 	for i, l := range s.workers.loops {
-		ln, err := engine.Listen(l, network, addr, wrapped, copts...)
+		ln, err := engine.Listen(l, network, addr, h, copts...)
 		if err != nil {
 			s.closeListeners()
 			return fmt.Errorf("loopgroup: reuse-port listener %d: %w", i, err)
@@ -206,7 +206,7 @@ func (s *Server) HandoffStats() engine.HandoffStats {
 }
 
 // forceCloseWait bounds how long Shutdown and Close wait for connections they
-// closed to report OnClose.
+// closed or aborted to report OnClose.
 const forceCloseWait = 5 * time.Second
 
 // ErrConnsLeft: connections were still open forceCloseWait after the server
@@ -215,30 +215,57 @@ var ErrConnsLeft = errors.New("loopgroup: connections did not close")
 
 // Shutdown stops accepting (closes the listening sockets), then waits for
 // the live connections to close by themselves. When ctx ends first it closes
-// them (flushing what was written), waits for their OnClose, and returns
-// ctx.Err(). It does not shut the groups down. Safe to call more than once.
+// those left at once: with nothing to send they close (the peer reads EOF),
+// with bytes still unsent they are aborted (the peer sees a reset). It waits
+// for their OnClose and returns ctx.Err(). It does not shut the groups down.
+// Safe to call more than once. On one of the server's loops (from a handler)
+// it cannot wait: it goes on in the background and returns ErrCalledFromLoop
+// at once.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if s.onLoop() {
+		go func() { _ = s.Shutdown(ctx) }()
+		return ErrCalledFromLoop
+	}
 	s.stopAccepting()
 	select {
 	case <-s.live.drained():
 		return nil
 	case <-ctx.Done():
 	}
-	if err := s.forceClose(); err != nil {
+	if err := s.endAll(closeNow); err != nil {
 		return err
 	}
 	return ctx.Err()
 }
 
-// Close stops accepting and closes every live connection now, waiting (up to
-// a few seconds) for their OnClose.
+// Close stops accepting and closes every live connection now, flushing what
+// was written; those that cannot finish within a few seconds (a peer that
+// does not read) are aborted. It waits for their OnClose. On one of the
+// server's loops (from a handler) it cannot wait: it goes on in the
+// background and returns ErrCalledFromLoop at once.
 func (s *Server) Close() error {
+	if s.onLoop() {
+		go func() { _ = s.Close() }()
+		return ErrCalledFromLoop
+	}
 	s.stopAccepting()
-	return s.forceClose()
+	if s.endAll((*engine.Conn).Close) == nil {
+		return nil
+	}
+	return s.endAll((*engine.Conn).Abort)
 }
 
-func (s *Server) forceClose() error {
-	s.live.closeAll()
+// closeNow closes c without waiting for a flush: Close then Abort, which
+// runs after it on the loop and ends a close that is still flushing.
+func closeNow(c *engine.Conn) error {
+	_ = c.Close()
+	return c.Abort()
+}
+
+// endAll ends every live connection with end and waits, up to
+// forceCloseWait, for their OnClose.
+func (s *Server) endAll(end func(*engine.Conn) error) error {
+	s.live.each(end)
 	t := time.NewTimer(forceCloseWait)
 	defer t.Stop()
 	select {
@@ -257,6 +284,20 @@ func (s *Server) stopAccepting() {
 		s.closeListeners()
 		barrier(s.workers)
 	})
+}
+
+// onLoop reports whether the caller runs on a loop the server's shutdown
+// waits for: a worker or an accepting loop.
+func (s *Server) onLoop() bool {
+	if s.workers.InEventLoop() {
+		return true
+	}
+	for _, ln := range s.listeners {
+		if ln.Loop().InEventLoop() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) closeListeners() {

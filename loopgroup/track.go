@@ -7,53 +7,39 @@ import (
 	"github.com/ringloop/ringloop/engine"
 )
 
-// tracker wraps a user handler to keep the group's per-loop connection
-// counts (for LeastConnections and Group.Connections) and, for a server, the
-// set of live connections Shutdown waits for or closes.
+// tracker observes the connections of a server or of Group.Dial (an
+// engine.ConnObserver) to keep the group's per-loop connection counts (for
+// LeastConnections and Group.Connections) and, for a server, the set of live
+// connections Shutdown waits for or closes. It never wraps the user's
+// handler, so every optional handler interface reaches the handler.
 type tracker struct {
-	h        engine.Handler
 	g        *Group
 	reserved bool    // the count was raised when the loop was chosen
 	srv      *Server // nil for Dial
 }
 
-func (t *tracker) OnOpen(c *engine.Conn) {
+func (t *tracker) ConnOpened(c *engine.Conn) {
 	if !t.reserved {
 		t.g.addLoad(c.Loop(), 1)
 	}
 	if t.srv != nil {
 		t.srv.live.add(c)
 	}
-	t.h.OnOpen(c)
 }
 
-func (t *tracker) OnData(c *engine.Conn, b []byte) { t.h.OnData(c, b) }
+// HandoffRefused undoes the count raised when target was chosen for a
+// connection it then refused (it was shutting down).
+func (t *tracker) HandoffRefused(target *engine.Loop) {
+	if t.reserved {
+		t.g.addLoad(target, -1)
+	}
+}
 
-func (t *tracker) OnClose(c *engine.Conn, err error) {
+func (t *tracker) ConnClosed(c *engine.Conn, _ error) {
 	t.g.addLoad(c.Loop(), -1)
-	t.h.OnClose(c, err)
 	if t.srv != nil {
 		t.srv.live.remove(c)
 	}
-}
-
-// writabilityTracker also forwards writability changes, for handlers that
-// implement engine.WritabilityHandler.
-type writabilityTracker struct {
-	tracker
-	wh engine.WritabilityHandler
-}
-
-func (t *writabilityTracker) OnWritabilityChanged(c *engine.Conn, w bool) {
-	t.wh.OnWritabilityChanged(c, w)
-}
-
-func track(h engine.Handler, g *Group, reserved bool, s *Server) engine.Handler {
-	t := tracker{h: h, g: g, reserved: reserved, srv: s}
-	if wh, ok := h.(engine.WritabilityHandler); ok {
-		return &writabilityTracker{tracker: t, wh: wh}
-	}
-	return &t
 }
 
 // connSet is a server's live connections, sharded by loop so that loops do
@@ -115,8 +101,8 @@ func (s *connSet) drained() <-chan struct{} {
 	return s.zero
 }
 
-// closeAll closes every live connection (flushing what was written).
-func (s *connSet) closeAll() {
+// each calls end (Close or Abort) on every live connection.
+func (s *connSet) each(end func(*engine.Conn) error) {
 	var cs []*engine.Conn
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -127,6 +113,6 @@ func (s *connSet) closeAll() {
 		sh.mu.Unlock()
 	}
 	for _, c := range cs {
-		_ = c.Close()
+		_ = end(c)
 	}
 }

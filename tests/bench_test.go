@@ -23,7 +23,8 @@ func BenchmarkEcho(b *testing.B) {
 		}
 		for _, conns := range []int{1, 50} {
 			for _, size := range []int{128, 16 << 10} {
-				b.Run(fmt.Sprintf("%s/conns=%d/size=%d", c.Backend, conns, size), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/%s/conns=%d/size=%d", c.Backend, c.Threading, conns, size), func(b *testing.B) {
+					c.Need(b)
 					benchEcho(b, c, conns, size)
 				})
 			}

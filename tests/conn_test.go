@@ -25,7 +25,19 @@ func newLoop(t *testing.T, c testenv.Combo, opts ...engine.Option) *engine.Loop 
 	t.Helper()
 	l, err := engine.New(c.Options(opts...)...)
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, l.Close()) })
+	t.Cleanup(func() {
+		// Bounded: a Close that never returns fails this test with the
+		// stacks instead of hanging the package until go test's timeout.
+		done := make(chan error, 1)
+		go func() { done <- l.Close() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(lifeWait):
+			buf := make([]byte, 1<<16)
+			t.Fatalf("loop Close did not return in %v\n%s", lifeWait, buf[:runtime.Stack(buf, true)])
+		}
+	})
 	return l
 }
 
@@ -339,16 +351,35 @@ func TestIdleTimeoutFiresAndIsPushedBack(t *testing.T) {
 		const idle = 150 * time.Millisecond
 		_, peer := acceptOne(t, l, r, engine.WithIdleTimeouts(idle, 0, 0))
 		<-r.opened
-		start := time.Now()
-		for range 6 { // traffic every 50 ms keeps it alive for 300 ms
-			time.Sleep(50 * time.Millisecond)
-			_, err := peer.Write([]byte("x"))
-			require.NoError(t, err)
+		// A byte every 50 ms for 300 ms. On a loaded machine a gap may
+		// exceed the timeout, which then fires early, rightly: the check is
+		// against the last byte the loop read, not against the schedule.
+		var sent []time.Time // when the i-th byte was written
+		var err error
+		closed := false
+		for range 6 {
+			select {
+			case err = <-r.closed:
+				closed = true
+			case <-time.After(50 * time.Millisecond):
+			}
+			if closed {
+				break
+			}
+			sent = append(sent, time.Now())
+			if _, werr := peer.Write([]byte("x")); werr != nil {
+				break
+			}
 		}
-		err := waitErr(t, r.closed)
-		took := time.Since(start)
+		if !closed {
+			err = waitErr(t, r.closed)
+		}
+		at := time.Now()
 		require.ErrorIs(t, err, engine.ErrIdleTimeout)
-		require.GreaterOrEqual(t, took, 300*time.Millisecond+idle-20*time.Millisecond, "fired although traffic pushed it back")
+		got := len(r.bytes())
+		require.Positive(t, got, "no byte was read before the timeout")
+		require.GreaterOrEqual(t, at.Sub(sent[got-1]), idle,
+			"fired less than the timeout after the last byte read (%d of %d bytes): traffic did not push it back", got, len(sent))
 	})
 }
 
@@ -402,10 +433,17 @@ func TestConnectTimeout(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		start := time.Now()
-		_, err = engine.Dial(ctx, l, "tcp", addr, newRecorder())
-		require.ErrorIs(t, err, engine.ErrConnectTimeout)
-		require.Less(t, time.Since(start), 2*time.Second)
+		done := make(chan error, 1)
+		go func() {
+			_, err := engine.Dial(ctx, l, "tcp", addr, newRecorder())
+			done <- err
+		}()
+		select { // the connect would hang for ever without the deadline
+		case err := <-done:
+			require.ErrorIs(t, err, engine.ErrConnectTimeout)
+		case <-time.After(30 * time.Second):
+			t.Fatal("Dial still blocked 30 s after its 200 ms deadline")
+		}
 	})
 }
 
@@ -512,15 +550,21 @@ func TestPeerHalfCloseKeepsWriting(t *testing.T) {
 	})
 }
 
-// idleCounter counts idle events and keeps the connection open.
+// idleCounter reports idle events, each with how many bytes the handler had
+// received when it fired, and keeps the connection open.
 type idleCounter struct {
 	*recorder
-	kinds chan engine.IdleKind
+	kinds chan idleEvent
+}
+
+type idleEvent struct {
+	kind engine.IdleKind
+	read int
 }
 
 func (h idleCounter) OnIdle(c *engine.Conn, k engine.IdleKind) {
 	select {
-	case h.kinds <- k:
+	case h.kinds <- idleEvent{k, len(h.bytes())}:
 	default: // never block the loop
 	}
 }
@@ -528,35 +572,46 @@ func (h idleCounter) OnIdle(c *engine.Conn, k engine.IdleKind) {
 func TestIdleHandlerWriteAndAllIdle(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
-		h := idleCounter{newRecorder(), make(chan engine.IdleKind, 16)}
-		_, peer := acceptOne(t, l, h, engine.WithIdleTimeouts(0, 60*time.Millisecond, 200*time.Millisecond))
+		h := idleCounter{newRecorder(), make(chan idleEvent, 16)}
+		const writeIdle, allIdle = 60 * time.Millisecond, 200 * time.Millisecond
+		start := time.Now() // before the connection opens
+		_, peer := acceptOne(t, l, h, engine.WithIdleTimeouts(0, writeIdle, allIdle))
 		conn := <-h.opened
-		start := time.Now()
-		// The peer keeps sending (so never all-idle) while we never write:
-		// write-idle fires, repeatedly, and the connection stays open.
-		stop := time.After(300 * time.Millisecond)
+		// The peer sends a byte every 20 ms (so never all-idle) while we
+		// never write: write-idle fires, repeatedly, and the connection
+		// stays open. On a loaded machine a gap in the peer's bytes may
+		// rightly let all-idle fire: it must then have been all-idle long
+		// after the last byte the handler had received.
+		var sent []time.Time // when the i-th byte was written
 		seen := 0
-	loop:
-		for {
+		deadline := time.After(time.Minute)
+		for seen < 2 {
 			select {
-			case k := <-h.kinds:
-				require.Equal(t, engine.WriteIdle, k)
-				seen++
-			case <-stop:
-				break loop
+			case e := <-h.kinds:
+				switch e.kind {
+				case engine.WriteIdle:
+					seen++
+				case engine.AllIdle:
+					require.Positive(t, e.read, "all-idle before any byte")
+					require.GreaterOrEqual(t, time.Since(sent[e.read-1]), allIdle, "all-idle fired while the peer was sending")
+				default:
+					t.Fatalf("unexpected idle event %v", e.kind)
+				}
+			case <-deadline:
+				t.Fatalf("write-idle fired %d times in a minute", seen)
 			case <-time.After(20 * time.Millisecond):
+				sent = append(sent, time.Now())
 				_, err := peer.Write([]byte("x"))
 				require.NoError(t, err)
 			}
 		}
-		require.GreaterOrEqual(t, seen, 2, "write-idle fires once per period")
-		require.GreaterOrEqual(t, time.Since(start), 120*time.Millisecond)
+		require.GreaterOrEqual(t, time.Since(start), 2*writeIdle, "write-idle fires once per period")
 		// Now silence both ways: all-idle fires.
-		deadline := time.After(5 * time.Second)
+		deadline = time.After(time.Minute)
 		for {
 			select {
-			case k := <-h.kinds:
-				if k == engine.AllIdle {
+			case e := <-h.kinds:
+				if e.kind == engine.AllIdle {
 					require.NoError(t, conn.Close())
 					require.ErrorIs(t, waitErr(t, h.closed), engine.ErrConnClosed)
 					return

@@ -27,6 +27,11 @@ import (
 // echoserverPkg is the example program the tests build without cgo.
 const echoserverPkg = "github.com/ringloop/ringloop/examples/echoserver"
 
+// echoserverEnv names a prebuilt CGO_ENABLED=0 echoserver to use instead of
+// building one: where the suite runs without a Go toolchain (a booted test
+// kernel).
+const echoserverEnv = "RINGLOOP_ECHOSERVER"
+
 // buildTimeout bounds `go build`; a cold build cache recompiles the standard
 // library for CGO_ENABLED=0, which takes a while on a busy machine.
 const buildTimeout = 5 * time.Minute
@@ -108,9 +113,15 @@ func TestEchoserverWithoutCgo(t *testing.T) {
 }
 
 // buildEchoserver builds examples/echoserver with CGO_ENABLED=0 into a
-// temporary directory and returns the binary's path.
+// temporary directory and returns the binary's path, or returns the
+// prebuilt one echoserverEnv names.
 func buildEchoserver(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv(echoserverEnv); bin != "" {
+		_, err := os.Stat(bin)
+		require.NoError(t, err, "%s", echoserverEnv)
+		return bin
+	}
 	// go test puts its own toolchain first in PATH.
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go tool is needed to build examples/echoserver")

@@ -18,6 +18,7 @@ import (
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/internal/seccomp"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/internal/uringcheck"
 )
 
 // childTimeout bounds one child process of the fault tests (its tests ask
@@ -35,7 +36,7 @@ var faultErrnos = map[string]unix.Errno{"EPERM": unix.EPERM, "ENOSYS": unix.ENOS
 
 // ringloopEnv are the variables the engine reads; children start without
 // them unless a test sets them.
-var ringloopEnv = []string{"RINGLOOP_BACKEND", driver.ProfileEnv}
+var ringloopEnv = []string{"RINGLOOP_BACKEND", driver.ProfileEnv, uringcheck.RequireEnv}
 
 // withoutEnv returns env without the named variables.
 func withoutEnv(env []string, names ...string) []string {
@@ -70,14 +71,26 @@ func quickRaceExit(env []string) []string {
 // starts without any RINGLOOP_* variable of the parent's).
 func runChild(t *testing.T, errno unix.Errno, name string, env ...string) string {
 	t.Helper()
+	start := time.Now()
+	out, err := startChild(t, errno, name, nil, env...)
+	require.NoError(t, err, "child %s (%v) failed:\n%s", name, errno, out)
+	require.Contains(t, out, childPassed+name, "child %s did not run:\n%s", name, out)
+	t.Logf("child %s under %s: %v", name, unix.ErrnoName(errno), time.Since(start).Round(time.Millisecond))
+	return out
+}
+
+// startChild runs the child as runChild does, with extra test flags, and
+// returns its output and exit error.
+func startChild(t *testing.T, errno unix.Errno, name string, flags []string, env ...string) (string, error) {
+	t.Helper()
 	cmd, err := seccomp.ChildCommand(errno, "^"+name+"$")
 	require.NoError(t, err)
 	cmd.Args = append(cmd.Args, fmt.Sprintf("-test.timeout=%v", childTimeout))
+	cmd.Args = append(cmd.Args, flags...)
 	cmd.Env = append(withoutEnv(cmd.Env, ringloopEnv...), env...)
 	cmd.Env = quickRaceExit(cmd.Env)
 	var out testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -88,10 +101,7 @@ func runChild(t *testing.T, errno unix.Errno, name string, env ...string) string
 		<-done
 		t.Fatalf("child %s did not finish within %v:\n%s", name, childTimeout, out.String())
 	}
-	require.NoError(t, err, "child %s (%v) failed:\n%s", name, errno, out.String())
-	require.Contains(t, out.String(), childPassed+name, "child %s did not run:\n%s", name, out.String())
-	t.Logf("child %s under %s: %v", name, unix.ErrnoName(errno), time.Since(start).Round(time.Millisecond))
-	return out.String()
+	return out.String(), err
 }
 
 // inChild installs the filter the parent asked for and returns its errno; in

@@ -18,6 +18,7 @@ import (
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/internal/uringcheck"
 )
 
 // fallbackWarning is the message the engine logs, once per process, when
@@ -187,6 +188,7 @@ func TestBackendEnv(t *testing.T) {
 			require.ErrorContains(t, err, "RINGLOOP_BACKEND=uring")
 			return
 		}
+		uringcheck.Need(t)
 		l := newOK(t)
 		require.Equal(t, "io_uring", l.Backend().Name)
 		require.Equal(t, "forced by RINGLOOP_BACKEND=uring", l.Backend().Reason)
@@ -221,7 +223,7 @@ func TestKernelProfileEnv(t *testing.T) {
 	warmNetpoll(t)
 	testenv.CheckLeaks(t)
 	backends := []engine.Backend{engine.BackendAuto, engine.BackendEpoll}
-	if cgoBuild {
+	if cgoBuild && testenv.HaveUring(t) {
 		backends = append(backends, engine.BackendUring)
 	}
 	// Without cgo, auto falls back and warns; the fallback tests check that.

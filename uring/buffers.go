@@ -25,6 +25,18 @@ type bufPool struct {
 // registerRing maps and registers the buffer ring by hand (liburing 2.3 has
 // no io_uring_setup_buf_ring): mmap, reset the tail, IORING_REGISTER_PBUF_RING.
 func (b *bufPool) registerRing(r *liburing.Ring) error {
+	mem, entries, err := b.newRing(r)
+	if err != nil {
+		return err
+	}
+	b.ring, b.entries = mem, entries
+	return nil
+}
+
+// newRing maps a buffer ring and registers it with r, leaving the pool's
+// current one alone (Rebuild prepares the new ring's before it lets the old
+// ring go).
+func (b *bufPool) newRing(r *liburing.Ring) ([]byte, uint32, error) {
 	entries := uint32(1)
 	for int(entries) < b.count {
 		entries <<= 1
@@ -33,16 +45,20 @@ func (b *bufPool) registerRing(r *liburing.Ring) error {
 	n := (int(entries)*16 + page - 1) / page * page
 	mem, err := mmap(n)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	addr := uintptr(unsafe.Pointer(&mem[0]))
 	liburing.InitBufRing(addr)
-	if err := r.RegisterBufRing(addr, entries, b.bgid); err != nil {
+	if err := registerBufRing(r, addr, entries, b.bgid); err != nil {
 		unix.Munmap(mem)
-		return err
+		return nil, 0, err
 	}
-	b.ring, b.entries = mem, entries
-	return nil
+	return mem, entries, nil
+}
+
+// registerBufRing is IORING_REGISTER_PBUF_RING; tests make it fail.
+var registerBufRing = func(r *liburing.Ring, addr uintptr, entries uint32, bgid uint16) error {
+	return r.RegisterBufRing(addr, entries, bgid)
 }
 
 // start maps the buffers and queues them for the kernel: all ids as returns

@@ -42,8 +42,12 @@ func (d *Driver) Close() error {
 
 func (d *Driver) closeNow() {
 	d.closeLater = false
-	if d.ring != nil && d.enabled.Load() && d.canSubmit() {
-		d.drain(drainTimeout)
+	settled := d.ring == nil || !d.enabled.Load() // nothing ever reached the kernel
+	if !settled && d.canSubmit() {
+		settled = d.drain(drainTimeout)
+	}
+	if !settled {
+		d.quarantineAll() // the kernel may still use it (quarantine.go)
 	}
 	d.release()
 }
@@ -56,7 +60,11 @@ func (d *Driver) canSubmit() bool {
 // drain hands the queued descriptors to the kernel, cancels every request
 // the kernel holds and reaps until they have all ended (or the timeout
 // passes), closing accepted fds that nobody will see. Nothing is reported.
-func (d *Driver) drain(timeout time.Duration) {
+// It says whether every request ended.
+func (d *Driver) drain(timeout time.Duration) bool {
+	for ; d.cqHead < d.cqTail; d.cqHead++ { // left by a callback (handleCQEs)
+		d.drop(&d.cqes[d.cqHead])
+	}
 	for ci, ch := range d.ops.chunks {
 		for i := range ch {
 			o := &ch[i]
@@ -84,17 +92,18 @@ func (d *Driver) drain(timeout time.Duration) {
 	for d.ops.live > 0 || d.wakeArm {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return
+			return false
 		}
 		n, err := d.run(int64(min(left, 50*time.Millisecond)), len(d.cqes))
 		d.nsq = 0 // nothing new goes in
 		if err != nil {
-			return
+			return false
 		}
 		for i := 0; i < n; i++ {
 			d.drop(&d.cqes[i])
 		}
 	}
+	return true
 }
 
 // drop accounts for one CQE while draining.
@@ -129,6 +138,7 @@ func (d *Driver) release() {
 		d.ring.Close()
 		d.ring = nil
 	}
+	d.park.Close()
 	d.ops.freeAll()
 	d.bufs.free()
 	if d.misc != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ringloop/ringloop/cgo/liburing"
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/park"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,6 +35,8 @@ type Driver struct {
 	rets  []uint16 // buffer ids to hand back to the buffer ring, C memory
 	nret  int
 	cqes  []liburing.CQE // completion out array, C memory
+	// cqes[cqHead:cqTail] are reaped but not handled yet (see handleCQEs).
+	cqHead, cqTail int
 
 	// How each op kind runs on this kernel (after the profile's mask).
 	acceptMulti bool
@@ -47,6 +50,8 @@ type Driver struct {
 	bufs bufPool
 
 	misc    []byte // mmapped page: eventfd read target
+	park    *park.Waiter
+	parkFn  func(*driver.Completion)
 	wakeMu  sync.RWMutex
 	wakeFD  int
 	wakeArm bool // the eventfd read is in the kernel
@@ -114,7 +119,6 @@ const (
 	udWake     = udReserved | 1
 	udCancel   = liburing.SilentUserData | 2 // consumed by the shim
 	udProvide  = liburing.SilentUserData | 3 // consumed by the shim
-	udMsgRing  = udReserved | 4
 )
 
 var wakeOne = [8]byte{1}
@@ -126,6 +130,7 @@ var wakeOne = [8]byte{1}
 // error wraps driver.ErrUringUnavailable and says why.
 func New(cfg driver.Config) (*Driver, error) {
 	d := &Driver{cfg: cfg, profile: cfg.Profile, wakeFD: -1}
+	d.park = park.New(d.parkPoll)
 	if d.profile == "" {
 		d.profile = driver.Native
 	}
@@ -157,6 +162,9 @@ func (d *Driver) open() error {
 		return fmt.Errorf("uring: eventfd: %w", err)
 	}
 	d.wakeFD = fd
+	if err = d.registerParkFD(d.ring); err != nil {
+		return err
+	}
 	if err = d.bufs.start(d); err != nil {
 		return err
 	}
@@ -216,6 +224,7 @@ func (d *Driver) Wake() error {
 	if d.wakeFD < 0 {
 		return driver.ErrClosed
 	}
+	d.park.Wake()
 	for {
 		_, err := unix.Write(d.wakeFD, wakeOne[:])
 		switch err {
@@ -228,8 +237,13 @@ func (d *Driver) Wake() error {
 	}
 }
 
-// armWake queues the eventfd read that Wake completes.
+// armWake queues the eventfd read that Wake completes. A parked loop's
+// eventfd is registered with the ring instead and waited on in Go's
+// netpoller.
 func (d *Driver) armWake() {
+	if d.cfg.Parked {
+		return
+	}
 	q := d.push()
 	q.Opcode = liburing.OpRead
 	q.FD = int32(d.wakeFD)
@@ -241,12 +255,18 @@ func (d *Driver) armWake() {
 
 // MsgRing posts a completion {Tag: t, Res: res} on target's ring with
 // IORING_OP_MSG_RING (5.18), for loop-to-loop handoff without an eventfd:
-// target's Wait reports it like any other completion. The message is sent
-// with this driver's next Wait (call it from this driver's loop). It fails
-// with errors.ErrUnsupported when the kernel or profile lacks MSG_RING, and
-// when target is not started or closed; the caller then uses a task ring and
-// Wake instead. The engine keeps t unique as for any op.
-func (d *Driver) MsgRing(target *Driver, t driver.Tag, res int32) error {
+// target's Wait reports it like any other completion (driver.Messenger).
+// The message is sent with this driver's next Wait (call it from this
+// driver's loop); this driver then reports {Tag: done, Res: 0} once it is
+// posted, or the errno the kernel refused it with, so that what the message
+// carried (an fd) is never lost. It fails at once with
+// errors.ErrUnsupported when the kernel or profile lacks MSG_RING, and when
+// target is not an io_uring driver, not started or closed; the caller then
+// uses a task ring and Wake instead. The engine keeps t and done unique as
+// for any op. Target's ring fd is read now: target must not rebuild or close
+// its ring until the done completion.
+func (d *Driver) MsgRing(to driver.Driver, t driver.Tag, res int32, done driver.Tag) error {
+	target, _ := to.(*Driver)
 	switch {
 	case d.closed.Load():
 		return driver.ErrClosed
@@ -254,17 +274,20 @@ func (d *Driver) MsgRing(target *Driver, t driver.Tag, res int32) error {
 		return fmt.Errorf("uring: MSG_RING needs kernel 5.18 (profile %s): %w", d.profile, errors.ErrUnsupported)
 	case t&driver.Reserved != 0:
 		return fmt.Errorf("uring: MSG_RING tag %#x uses the reserved bit", uint64(t))
-	case target == nil || target.closed.Load():
+	case target == nil:
+		return fmt.Errorf("uring: MSG_RING target is a %s driver: %w", to.Name(), errors.ErrUnsupported)
+	case target.closed.Load():
 		return fmt.Errorf("uring: MSG_RING target: %w", driver.ErrClosed)
 	case !target.enabled.Load():
 		return errors.New("uring: MSG_RING target ring not enabled yet (its loop has not started)")
 	}
+	idx, o := d.ops.alloc(kindMsgRing, -1, done)
 	q := d.push()
 	q.Opcode = liburing.OpMsgRing
 	q.FD = target.ringFD.Load()
 	q.Len = uint32(res)
 	q.Off = uint64(t)
-	q.UserData = udMsgRing
+	q.UserData = ud(idx, o.gen)
 	return nil
 }
 

@@ -30,6 +30,12 @@ func TestEINTRRetried(t *testing.T) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			defer d.Close()
+			// Enable first: on 5.10 enabling quiesces the ring (an RCU
+			// grace period, long under emulation) and retries each EINTR,
+			// so signals sent meanwhile would never reach io_uring_enter.
+			if err := d.Enable(); err != nil {
+				t.Error(err)
+			}
 			tid <- unix.Gettid()
 			n, err := d.Wait(driver.WaitForever, func(*driver.Completion) {})
 			done <- result{n, err, d.Stats().EINTR}

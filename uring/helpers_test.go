@@ -29,7 +29,7 @@ func newLocked(t *testing.T, cfg driver.Config) *Driver {
 
 // forEachProfile runs fn as a subtest per kernel profile.
 func forEachProfile(t *testing.T, fn func(t *testing.T, p driver.Profile)) {
-	for _, p := range driver.Profiles {
+	for _, p := range drivertest.Profiles() {
 		t.Run(string(p), func(t *testing.T) { fn(t, p) })
 	}
 }

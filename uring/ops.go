@@ -21,6 +21,7 @@ const (
 	kindPoll
 	kindClose
 	kindNop
+	kindMsgRing
 )
 
 // opState says where an op's current request is.

@@ -23,8 +23,8 @@ type stashed struct {
 // Rebuild replaces the ring with a new one keeping every armed op. The old
 // ring's requests are cancelled and reaped (results that arrive meanwhile
 // are reported by the next Wait); the cancelled ones are re-armed on the new
-// ring with the same tags. Connects, closes and no-ops are left to finish on
-// their own. If the old ring does not hand everything back within a bounded
+// ring with the same tags. Connects, closes, no-ops and MSG_RINGs are left to
+// finish on their own. If the old ring does not hand everything back within a bounded
 // time, Rebuild gives up, keeps the old ring (whose ops stay armed) and says
 // so. Call it on the loop's thread, between Waits; other loops' MSG_RINGs in
 // flight to the old ring are lost.
@@ -38,6 +38,13 @@ func (d *Driver) Rebuild() error {
 		return nil // nothing is in the kernel yet
 	case !d.canSubmit():
 		return errWrongThread
+	}
+	// The new ring comes first, lent the receive buffers and enabled: if
+	// any of that fails, nothing has been cancelled and the old ring goes
+	// on as it was.
+	r, bufRing, err := d.prepareRing()
+	if err != nil {
+		return err
 	}
 	old := d.ring
 	d.stashing = true
@@ -55,7 +62,7 @@ func (d *Driver) Rebuild() error {
 			o.rebuild = true
 			d.rebuildPending++
 			switch o.kind {
-			case kindConnect, kindClose, kindNop:
+			case kindConnect, kindClose, kindNop, kindMsgRing:
 				continue
 			}
 			q := d.push()
@@ -79,30 +86,29 @@ func (d *Driver) Rebuild() error {
 	for d.rebuildPending > 0 || d.wakeOld {
 		left := time.Until(deadline)
 		if left <= 0 {
+			discardRing(r, bufRing)
 			return fmt.Errorf("uring: Rebuild: %d requests still in the old ring after %v; keeping it", d.rebuildPending, drainTimeout)
 		}
 		nops, nret := 0, 0
 		if first {
 			nops, nret = d.nsq, d.nret
 		}
+		woke := false
+		d.handleCQEs(nil, &woke) // stashed, like the old ring's results
 		n, rest, err := old.Run(d.batch, nops, nret, int64(min(left, 50*time.Millisecond)), len(d.cqes))
 		if first {
 			d.nsq, d.nret, first = rest, 0, false
 		}
 		if err != nil {
+			discardRing(r, bufRing)
 			return fmt.Errorf("uring: Rebuild: reaping the old ring: %w", err)
 		}
-		woke := false
 		for i := 0; i < n; i++ {
 			d.handle(&d.cqes[i], nil, &woke)
 		}
 	}
 
 	// Swap rings. The old one goes first: it pins the old buffer ring.
-	r, err := setupRing(d.entries, d.cqEntries, d.setupFlags)
-	if err != nil {
-		return fmt.Errorf("uring: Rebuild: %w", setupError(err))
-	}
 	rs := old.Stats()
 	d.stats.Enters += rs.Enters
 	d.stats.Submitted += rs.Submitted
@@ -115,33 +121,58 @@ func (d *Driver) Rebuild() error {
 	old.Close()
 	if d.bufs.ring != nil {
 		unix.Munmap(d.bufs.ring)
-		d.bufs.ring = nil
 	}
+	d.bufs.ring = bufRing
 	d.ring = r
 	d.ringFD.Store(int32(r.FD()))
 	r.SetExtArg(d.feat.ExtArg)
-	if err := d.restartBuffers(); err != nil {
-		return err
-	}
-	if d.setupFlags&liburing.SetupRDisabled != 0 {
-		if err := r.Enable(); err != nil {
-			return fmt.Errorf("uring: Rebuild: enable ring: %w", err)
-		}
-	}
+	d.restartBuffers()
 	d.tid = unix.Gettid()
 	d.stats.Rebuilds++
 	return nil
 }
 
+// prepareRing makes Rebuild's new ring: set up, its buffer ring registered
+// (for the buffer-ring receive modes) and enabled on this thread.
+func (d *Driver) prepareRing() (*liburing.Ring, []byte, error) {
+	r, err := setupRing(d.entries, d.cqEntries, d.setupFlags)
+	if err != nil {
+		return nil, nil, fmt.Errorf("uring: Rebuild: %w", setupError(err))
+	}
+	var bufRing []byte
+	if d.recv == recvMultiRing || d.recv == recvSingleRing {
+		if bufRing, _, err = d.bufs.newRing(r); err != nil {
+			r.Close()
+			return nil, nil, fmt.Errorf("uring: Rebuild: buffer ring: %w; keeping the old ring", err)
+		}
+	}
+	if d.setupFlags&liburing.SetupRDisabled != 0 {
+		if err := r.Enable(); err != nil {
+			discardRing(r, bufRing)
+			return nil, nil, fmt.Errorf("uring: Rebuild: enable ring: %w; keeping the old ring", err)
+		}
+	}
+	if err := d.registerParkFD(r); err != nil {
+		discardRing(r, bufRing)
+		return nil, nil, fmt.Errorf("uring: Rebuild: %w; keeping the old ring", err)
+	}
+	return r, bufRing, nil
+}
+
+// discardRing drops a ring prepareRing made that will not be used.
+func discardRing(r *liburing.Ring, bufRing []byte) {
+	r.Close()
+	if bufRing != nil {
+		unix.Munmap(bufRing)
+	}
+}
+
 // restartBuffers lends every receive buffer to the new ring: nothing is in
 // the old kernel any more and stashed data was copied.
-func (d *Driver) restartBuffers() error {
+func (d *Driver) restartBuffers() {
 	b := &d.bufs
 	switch d.recv {
 	case recvMultiRing, recvSingleRing:
-		if err := b.registerRing(d.ring); err != nil {
-			return fmt.Errorf("uring: Rebuild: buffer ring: %w", err)
-		}
 		d.ring.SetBufRing(uintptr(ptr(b.ring)), b.base(), uint32(b.size), b.entries)
 		for i := 0; i < b.count; i++ {
 			d.rets[i] = uint16(i)
@@ -168,7 +199,6 @@ func (d *Driver) restartBuffers() error {
 		q.BufGroup = b.bgid
 		q.UserData = udProvide
 	}
-	return nil
 }
 
 // deliverStash reports what Rebuild reaped.

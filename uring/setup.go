@@ -34,16 +34,25 @@ var setupLadder = []setupAttempt{
 	{0, 0, 0, "no taskrun flags"},
 }
 
+// parkedLadder is the parked loop's only rung: its goroutine hops between
+// threads, so any thread must be able to submit and reap, and completion
+// work must not wait for the submitting thread's next system call (which
+// SINGLE_ISSUER, DEFER_TASKRUN and COOP_TASKRUN would each break).
+var parkedLadder = []setupAttempt{{0, 0, 0, "plain ring (parked loop: any thread submits and reaps)"}}
+
 // createRing walks the setup ladder from the best flags the profile allows
 // down; EINVAL means "this kernel lacks a flag", anything else is fatal.
 func (d *Driver) createRing() (*liburing.Ring, string, error) {
 	p := d.profile
 	var rdis uint32
-	if p.AtLeast(5, 10) {
+	ladder := setupLadder
+	if d.cfg.Parked {
+		ladder = parkedLadder
+	} else if p.AtLeast(5, 10) {
 		rdis = liburing.SetupRDisabled
 	}
 	var last error
-	for _, a := range setupLadder {
+	for _, a := range ladder {
 		if a.major > 0 && !p.AtLeast(a.major, a.minor) {
 			continue
 		}
@@ -217,7 +226,11 @@ func (d *Driver) setup() error {
 	} else {
 		reasons = append(reasons, "msg_ring: unavailable (needs 5.18), use a task ring and Wake")
 	}
-	reasons = append(reasons, "wake: eventfd with a pending read")
+	if cfg.Parked {
+		reasons = append(reasons, "wake: eventfd registered with the ring (IORING_REGISTER_EVENTFD), the loop parks on it in Go's netpoller")
+	} else {
+		reasons = append(reasons, "wake: eventfd with a pending read")
+	}
 	f.Reasons = reasons
 	return nil
 }

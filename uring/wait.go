@@ -24,6 +24,9 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 	if d.closed.Load() {
 		return 0, driver.ErrClosed
 	}
+	if d.cfg.Parked && timeout != 0 && !d.inWait {
+		return d.parkedWait(timeout, fn)
+	}
 	d.inWait = true
 	n, err := d.wait(timeout, fn)
 	d.inWait = false
@@ -43,12 +46,15 @@ func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 	if timeout > 0 {
 		start = time.Now()
 	}
-	total := 0
+	// A callback that never returned (runtime.Goexit) left the rest of its
+	// batch: it goes first.
+	woke := false
+	total := d.handleCQEs(fn, &woke)
 	for {
 		d.unpark()
 		t := int64(timeout)
 		switch {
-		case len(d.synth) > 0 || len(d.stash) > 0:
+		case len(d.synth) > 0 || len(d.stash) > 0 || total > 0 || woke:
 			t = 0
 		case timeout < 0:
 			t = -1
@@ -66,10 +72,8 @@ func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 			total += d.deliverStash(fn)
 		}
 		total += d.deliverSynth(fn)
-		woke := false
-		for i := 0; i < n; i++ {
-			total += d.handle(&d.cqes[i], fn, &woke)
-		}
+		d.cqHead, d.cqTail = 0, n
+		total += d.handleCQEs(fn, &woke)
 		if total > 0 || woke || t == 0 || d.closed.Load() {
 			return total, nil
 		}
@@ -78,6 +82,19 @@ func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 		}
 		// Only the driver's own completions arrived: keep waiting.
 	}
+}
+
+// handleCQEs handles the CQEs of the last batch not handled yet. The head
+// moves before each callback, so a callback that never returns (a handler
+// calling runtime.Goexit) leaves the rest for the next Wait, not lost.
+func (d *Driver) handleCQEs(fn func(*driver.Completion), woke *bool) int {
+	total := 0
+	for d.cqHead < d.cqTail {
+		c := &d.cqes[d.cqHead]
+		d.cqHead++
+		total += d.handle(c, fn, woke)
+	}
+	return total
 }
 
 // run is the cgo call: returns, descriptors, submit, wait, copy out.
@@ -176,10 +193,6 @@ func (d *Driver) handle(c *liburing.CQE, fn func(*driver.Completion), woke *bool
 			if !d.closed.Load() {
 				d.armWake()
 			}
-		case udMsgRing:
-			if c.Res < 0 {
-				d.stats.MsgRingFailed++
-			}
 		}
 		return 0 // cancel results, provided buffers, timeouts
 	}
@@ -221,8 +234,12 @@ func (d *Driver) handle(c *liburing.CQE, fn func(*driver.Completion), woke *bool
 		return d.onSend(fn, idx, o, res)
 	case kindPoll:
 		return d.onPoll(fn, idx, o, res, more)
+	case kindMsgRing:
+		if res < 0 {
+			d.stats.MsgRingFailed++
+		}
 	}
-	return d.final(fn, idx, o, res) // connect, close, nop
+	return d.final(fn, idx, o, res) // connect, close, nop, msg ring
 }
 
 // rearmAfterRebuild re-queues an op that Rebuild cancelled in the old ring.

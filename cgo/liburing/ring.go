@@ -190,6 +190,16 @@ func (r *Ring) Enable() error {
 	return nil
 }
 
+// RegisterEventfd makes the kernel signal the eventfd fd whenever it posts
+// a completion (IORING_REGISTER_EVENTFD), so that a goroutine can wait for
+// completions in Go's netpoller instead of in io_uring_enter.
+func (r *Ring) RegisterEventfd(fd int) error {
+	if ret := C.rl_register_eventfd(r.c, C.int(fd)); ret < 0 {
+		return unix.Errno(-ret)
+	}
+	return nil
+}
+
 // Probe reports, for each kernel opcode (IORING_OP_*), whether the kernel
 // supports it (IORING_REGISTER_PROBE).
 func (r *Ring) Probe() ([IORingOpLast]bool, error) {

@@ -43,9 +43,29 @@ void rl_close(struct rl_ring *r)
 	free(r);
 }
 
+// Older kernels (5.10 among them) quiesce the ring for most registrations (enabling it,
+// registering a buffer ring or an eventfd) and give up with -EINTR when a signal arrives
+// meanwhile, without registering anything. Go's runtime signals threads at
+// any time (SIGURG preemption), so these calls retry.
+
 int rl_enable(struct rl_ring *r)
 {
-	return io_uring_enable_rings(&r->ring);
+	int ret;
+
+	do
+		ret = io_uring_enable_rings(&r->ring);
+	while (ret == -EINTR);
+	return ret;
+}
+
+int rl_register_eventfd(struct rl_ring *r, int fd)
+{
+	int ret;
+
+	do
+		ret = io_uring_register_eventfd(&r->ring, fd);
+	while (ret == -EINTR);
+	return ret;
 }
 
 int rl_probe(struct rl_ring *r, uint8_t *out, int n)
@@ -64,17 +84,26 @@ int rl_probe(struct rl_ring *r, uint8_t *out, int n)
 int rl_register_buf_ring(struct rl_ring *r, uint64_t ring_addr, unsigned entries, unsigned bgid)
 {
 	struct io_uring_buf_reg reg;
+	int ret;
 
 	memset(&reg, 0, sizeof(reg));
 	reg.ring_addr = ring_addr;
 	reg.ring_entries = entries;
 	reg.bgid = (uint16_t)bgid;
-	return io_uring_register_buf_ring(&r->ring, &reg, 0);
+	do
+		ret = io_uring_register_buf_ring(&r->ring, &reg, 0);
+	while (ret == -EINTR);
+	return ret;
 }
 
 int rl_unregister_buf_ring(struct rl_ring *r, unsigned bgid)
 {
-	return io_uring_unregister_buf_ring(&r->ring, (int)bgid);
+	int ret;
+
+	do
+		ret = io_uring_unregister_buf_ring(&r->ring, (int)bgid);
+	while (ret == -EINTR);
+	return ret;
 }
 
 void rl_set_buf_ring(struct rl_ring *r, uint64_t br, uint64_t base, uint32_t size, uint32_t entries)

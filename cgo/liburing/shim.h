@@ -87,6 +87,7 @@ struct rl_ring *rl_setup(unsigned entries, unsigned cq_entries, unsigned flags, 
 void rl_close(struct rl_ring *r);
 int rl_enable(struct rl_ring *r);
 int rl_probe(struct rl_ring *r, uint8_t *out, int n);
+int rl_register_eventfd(struct rl_ring *r, int fd);
 int rl_register_buf_ring(struct rl_ring *r, uint64_t ring_addr, unsigned entries, unsigned bgid);
 int rl_unregister_buf_ring(struct rl_ring *r, unsigned bgid);
 void rl_set_buf_ring(struct rl_ring *r, uint64_t br, uint64_t base, uint32_t size, uint32_t entries);

@@ -40,13 +40,13 @@ func testRebuild(t *testing.T, e *Env) {
 	if s.Done {
 		t.Fatalf("send to a reader that does not read ended: %s", ErrnoRes(s.Res))
 	}
-	if err := h.D.Rebuild(); err != nil {
+	if err := h.D.(driver.Rebuilder).Rebuild(); err != nil {
 		t.Fatalf("Rebuild: %v", err)
 	}
 	fd2, peer2 := TCPPair(t)
 	h.Own(fd2)
 	r2 := h.Recv(fd2, nil) // prepared before the second Rebuild, not yet submitted
-	if err := h.D.Rebuild(); err != nil {
+	if err := h.D.(driver.Rebuilder).Rebuild(); err != nil {
 		t.Fatalf("second Rebuild: %v", err)
 	}
 	// Accept.
@@ -122,7 +122,7 @@ func testFDCleanup(t *testing.T, e *Env) {
 		p := h.Poll(pp[0], unix.POLLIN)
 		h.D.Wake()
 		h.Wait(0)
-		if err := d.Rebuild(); err != nil {
+		if err := d.(driver.Rebuilder).Rebuild(); err != nil {
 			t.Fatal(err)
 		}
 		h.Cancel(a)

@@ -6,11 +6,14 @@ import (
 	"github.com/ringloop/ringloop/driver"
 )
 
-// Env is what one contract test gets: the profile in force and a way to
-// build drivers under it.
+// Env is what one contract test gets: the profile in force, the threading
+// mode, and a way to build drivers under them.
 type Env struct {
 	// Profile is the kernel profile every driver of the test is built with.
-	Profile   driver.Profile
+	Profile driver.Profile
+	// Parked builds drivers for a parked loop (driver.Config.Parked): their
+	// Waits sleep in Go's netpoller.
+	Parked    bool
 	newDriver func(t *testing.T, cfg driver.Config) driver.Driver
 }
 
@@ -19,6 +22,7 @@ type Env struct {
 func (e *Env) NewDriver(t *testing.T, cfg driver.Config) driver.Driver {
 	t.Helper()
 	cfg.Profile = e.Profile
+	cfg.Parked = e.Parked
 	d := e.newDriver(t, cfg)
 	if d == nil {
 		t.Fatal("newDriver returned nil")
@@ -69,16 +73,23 @@ var tests = []contractTest{
 }
 
 // Run runs every contract test against drivers built by newDriver, as
-// subtests named profile/test, once per kernel profile in driver.Profiles
-// (cfg.Profile is set per subtest). newDriver fails t if it cannot build a
+// subtests named profile/mode/test, once per kernel profile in
+// [Profiles] and per threading mode, locked and parked (cfg.Profile and
+// cfg.Parked are set per subtest). newDriver fails t if it cannot build a
 // driver; every driver it returns is closed by the suite.
 func Run(t *testing.T, newDriver func(t *testing.T, cfg driver.Config) driver.Driver) {
-	for _, p := range driver.Profiles {
-		t.Run(string(p), func(t *testing.T) {
-			e := &Env{Profile: p, newDriver: newDriver}
-			for _, tc := range tests {
-				t.Run(tc.name, func(t *testing.T) { tc.fn(t, e) })
+	for _, p := range Profiles() {
+		for _, parked := range []bool{false, true} {
+			mode := "locked"
+			if parked {
+				mode = "parked"
 			}
-		})
+			t.Run(string(p)+"/"+mode, func(t *testing.T) {
+				e := &Env{Profile: p, Parked: parked, newDriver: newDriver}
+				for _, tc := range tests {
+					t.Run(tc.name, func(t *testing.T) { tc.fn(t, e) })
+				}
+			})
+		}
 	}
 }

@@ -1,5 +1,6 @@
-// Package testenv runs a test under every backend and kernel profile, and
-// checks that it leaves no file descriptor or goroutine behind.
+// Package testenv runs a test under every backend, kernel profile and
+// threading mode, and checks that it leaves no file descriptor or goroutine
+// behind.
 package testenv
 
 import (
@@ -11,49 +12,88 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/driver/drivertest"
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/uringcheck"
 )
 
-// Combo is one backend under one kernel profile.
+// Combo is one backend under one kernel profile in one threading mode.
 type Combo struct {
-	Backend engine.Backend
-	Profile driver.Profile
+	Backend   engine.Backend
+	Profile   driver.Profile
+	Threading engine.Threading
 }
 
-// String is "backend/profile", the subtest name.
-func (c Combo) String() string { return fmt.Sprintf("%s/%s", c.Backend, c.Profile) }
+// String is "backend/profile/threading", the subtest name.
+func (c Combo) String() string { return fmt.Sprintf("%s/%s/%s", c.Backend, c.Profile, c.Threading) }
 
 // Options returns the loop options that select the combo.
 func (c Combo) Options(more ...engine.Option) []engine.Option {
-	return append([]engine.Option{engine.WithBackend(c.Backend), engine.WithKernelProfile(c.Profile)}, more...)
+	return append([]engine.Option{engine.WithBackend(c.Backend), engine.WithKernelProfile(c.Profile),
+		engine.WithThreading(c.Threading)}, more...)
+}
+
+// Threadings lists the threading modes, the default first.
+func Threadings() []engine.Threading {
+	if engine.DefaultThreading == engine.ThreadingParked {
+		return []engine.Threading{engine.ThreadingParked, engine.ThreadingLocked}
+	}
+	return []engine.Threading{engine.ThreadingLocked, engine.ThreadingParked}
 }
 
 // Combos lists every backend this build has (io_uring needs cgo) under every
-// kernel profile.
+// kernel profile (those drivertest.ProfilesEnv names, if set) in every
+// threading mode.
 func Combos() []Combo {
 	var out []Combo
 	for _, b := range backends {
-		for _, p := range driver.Profiles {
-			out = append(out, Combo{b, p})
+		for _, p := range drivertest.Profiles() {
+			for _, th := range Threadings() {
+				out = append(out, Combo{b, p, th})
+			}
 		}
 	}
 	return out
 }
 
-// ForEach runs fn as a subtest for every combo.
+// ForEach runs fn as a subtest for every combo. Where io_uring cannot run
+// here, its subtests skip saying why (or fail when it is required, see
+// package uringcheck).
 func ForEach(t *testing.T, fn func(t *testing.T, c Combo)) {
 	for _, c := range Combos() {
-		t.Run(c.String(), func(t *testing.T) { fn(t, c) })
+		t.Run(c.String(), func(t *testing.T) { c.Need(t); fn(t, c) })
 	}
 }
 
-// ForEachBackend runs fn once per backend, under the native profile: for
-// tests whose subject does not depend on kernel features.
+// ForEachBackend runs fn once per backend and threading mode, under the
+// native profile: for tests whose subject does not depend on kernel
+// features.
 func ForEachBackend(t *testing.T, fn func(t *testing.T, c Combo)) {
 	for _, b := range backends {
-		c := Combo{b, driver.Native}
-		t.Run(c.String(), func(t *testing.T) { fn(t, c) })
+		for _, th := range Threadings() {
+			c := Combo{b, driver.Native, th}
+			t.Run(c.String(), func(t *testing.T) { c.Need(t); fn(t, c) })
+		}
 	}
+}
+
+// Need skips t when the combo's backend cannot run here, saying why (or fails
+// it when io_uring is required).
+func (c Combo) Need(t testing.TB) {
+	t.Helper()
+	if c.Backend == engine.BackendUring {
+		uringcheck.Need(t)
+	}
+}
+
+// HaveUring reports whether io_uring can run here; where it cannot and is
+// required, it fails t.
+func HaveUring(t testing.TB) bool {
+	t.Helper()
+	if uringcheck.Unavailable() != "" && uringcheck.Required() {
+		t.Fatal(uringcheck.Status())
+	}
+	return uringcheck.Unavailable() == ""
 }
 
 // CountFDs returns the number of open file descriptors of this process.

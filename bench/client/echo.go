@@ -1,0 +1,133 @@
+// Package client holds the load generators: the echo ping-pong client, the
+// open-loop HTTP latency client, the idle-connection holder, and the wrk
+// runner with its output parser.
+package client
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ringloop/ringloop/bench/stats"
+)
+
+// EchoConfig is one echo run: Conns connections, each writing Size bytes and
+// reading them back, again and again, for Warmup then Duration.
+type EchoConfig struct {
+	Addr     string
+	Conns    int
+	Size     int
+	Warmup   time.Duration
+	Duration time.Duration
+	// Verify varies every message and checks the SHA-256 of all bytes
+	// received against all bytes sent, per connection.
+	Verify bool
+}
+
+// EchoResult is what an echo run measured. Msgs and the latencies count the
+// measured window only; Total counts warm-up too (costs divide by it).
+type EchoResult struct {
+	Msgs     int64         `json:"msgs"`
+	Total    int64         `json:"total_msgs"`
+	Seconds  float64       `json:"seconds"`
+	Rate     float64       `json:"msgs_per_sec"`
+	Latency  stats.Latency `json:"latency"`
+	Verified bool          `json:"verified"` // every byte checked (Verify)
+}
+
+// RunEcho drives an echo server and measures it.
+func RunEcho(ctx context.Context, c EchoConfig) (EchoResult, error) {
+	if c.Conns <= 0 || c.Size <= 0 {
+		return EchoResult{}, fmt.Errorf("echo: need conns and size > 0, have %d and %d", c.Conns, c.Size)
+	}
+	conns := make([]net.Conn, 0, c.Conns)
+	defer func() {
+		for _, cn := range conns {
+			cn.Close()
+		}
+	}()
+	var d net.Dialer
+	for range c.Conns { // every connection is up before the clock starts
+		cn, err := d.DialContext(ctx, "tcp", c.Addr)
+		if err != nil {
+			return EchoResult{}, fmt.Errorf("echo: dial %d of %d: %w", len(conns)+1, c.Conns, err)
+		}
+		conns = append(conns, cn)
+	}
+	rec := stats.NewRecorder()
+	var measured, total atomic.Int64
+	start := time.Now()
+	from, until := start.Add(c.Warmup), start.Add(c.Warmup+c.Duration)
+	errs := make(chan error, c.Conns)
+	var wg sync.WaitGroup
+	for i, cn := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if deadline, ok := ctx.Deadline(); ok {
+				_ = cn.SetDeadline(deadline)
+			}
+			if err := pingPong(cn, i, c, from, until, rec, &measured, &total); err != nil {
+				errs <- fmt.Errorf("echo: connection %d: %w", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := errors.Join(collect(errs)...); err != nil {
+		return EchoResult{}, err
+	}
+	r := EchoResult{Msgs: measured.Load(), Total: total.Load(), Seconds: c.Duration.Seconds(), Latency: rec.Summary(), Verified: c.Verify}
+	r.Rate = float64(r.Msgs) / r.Seconds
+	return r, nil
+}
+
+func pingPong(cn net.Conn, id int, c EchoConfig, from, until time.Time, rec *stats.Recorder, measured, total *atomic.Int64) error {
+	msg, buf := make([]byte, c.Size), make([]byte, c.Size)
+	hs, hr := sha256.New(), sha256.New()
+	for j := 0; ; j++ {
+		if c.Verify {
+			for k := range msg {
+				msg[k] = byte(id + j + k)
+			}
+		}
+		t := time.Now()
+		if !t.Before(until) {
+			break
+		}
+		if _, err := cn.Write(msg); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(cn, buf); err != nil {
+			return err
+		}
+		done := time.Now()
+		total.Add(1)
+		if !t.Before(from) {
+			measured.Add(1)
+			rec.Record(done.Sub(t))
+		}
+		if c.Verify {
+			hs.Write(msg)
+			hr.Write(buf)
+		}
+	}
+	if c.Verify && string(hs.Sum(nil)) != string(hr.Sum(nil)) {
+		return errors.New("echoed bytes differ from the bytes sent (SHA-256)")
+	}
+	return nil
+}
+
+func collect(errs <-chan error) []error {
+	var out []error
+	for err := range errs {
+		out = append(out, err)
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+// Command bench runs the comparison and writes results/latest.md and
+// results/latest.json (and results/latest.png when gnuplot is installed),
+// then prints the tables.
+//
+//	go run ./cmd/bench -mode quick   # make bench-quick: headline rows, one round, ~2 min
+//	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~15-20 min
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ringloop/ringloop/bench/runner"
+)
+
+func main() {
+	mode := flag.String("mode", "quick", "quick, full or smoke")
+	out := flag.String("out", "results", "directory for latest.md, latest.json and latest.png")
+	bin := flag.String("bin", ".bin", "directory for the built servers and clients")
+	only := flag.String("peers", "", "comma-separated peers to run (default: all)")
+	command := flag.String("command", "", "the command to quote in the report (default: this one)")
+	flag.Parse()
+
+	cases, err := runner.Suite(runner.Mode(*mode))
+	if err != nil {
+		fail(err)
+	}
+	cfg := runner.Config{Root: ".", Bin: *bin, Log: os.Stderr}
+	if *only != "" {
+		cfg.Peers = strings.Split(*only, ",")
+	}
+	r := runner.New(cfg)
+	ctx := context.Background()
+	if err := r.Build(ctx); err != nil {
+		fail(err)
+	}
+	results := r.Run(ctx, cases)
+	if *command == "" {
+		*command = "go run ./cmd/bench " + strings.Join(os.Args[1:], " ")
+	}
+	rep := runner.NewReport(runner.Mode(*mode), *command, r.Config, cases, results)
+	md, err := runner.Write(*out, rep)
+	if err != nil {
+		fail(err)
+	}
+	if err := runner.Plot(ctx, *out, rep); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: no chart:", err)
+	}
+	fmt.Print(md)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,82 @@
+// Command benchclient is the load generator the runner starts in its own
+// process, pinned to its own core. It prints one line of JSON with what it
+// measured.
+//
+//	benchclient echo -addr 127.0.0.1:PORT -conns 64 -size 128 -duration 2s [-verify]
+//	benchclient http -addr 127.0.0.1:PORT -conns 50 -rate 20000 -duration 2s
+//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http] [-warm 10000]
+//
+// idle first makes -warm exchanges on one connection and prints "warm"; on
+// a line from stdin it opens the connections (one exchange each), prints
+// "ready N" and holds them until stdin closes.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/ringloop/ringloop/bench/client"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fail(fmt.Errorf("usage: benchclient echo|http|idle [flags]"))
+	}
+	mode := os.Args[1]
+	fs := flag.NewFlagSet(mode, flag.ExitOnError)
+	addr := fs.String("addr", "", "server address")
+	conns := fs.Int("conns", 64, "connections")
+	size := fs.Int("size", 128, "echo message size")
+	verify := fs.Bool("verify", false, "echo: vary every message and check all bytes (SHA-256)")
+	rate := fs.Float64("rate", 10000, "http: requests per second, all connections")
+	warmup := fs.Duration("warmup", 250*time.Millisecond, "warm-up before measuring")
+	duration := fs.Duration("duration", 2*time.Second, "measured time")
+	http := fs.Bool("http", false, "idle: make the one exchange an HTTP request")
+	warm := fs.Int("warm", 10000, "idle: exchanges on one connection before the idle ones")
+	_ = fs.Parse(os.Args[2:])
+
+	ctx, cancel := context.WithTimeout(context.Background(), *warmup+*duration+2*time.Minute)
+	defer cancel()
+	var res any
+	var err error
+	switch mode {
+	case "echo":
+		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify})
+	case "http":
+		res, err = client.RunOpenLoop(ctx, client.OpenLoopConfig{Addr: *addr, Conns: *conns, Rate: *rate, Warmup: *warmup, Duration: *duration})
+	case "idle":
+		if err = client.Warm(ctx, *addr, *warm, *http); err != nil {
+			break
+		}
+		fmt.Println("warm")
+		in := bufio.NewReader(os.Stdin)
+		if _, err = in.ReadString('\n'); err != nil {
+			break
+		}
+		var closeAll func()
+		if closeAll, err = client.Idle(ctx, *addr, *conns, *http); err == nil {
+			fmt.Printf("ready %d\n", *conns)
+			_, _ = io.Copy(io.Discard, in) // hold them until the runner closes our stdin
+			closeAll()
+			return
+		}
+	default:
+		err = fmt.Errorf("unknown mode %q (want echo, http or idle)", mode)
+	}
+	if err != nil {
+		fail(err)
+	}
+	out, _ := json.Marshal(res)
+	fmt.Println(string(out))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "benchclient:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,56 @@
+package peers
+
+import (
+	"context"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/examples/echo"
+)
+
+func init() {
+	for _, b := range []engine.Backend{engine.BackendUring, engine.BackendEpoll} {
+		Register(Peer{
+			Name:       "ringloop-" + b.String(),
+			Kind:       Echo,
+			Doc:        "ringloop echo (examples/echo handler) on one loop, " + b.String() + " backend forced",
+			Start:      func(c Config) (Server, error) { return startRingloopEcho(b, c) },
+			Modes:      RingloopModes,
+			NeedsURing: b == engine.BackendUring,
+		})
+	}
+}
+
+// ringloopServer is one loop serving one listener.
+type ringloopServer struct {
+	loop *engine.Loop
+	ln   *engine.Listener
+	info Info
+}
+
+func startRingloopEcho(b engine.Backend, c Config) (Server, error) {
+	_, opts, err := ringloopThreading(c.Threading)
+	if err != nil {
+		return nil, err
+	}
+	loop, err := engine.New(append(opts, engine.WithBackend(b), engine.WithName("bench"))...)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := engine.Listen(loop, "tcp", c.Addr, echo.Handler{})
+	if err != nil {
+		_ = loop.Close()
+		return nil, err
+	}
+	bi := loop.Backend()
+	return &ringloopServer{loop, ln, Info{Backend: bi.Name, Threading: loop.Threading().String(), Detail: bi.Features.String()}}, nil
+}
+
+func (s *ringloopServer) Addr() string { return s.ln.Addr().String() }
+func (s *ringloopServer) Info() Info   { return s.info }
+
+func (s *ringloopServer) Close() error {
+	_ = s.ln.Close()
+	_, err := s.loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())
+	return err
+}

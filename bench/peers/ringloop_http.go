@@ -1,0 +1,85 @@
+package peers
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/httpserver"
+)
+
+func init() {
+	for _, b := range []engine.Backend{engine.BackendUring, engine.BackendEpoll} {
+		Register(Peer{
+			Name:       "ringloop-http-" + b.String(),
+			Kind:       HTTP,
+			Doc:        "ringloop httpserver, fast API (handler on the loop, 0 allocs/request), one loop, " + b.String() + " backend forced",
+			Start:      func(c Config) (Server, error) { return startRingloopHTTP(b, c, false) },
+			Modes:      RingloopModes,
+			NeedsURing: b == engine.BackendUring,
+		})
+	}
+	Register(Peer{
+		Name:       "ringloop-http-adapter",
+		Kind:       HTTP,
+		Doc:        "ringloop httpserver serving an http.Handler (a goroutine per request, response written back on the loop), one loop, io_uring forced",
+		Start:      func(c Config) (Server, error) { return startRingloopHTTP(engine.BackendUring, c, true) },
+		Modes:      RingloopModes,
+		NeedsURing: true,
+	})
+}
+
+// ringloopHTTP is one loop serving the plaintext answer.
+type ringloopHTTP struct {
+	loop *engine.Loop
+	srv  *httpserver.Server
+	addr string
+	info Info
+}
+
+var plaintext = []byte(PlaintextBody)
+
+func startRingloopHTTP(b engine.Backend, c Config, adapter bool) (Server, error) {
+	mode, opts, err := ringloopThreading(c.Threading)
+	if err != nil {
+		return nil, err
+	}
+	loop, err := engine.New(append(opts, engine.WithBackend(b), engine.WithName("bench"))...)
+	if err != nil {
+		return nil, err
+	}
+	var srv *httpserver.Server
+	if adapter {
+		srv, err = httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header()["Content-Type"] = []string{"text/plain"}
+			_, _ = io.WriteString(w, PlaintextBody)
+		}))
+	} else {
+		srv, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, _ *httpserver.Request) {
+			w.AddHeader("Content-Type", "text/plain")
+			_, _ = w.Write(plaintext)
+		}))
+	}
+	if err != nil {
+		_ = loop.Close()
+		return nil, err
+	}
+	a, err := srv.Listen(loop, "tcp", c.Addr)
+	if err != nil {
+		_ = loop.Close()
+		return nil, err
+	}
+	bi := loop.Backend()
+	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name, Threading: mode, Detail: bi.Features.String()}}, nil
+}
+
+func (s *ringloopHTTP) Addr() string { return s.addr }
+func (s *ringloopHTTP) Info() Info   { return s.info }
+
+func (s *ringloopHTTP) Close() error {
+	_ = s.srv.Close()
+	_, err := s.loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())
+	return err
+}

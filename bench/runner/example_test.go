@@ -1,0 +1,21 @@
+package runner_test
+
+import (
+	"fmt"
+
+	"github.com/ringloop/ringloop/bench/runner"
+)
+
+func ExampleSuite() {
+	cases, _ := runner.Suite(runner.Quick)
+	for _, c := range cases {
+		fmt.Printf("%s: %s\n", c.Scenario.ID, c.Title())
+	}
+	// Output:
+	// pinned-1: echo, 1 conn, 128 B
+	// pinned-1: echo, 64 conn, 128 B
+	// pinned-1: HTTP plaintext keep-alive, 50 conn (wrk)
+	// inproc-2: echo, 64 conn, 128 B
+	// pinned-1: echo, 64 conn, 128 B: system calls
+	// pinned-1: echo, 10000 idle connections
+}

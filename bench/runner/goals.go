@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ringloop/ringloop/bench/stats"
+)
+
+// goal is one of the engine's wait/wake targets, read from a report: a
+// ratio of one ringloop row's figure to a peer's (or to its own figure in
+// another case), and the bound it must meet.
+type goal struct {
+	title string // column header
+	want  string // the bound, as a reader sees it
+	ratio func(rep Report, peer, mode string) (float64, bool)
+	meets func(float64) bool
+}
+
+// goals are the targets the threading modes are judged by (the engine's
+// package doc quotes them). "Never worse" allows 5% for round-to-round noise.
+var goals = []goal{
+	{"in-process 64 conn ÷ net", "≥ 1.5", rateVs("i2-echo-c64-128", "net"), atLeast(1.5)},
+	{"1 conn p50 ÷ net", "≤ 0.9", figureVs("p1-echo-c1-128", "net", func(r Row) stats.Spread { return r.P50 }), atMost(0.9)},
+	{"1 conn CPU/rt ÷ C", "≤ 1.15", figureVs("p1-echo-c1-128", "c-liburing", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1.15)},
+	{"64 conn ÷ best of net, gnet", "≥ 1.25", rateVs("p1-echo-c64-128", "net", "gnet"), atLeast(1.25)},
+	{"256 conn ÷ best of net, gnet", "≥ 1.25", rateVs("p1-echo-c256-128", "net", "gnet"), atLeast(1.25)},
+	{"64 conn CPU/msg ÷ C", "≤ 1", figureVs("p1-echo-c64-128", "c-liburing", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1)},
+	{"64 conn GOMAXPROCS 2 ÷ 1", "≥ 0.95", selfVs("p2-echo-c64-128", "p1-echo-c64-128"), atLeast(0.95)},
+	{"64 conn GOMAXPROCS 4 ÷ 1", "≥ 0.95", selfVs("p4-echo-c64-128", "p1-echo-c64-128"), atLeast(0.95)},
+}
+
+func atLeast(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
+func atMost(x float64) func(float64) bool  { return func(v float64) bool { return v <= x } }
+
+// findRow returns the row of peer in case id; mode "" matches any threading.
+func findRow(rep Report, id, peer, mode string) (Row, bool) {
+	for _, cr := range rep.Cases {
+		if cr.ID != id {
+			continue
+		}
+		for _, r := range cr.Rows {
+			if r.Peer == peer && (mode == "" || r.Threading == mode) {
+				return r, true
+			}
+		}
+	}
+	return Row{}, false
+}
+
+// rateVs divides a row's median rate by the best median rate of others.
+func rateVs(id string, others ...string) func(Report, string, string) (float64, bool) {
+	return func(rep Report, peer, mode string) (float64, bool) {
+		r, ok := findRow(rep, id, peer, mode)
+		if !ok || !r.Rate.Valid() {
+			return 0, false
+		}
+		best := 0.0
+		for _, o := range others {
+			if or, ok := findRow(rep, id, o, ""); ok && or.Rate.Valid() {
+				best = max(best, float64(or.Rate.Median))
+			}
+		}
+		if best == 0 {
+			return 0, false
+		}
+		return float64(r.Rate.Median) / best, true
+	}
+}
+
+// figureVs divides a row's median figure by other's in the same case.
+func figureVs(id, other string, f func(Row) stats.Spread) func(Report, string, string) (float64, bool) {
+	return func(rep Report, peer, mode string) (float64, bool) {
+		r, ok1 := findRow(rep, id, peer, mode)
+		o, ok2 := findRow(rep, id, other, "")
+		if !ok1 || !ok2 || !f(r).Valid() || !f(o).Valid() || f(o).Median == 0 {
+			return 0, false
+		}
+		return float64(f(r).Median / f(o).Median), true
+	}
+}
+
+// selfVs divides a row's median rate in case id by its own in case base.
+func selfVs(id, base string) func(Report, string, string) (float64, bool) {
+	return func(rep Report, peer, mode string) (float64, bool) {
+		r, ok1 := findRow(rep, id, peer, mode)
+		b, ok2 := findRow(rep, base, peer, mode)
+		if !ok1 || !ok2 || !r.Rate.Valid() || !b.Rate.Valid() || b.Rate.Median == 0 {
+			return 0, false
+		}
+		return float64(r.Rate.Median / b.Rate.Median), true
+	}
+}
+
+// Goals renders the wait/wake targets as one table: a row per ringloop echo
+// server and threading mode, a column per goal, each cell the measured ratio
+// and whether it meets the bound. Empty when the report has none of the
+// cases the goals read.
+func Goals(rep Report) string {
+	type variant struct{ peer, label, mode string }
+	var vs []variant
+	seen := map[string]bool{}
+	for _, cr := range rep.Cases {
+		if cr.Load != string(LoadEcho) {
+			continue
+		}
+		for _, r := range cr.Rows {
+			if strings.HasPrefix(r.Peer, "ringloop") && !seen[r.Label] {
+				seen[r.Label] = true
+				vs = append(vs, variant{r.Peer, r.Label, r.Threading})
+			}
+		}
+	}
+	var b strings.Builder
+	measured := false
+	b.WriteString("| server |")
+	for _, g := range goals {
+		fmt.Fprintf(&b, " %s (%s) |", g.title, g.want)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(goals)) + "\n")
+	for _, v := range vs {
+		fmt.Fprintf(&b, "| %s |", v.label)
+		for _, g := range goals {
+			x, ok := g.ratio(rep, v.peer, v.mode)
+			switch {
+			case !ok:
+				b.WriteString(" n/a |")
+			case g.meets(x):
+				measured = true
+				fmt.Fprintf(&b, " %.2f met |", x)
+			default:
+				measured = true
+				fmt.Fprintf(&b, " %.2f **missed** |", x)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if !measured {
+		return ""
+	}
+	return "Wait/wake goals (ratios of medians in this run; n/a: the case is not in this mode's suite):\n\n" + b.String()
+}

@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestReplaceSection(t *testing.T) {
+	doc := "# x\n\n## Measured\n\n" + BeginMarker + "\nold figures\n" + EndMarker + "\n\n## Next\n"
+	out, err := ReplaceSection(doc, "new figures\n")
+	require.NoError(t, err)
+	require.Contains(t, out, BeginMarker+"\n\nnew figures\n\n"+EndMarker)
+	require.NotContains(t, out, "old figures")
+	require.True(t, strings.HasSuffix(out, "## Next\n"))
+	again, err := ReplaceSection(out, "new figures")
+	require.NoError(t, err)
+	require.Equal(t, out, again, "regenerating is idempotent")
+
+	_, err = ReplaceSection("no markers", "x")
+	require.Error(t, err)
+	_, err = ReplaceSection(EndMarker+BeginMarker, "x")
+	require.Error(t, err)
+}
+
+// A report survives its JSON round trip (missing figures included) and the
+// README section quotes its rows, ratios and failures.
+func TestREADMESectionFromJSON(t *testing.T) {
+	rows := []Row{
+		{Peer: "ringloop-uring", Label: "ringloop-uring (locked)", Backend: "io_uring", Threading: "locked", Rounds: []Round{{Rate: 900, P50: 50, P99: 90}}},
+		{Peer: "c-liburing", Label: "c-liburing", Backend: "io_uring", Rounds: []Round{{Rate: 1000, P50: 40, P99: 80}}},
+		{Peer: "gnet", Label: "gnet", Error: "1 of 1 rounds failed; round 1: cannot build: no gcc", Rounds: []Round{nanRound()}},
+	}
+	for i := range rows {
+		rows[i].summarize()
+	}
+	rep := Report{Date: "2026-11-23 09:00 UTC", Command: "make bench-quick", Mode: "quick", Machine: map[string]string{"cpus": "2"},
+		Scenarios: []Scenario{Pinned1},
+		Cases:     []CaseResult{{ID: "p1-echo-c64-128", Title: "echo, 64 conn, 128 B", Scenario: Pinned1.ID, Kind: "echo", Load: "echo", Rounds: 1, Rows: rows}}}
+	b, err := json.Marshal(rep)
+	require.NoError(t, err)
+	var back Report
+	require.NoError(t, json.Unmarshal(b, &back))
+	s := READMESection(back)
+	require.Contains(t, s, "make bench-quick")
+	require.Contains(t, s, "0.90× c-liburing")
+	require.Contains(t, s, "| ringloop-uring (locked) | io_uring, locked | 900 | 0.90 |")
+	require.Contains(t, s, "**not run**: cannot build: no gcc")
+}

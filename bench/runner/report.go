@@ -1,0 +1,324 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ringloop/ringloop/bench/peers"
+	"github.com/ringloop/ringloop/bench/stats"
+	"github.com/ringloop/ringloop/engine"
+)
+
+// Baselines are the peers each kind's ratio column divides by: the C server
+// is the floor for echo, net/http the declared baseline for HTTP.
+var Baselines = map[string]string{string(peers.Echo): "c-liburing", string(peers.HTTP): "net/http"}
+
+// NewReport wraps results with the machine and the knobs.
+func NewReport(mode Mode, command string, cfg Config, cases []Case, results []CaseResult) Report {
+	rep := Report{
+		Date:    time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		Command: command,
+		Mode:    string(mode),
+		Machine: machine(cfg),
+		Knobs: map[string]string{
+			"server cpu": cfg.ServerCPU, "client cpu": cfg.ClientCPU,
+			"echo client":       "benchclient echo: one goroutine per connection, write L bytes, read L back, repeat; HdrHistogram",
+			"http load":         "wrk -t1 (closed loop; pipelining through scripts/pipeline.lua) and benchclient http (open loop, latency from the intended send time)",
+			"cpu, ctx switches": "server process: utime+stime from /proc/PID/stat, context switches summed over /proc/PID/task/*/status, over the whole client run (warm-up included), divided by every request it completed",
+			"allocs":            "Go servers: runtime.MemStats.Mallocs delta over the run / requests (in-process rows: server and clients together)",
+			"rss per idle conn": "server VmRSS growth while N connections each make one exchange and go idle, / N; measured after a warm-up connection made as many exchanges, so fixed buffer pools are already resident",
+		},
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		if !seen[c.Scenario.ID] {
+			seen[c.Scenario.ID] = true
+			rep.Scenarios = append(rep.Scenarios, c.Scenario)
+		}
+	}
+	rep.Cases = results
+	rep.Machine["load average at the end"] = LoadAverage()
+	return rep
+}
+
+// LoadAverage is the 1-minute load average: above the CPU count, other work
+// was competing with the run.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}
+
+// machine describes where the run happened.
+func machine(cfg Config) map[string]string {
+	m := map[string]string{
+		"cpus":                      fmt.Sprint(runtime.NumCPU()),
+		"go":                        runtime.Version(),
+		"load average at the start": cfg.LoadAtStart,
+		"kernel":                    strings.TrimSpace(cmdOut("uname", "-r")),
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m["cpu"] = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	m["liburing"] = strings.TrimSpace(cmdOut("dpkg-query", "-W", "-f", "${Version}", "liburing-dev"))
+	m["wrk"] = strings.TrimSpace(cmdOut("dpkg-query", "-W", "-f", "${Version}", "wrk"))
+	if l, err := engine.New(); err == nil {
+		m["ringloop auto backend"] = l.Backend().Name + ": " + l.Backend().Reason
+		_ = l.Close()
+	} else {
+		m["ringloop auto backend"] = "error: " + err.Error()
+	}
+	if h, err := os.Hostname(); err == nil {
+		m["host"] = h
+	}
+	return m
+}
+
+func cmdOut(name string, args ...string) string {
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		return "unknown"
+	}
+	return string(out)
+}
+
+// Write stores the report as latest.json and latest.md in dir and returns
+// the markdown.
+func Write(dir string, rep Report) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "latest.json"), append(js, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	md := Markdown(rep)
+	return md, os.WriteFile(filepath.Join(dir, "latest.md"), []byte(md), 0o644)
+}
+
+// Markdown renders the report's tables.
+func Markdown(rep Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ringloop bench (%s)\n\n", rep.Mode)
+	fmt.Fprintf(&b, "%s, `%s`. %s CPUs (%s), Linux %s, %s, liburing %s, wrk %s. %s. %s\n\n",
+		rep.Date, rep.Command, rep.Machine["cpus"], rep.Machine["cpu"], rep.Machine["kernel"], rep.Machine["go"],
+		rep.Machine["liburing"], rep.Machine["wrk"], "ringloop's automatic choice here: "+rep.Machine["ringloop auto backend"], loadNote(rep))
+	b.WriteString("Medians over the rounds with the min–max in brackets; peers alternate A B C, A B C within a case. " +
+		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http). " +
+		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load.\n\n")
+	b.WriteString("Chart: [latest.png](latest.png) (case ids: p1 = cross-process pinned, GOMAXPROCS=1; i2 = in-process, " +
+		"GOMAXPROCS=2; p2, p4 = cross-process pinned, GOMAXPROCS=2 or 4; cN = N connections; then message bytes, or pN = pipelined N deep, " +
+		"or the open loop's % of the slowest peak).\n\n")
+	if h := Headline(rep); h != "" {
+		b.WriteString(h + "\n")
+	}
+	if g := Goals(rep); g != "" {
+		b.WriteString(g + "\n")
+	}
+	for _, sc := range rep.Scenarios {
+		fmt.Fprintf(&b, "## %s\n\n", sc.Title)
+		for _, cr := range rep.Cases {
+			if cr.Scenario == sc.ID {
+				caseTable(&b, cr)
+			}
+		}
+	}
+	b.WriteString("## How figures were obtained\n\n")
+	for _, k := range sortedKeys(rep.Knobs) {
+		fmt.Fprintf(&b, "- %s: %s\n", k, rep.Knobs[k])
+	}
+	return b.String()
+}
+
+// loadNote says how busy the machine was around the run.
+func loadNote(rep Report) string {
+	note := fmt.Sprintf("Load average (1 min) %s at the start, %s at the end, on %s CPUs",
+		rep.Machine["load average at the start"], rep.Machine["load average at the end"], rep.Machine["cpus"])
+	start, err1 := strconv.ParseFloat(rep.Machine["load average at the start"], 64)
+	cpus, err2 := strconv.ParseFloat(rep.Machine["cpus"], 64)
+	if err1 == nil && err2 == nil && start > cpus {
+		return note + ": above the CPU count, other work competed with the run."
+	}
+	return note + "."
+}
+
+// Headline is one verdict line per ringloop row of the pinned echo and HTTP
+// cases: its ratio to the baselines.
+func Headline(rep Report) string {
+	var b strings.Builder
+	for _, cr := range rep.Cases {
+		if cr.Scenario != Pinned1.ID || (cr.Load != string(LoadEcho) && cr.Load != string(LoadWrk)) {
+			continue
+		}
+		for _, row := range cr.Rows {
+			if !strings.HasPrefix(row.Peer, "ringloop") {
+				continue
+			}
+			var parts []string
+			for _, other := range []string{Baselines[cr.Kind], "net", "gnet", "fasthttp"} {
+				if r, ok := ratio(cr, row, other); ok {
+					parts = append(parts, fmt.Sprintf("%.2f× %s", r, other))
+				}
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(&b, "- %s, %s: %s\n", cr.Title, row.Label, strings.Join(parts, ", "))
+			} else if row.Error != "" {
+				fmt.Fprintf(&b, "- %s, %s: not measured (%s)\n", cr.Title, row.Label, row.Error)
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "Headline (throughput ratios, cross-process, pinned, GOMAXPROCS=1):\n\n" + b.String()
+}
+
+// ratio divides row's median rate by peer other's in the same case.
+func ratio(cr CaseResult, row Row, other string) (float64, bool) {
+	for _, o := range cr.Rows {
+		if o.Peer == other && o.Rate.Valid() && row.Rate.Valid() && o.Rate.Median > 0 {
+			return float64(row.Rate.Median / o.Rate.Median), true
+		}
+	}
+	return 0, false
+}
+
+func caseTable(b *strings.Builder, cr CaseResult) {
+	fmt.Fprintf(b, "### %s (`%s`)\n\n", cr.Title, cr.ID)
+	if cr.Note != "" {
+		fmt.Fprintf(b, "%s.\n\n", cr.Note)
+	}
+	switch cr.Load {
+	case string(LoadIdle):
+		b.WriteString("| peer | backend | threading | RSS per idle connection |\n|---|---|---|---|\n")
+		for _, r := range cr.Rows {
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", r.Label, dash(r.Backend), dash(r.Threading), orErr(r, fmtBytes(r.RSSPerConn)))
+		}
+	case string(LoadSyscalls):
+		b.WriteString("| peer | backend | threading | system calls per request | counted with |\n|---|---|---|---|---|\n")
+		for _, r := range cr.Rows {
+			note := "—"
+			if len(r.Rounds) > 0 && r.Rounds[0].Note != "" {
+				note = strings.TrimPrefix(r.Rounds[0].Note, "counted with ")
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.Label, dash(r.Backend), dash(r.Threading), orErr(r, fmtNum(r.Syscalls, 2)), note)
+		}
+	default:
+		unit := "msgs/s"
+		if cr.Kind == string(peers.HTTP) {
+			unit = "req/s"
+		}
+		base := Baselines[cr.Kind]
+		fmt.Fprintf(b, "| peer | backend | threading | GOMAXPROCS | %s | × %s | p50 µs | p99 µs | p99.9 µs | CPU µs/req | vcsw/req | ivcsw/req | allocs/req |\n", unit, base)
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, r := range cr.Rows {
+			rat := "n/a"
+			if x, ok := ratio(cr, r, base); ok {
+				rat = fmt.Sprintf("%.2f", x)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				r.Label, dash(r.Backend), dash(r.Threading), dash(r.GOMAXPROCS), orErr(r, fmtSpread(r.Rate, 0)), rat,
+				fmtSpread(r.P50, 0), fmtSpread(r.P99, 0), fmtNum(r.P999, 0), fmtNum(r.CPUPerReq, 2), fmtNum(r.VolPerReq, 3),
+				fmtNum(r.InvolPerReq, 3), fmtNum(r.Allocs, 2))
+		}
+	}
+	for _, r := range cr.Rows {
+		if r.Error != "" && r.Rate.Valid() {
+			fmt.Fprintf(b, "\n%s: %s", r.Label, r.Error)
+		}
+	}
+	b.WriteString("\n")
+}
+
+// orErr shows a row's figure, or why it has none.
+func orErr(r Row, s string) string {
+	if s != "n/a" || r.Error == "" {
+		return s
+	}
+	e := r.Error
+	if i := strings.Index(e, "; round 1: "); i >= 0 {
+		e = e[i+len("; round 1: "):]
+	}
+	e = strings.ReplaceAll(e, "|", "/")
+	e = strings.ReplaceAll(e, "\n", " ")
+	if len(e) > 160 {
+		e = e[:160] + "…"
+	}
+	return "**not run**: " + e
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func fmtSpread(s stats.Spread, prec int) string {
+	if !s.Valid() {
+		return "n/a"
+	}
+	if s.Min == s.Max {
+		return group(float64(s.Median), prec)
+	}
+	return fmt.Sprintf("%s (%s–%s)", group(float64(s.Median), prec), group(float64(s.Min), prec), group(float64(s.Max), prec))
+}
+
+func fmtNum(s stats.Spread, prec int) string {
+	if !s.Valid() {
+		return "n/a"
+	}
+	return group(float64(s.Median), prec)
+}
+
+func fmtBytes(s stats.Spread) string {
+	if !s.Valid() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f KB", float64(s.Median)/1000)
+}
+
+// group formats x with prec decimals and thousands separators.
+func group(x float64, prec int) string {
+	s := fmt.Sprintf("%.*f", prec, math.Abs(x))
+	intPart, frac, _ := strings.Cut(s, ".")
+	var out []byte
+	for i := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, intPart[i])
+	}
+	if frac != "" {
+		out = append(append(out, '.'), frac...)
+	}
+	if x < 0 {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"math"
+
+	"github.com/ringloop/ringloop/bench/stats"
+)
+
+// Round is what one run of one peer in one case measured. A figure the run
+// could not obtain is NaN (written as null in the JSON).
+type Round struct {
+	Rate        stats.Num `json:"rate"`           // msgs/s or requests/s
+	P50         stats.Num `json:"p50_us"`         // latency percentiles, µs
+	P99         stats.Num `json:"p99_us"`         //
+	P999        stats.Num `json:"p999_us"`        //
+	CPUPerReq   stats.Num `json:"cpu_us_per_req"` // server (or in-process: whole process) CPU µs
+	VolPerReq   stats.Num `json:"vcsw_per_req"`   // voluntary context switches
+	InvolPerReq stats.Num `json:"ivcsw_per_req"`  // involuntary context switches
+	Allocs      stats.Num `json:"allocs_per_req"`
+	Syscalls    stats.Num `json:"syscalls_per_req"`
+	RSSPerConn  stats.Num `json:"rss_bytes_per_conn"`
+	Err         string    `json:"error,omitempty"`
+	Note        string    `json:"note,omitempty"` // how a figure was obtained
+}
+
+// nanRound is a round with no figures yet.
+func nanRound() Round {
+	n := stats.Num(math.NaN())
+	return Round{Rate: n, P50: n, P99: n, P999: n, CPUPerReq: n, VolPerReq: n, InvolPerReq: n, Allocs: n, Syscalls: n, RSSPerConn: n}
+}
+
+// Row is one peer (one threading mode of it) in one case.
+type Row struct {
+	Peer       string  `json:"peer"`  // registry name
+	Label      string  `json:"label"` // peer and threading mode
+	Backend    string  `json:"backend"`
+	Threading  string  `json:"threading"`
+	GOMAXPROCS string  `json:"gomaxprocs"`
+	Detail     string  `json:"detail,omitempty"`
+	Error      string  `json:"error,omitempty"` // why some or all rounds have no figures
+	Rounds     []Round `json:"rounds"`
+
+	Rate        stats.Spread `json:"rate"`
+	P50         stats.Spread `json:"p50_us"`
+	P99         stats.Spread `json:"p99_us"`
+	P999        stats.Spread `json:"p999_us"`
+	CPUPerReq   stats.Spread `json:"cpu_us_per_req"`
+	VolPerReq   stats.Spread `json:"vcsw_per_req"`
+	InvolPerReq stats.Spread `json:"ivcsw_per_req"`
+	Allocs      stats.Spread `json:"allocs_per_req"`
+	Syscalls    stats.Spread `json:"syscalls_per_req"`
+	RSSPerConn  stats.Spread `json:"rss_bytes_per_conn"`
+}
+
+// summarize fills the spreads from the rounds.
+func (r *Row) summarize() {
+	pick := func(f func(Round) stats.Num) stats.Spread {
+		v := make([]float64, len(r.Rounds))
+		for i, x := range r.Rounds {
+			v[i] = float64(f(x))
+		}
+		return stats.Of(v)
+	}
+	r.Rate = pick(func(x Round) stats.Num { return x.Rate })
+	r.P50 = pick(func(x Round) stats.Num { return x.P50 })
+	r.P99 = pick(func(x Round) stats.Num { return x.P99 })
+	r.P999 = pick(func(x Round) stats.Num { return x.P999 })
+	r.CPUPerReq = pick(func(x Round) stats.Num { return x.CPUPerReq })
+	r.VolPerReq = pick(func(x Round) stats.Num { return x.VolPerReq })
+	r.InvolPerReq = pick(func(x Round) stats.Num { return x.InvolPerReq })
+	r.Allocs = pick(func(x Round) stats.Num { return x.Allocs })
+	r.Syscalls = pick(func(x Round) stats.Num { return x.Syscalls })
+	r.RSSPerConn = pick(func(x Round) stats.Num { return x.RSSPerConn })
+}
+
+// CaseResult is a case and its rows.
+type CaseResult struct {
+	ID       string  `json:"id"`
+	Title    string  `json:"title"`
+	Scenario string  `json:"scenario"`
+	Kind     string  `json:"kind"`
+	Load     string  `json:"load"`
+	Conns    int     `json:"conns"`
+	Size     int     `json:"size,omitempty"`
+	Depth    int     `json:"depth,omitempty"`
+	Rate     float64 `json:"target_rate,omitempty"` // open loop
+	Rounds   int     `json:"rounds"`
+	Warmup   string  `json:"warmup"`
+	Duration string  `json:"duration"`
+	Note     string  `json:"note,omitempty"`
+	Rows     []Row   `json:"rows"`
+}
+
+// Report is a whole run: what the JSON file holds.
+type Report struct {
+	Date      string            `json:"date"`
+	Command   string            `json:"command"`
+	Mode      string            `json:"mode"`
+	Machine   map[string]string `json:"machine"`
+	Knobs     map[string]string `json:"knobs"`
+	Scenarios []Scenario        `json:"scenarios"`
+	Cases     []CaseResult      `json:"cases"`
+}

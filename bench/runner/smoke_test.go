@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/bench/client"
+	"github.com/ringloop/ringloop/bench/peers"
+	"github.com/ringloop/ringloop/internal/uringcheck"
+)
+
+// TestSmoke runs one tiny round of every case kind against every peer
+// through the real binaries, and checks that every row has its figure (the
+// only row allowed none is the C server in-process, which says why) and
+// that the report and chart are written.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs every peer (seconds); not in -short")
+	}
+	cases, err := Suite(Smoke)
+	require.NoError(t, err)
+	var log bytes.Buffer
+	r := New(Config{Root: "..", Bin: t.TempDir(), Log: &log})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	require.NoError(t, r.Build(ctx))
+	results := r.Run(ctx, cases)
+	require.Len(t, results, len(cases))
+	for i, cr := range results {
+		require.Len(t, cr.Rows, len(r.caseVariants(cases[i])), "%s: one row per peer and mode", cr.ID)
+		for _, row := range cr.Rows {
+			if row.Peer == "c-liburing" && cr.Scenario == InProc2.ID {
+				require.Contains(t, row.Error, "not a Go program", "%s: the row says why", cr.ID)
+				continue
+			}
+			if p, _ := peers.Lookup(row.Peer); p.NeedsURing && noURing() {
+				require.NotEmpty(t, row.Error, "%s / %s: without io_uring the row says why", cr.ID, row.Label)
+				continue
+			}
+			require.Empty(t, row.Error, "%s / %s\n%s", cr.ID, row.Label, log.String())
+			var s = row.Rate
+			switch cr.Load {
+			case string(LoadIdle):
+				s = row.RSSPerConn
+			case string(LoadSyscalls):
+				s = row.Syscalls
+				require.Positive(t, float64(s.Median), "%s / %s: a server makes system calls", cr.ID, row.Label)
+			default:
+				require.Positive(t, float64(row.Rate.Median), "%s / %s", cr.ID, row.Label)
+				require.True(t, row.P99.Valid(), "%s / %s: p99", cr.ID, row.Label)
+				require.True(t, row.CPUPerReq.Valid(), "%s / %s: CPU per request", cr.ID, row.Label)
+			}
+			require.True(t, s.Valid(), "%s / %s: no figure", cr.ID, row.Label)
+			require.NotEmpty(t, row.Backend, "%s / %s: backend from the banner", cr.ID, row.Label)
+		}
+	}
+
+	out := t.TempDir()
+	rep := NewReport(Smoke, "go test", r.Config, cases, results)
+	md, err := Write(out, rep)
+	require.NoError(t, err)
+	for _, n := range peers.Names("") {
+		require.Contains(t, md, n)
+	}
+	require.FileExists(t, filepath.Join(out, "latest.json"))
+	require.NoError(t, Plot(ctx, out, rep))
+	png, err := os.ReadFile(filepath.Join(out, "latest.png"))
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG")), "a PNG")
+}
+
+// noURing reports whether io_uring peers cannot run here and need not
+// (RINGLOOP_REQUIRE_URING unset): their rows must then say why.
+func noURing() bool { return uringcheck.Unavailable() != "" && !uringcheck.Required() }
+
+// TestEchoServersLoseNothing checks every echo server, the C one included,
+// returns every byte in order: 16 KiB messages (several buffers each) on 32
+// connections, checked with SHA-256.
+func TestEchoServersLoseNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs every peer (seconds); not in -short")
+	}
+	r := New(Config{Root: "..", Bin: t.TempDir()})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	require.NoError(t, r.Build(ctx))
+	for _, v := range r.variants(peers.Echo) {
+		t.Run(strings.ReplaceAll(v.label, " ", "_"), func(t *testing.T) {
+			if v.peer.NeedsURing && noURing() {
+				t.Skip(uringcheck.Unavailable())
+			}
+			srv, err := r.startServer(ctx, v, Pinned1)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, srv.stop()) }()
+			for _, size := range []int{1, 1000, 16 << 10} {
+				res, err := client.RunEcho(ctx, client.EchoConfig{Addr: srv.addr, Conns: 32, Size: size, Duration: 100 * time.Millisecond, Verify: true})
+				require.NoError(t, err, "size %d", size)
+				require.True(t, res.Verified)
+				require.Positive(t, res.Total)
+			}
+		})
+	}
+}

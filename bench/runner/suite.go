@@ -1,0 +1,165 @@
+// Package runner runs the comparison: it builds every peer, runs each case
+// for every peer in alternating rounds (A B C A B C ...), samples the server
+// process's costs from /proc, and writes the report.
+package runner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ringloop/ringloop/bench/peers"
+)
+
+// Load is how a case drives its servers.
+type Load string
+
+// The loads.
+const (
+	LoadEcho     Load = "echo"      // ping-pong echo client
+	LoadWrk      Load = "wrk"       // closed-loop HTTP (pipelined when Depth > 1)
+	LoadOpenLoop Load = "open-loop" // constant-rate HTTP, latency from the intended send time
+	LoadIdle     Load = "idle"      // hold idle connections, read the server's RSS
+	LoadSyscalls Load = "syscalls"  // a short echo or HTTP run with the server's system calls counted
+)
+
+// Scenario is where server and client run.
+type Scenario struct {
+	ID         string
+	Title      string
+	GOMAXPROCS int
+	Pinned     bool // server on core 0, client on core 1
+	InProc     bool // clients are goroutines in the server's process
+}
+
+// The scenarios of the comparison. Pinned4 asks whether a loop sharing its
+// core with more Ps than it needs loses anything (GOMAXPROCS 2 and 4 must
+// never be worse than 1).
+var (
+	Pinned1 = Scenario{"pinned-1", "Cross-process: server pinned to core 0 (GOMAXPROCS=1, one loop), client pinned to core 1", 1, true, false}
+	InProc2 = Scenario{"inproc-2", "In-process: clients are goroutines in the server's process, GOMAXPROCS=2, unpinned", 2, false, true}
+	Pinned2 = Scenario{"pinned-2", "Cross-process: server on core 0 with GOMAXPROCS=2 and one loop, client pinned to core 1", 2, true, false}
+	Pinned4 = Scenario{"pinned-4", "Cross-process: server on core 0 with GOMAXPROCS=4 and one loop, client pinned to core 1", 4, true, false}
+)
+
+// Case is one measured configuration, run for every peer of its kind.
+type Case struct {
+	ID       string
+	Scenario Scenario
+	Kind     peers.Kind
+	Load     Load
+	Conns    int
+	Size     int      // echo message bytes
+	Depth    int      // HTTP pipelining depth (wrk)
+	Fraction float64  // open loop: fraction of the slowest peer's peak (from RateFrom)
+	Warm     int      // idle: exchanges on one connection before the idle ones
+	Only     []string // run only these peers (nil: every peer of the kind)
+	RateFrom string   // open loop: the wrk case whose slowest median sets the peak
+	Rounds   int
+	Warmup   time.Duration
+	Duration time.Duration
+}
+
+// Title says what the case measures, for the report.
+func (c Case) Title() string {
+	switch c.Load {
+	case LoadEcho:
+		return fmt.Sprintf("echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
+	case LoadWrk:
+		if c.Depth > 1 {
+			return fmt.Sprintf("HTTP plaintext, %d conn, pipelined %d deep (wrk)", c.Conns, c.Depth)
+		}
+		return fmt.Sprintf("HTTP plaintext keep-alive, %d conn (wrk)", c.Conns)
+	case LoadOpenLoop:
+		return fmt.Sprintf("HTTP open loop, %d conn, %.0f%% of the slowest peak", c.Conns, c.Fraction*100)
+	case LoadIdle:
+		return fmt.Sprintf("%s, %d idle connections", c.Kind, c.Conns)
+	case LoadSyscalls:
+		if c.Kind == peers.HTTP {
+			return fmt.Sprintf("HTTP, %d conn: system calls", c.Conns)
+		}
+		return fmt.Sprintf("echo, %d conn, %s: system calls", c.Conns, bytesLabel(c.Size))
+	}
+	return c.ID
+}
+
+func bytesLabel(n int) string {
+	if n >= 1024 && n%1024 == 0 {
+		return fmt.Sprintf("%d KiB", n/1024)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// Mode selects a suite.
+type Mode string
+
+// The suites: quick (headline rows, one round, ~2 min), full (the sweep,
+// 5 rounds, ~15-20 min) and smoke (every server and client once, seconds:
+// what the tests run).
+const (
+	Quick Mode = "quick"
+	Full  Mode = "full"
+	Smoke Mode = "smoke"
+)
+
+// Suite returns the cases of a mode, in run order (an open-loop case after
+// the wrk case its rate comes from).
+func Suite(m Mode) ([]Case, error) {
+	var cs []Case
+	add := func(c Case) { cs = append(cs, c) }
+	switch m {
+	case Smoke:
+		d, w := 300*time.Millisecond, 50*time.Millisecond
+		add(Case{ID: "echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "http", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 4, Rounds: 1, Duration: time.Second})
+		// Every server meets every client once; the loads that only
+		// exercise a client (pipelining, perf around wrk) use one peer.
+		add(Case{ID: "http-pipe", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 4, Depth: 4, Rounds: 1, Duration: time.Second, Only: []string{"net/http"}})
+		add(Case{ID: "http-open", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadOpenLoop, Conns: 2, Fraction: 0.1, RateFrom: "http", Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "inproc-echo", Scenario: InProc2, Kind: peers.Echo, Load: LoadEcho, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "inproc-http", Scenario: InProc2, Kind: peers.HTTP, Load: LoadOpenLoop, Conns: 2, Fraction: 0.1, RateFrom: "http", Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "idle-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1})
+		add(Case{ID: "idle-http", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1})
+		add(Case{ID: "sys-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadSyscalls, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "sys-http", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadSyscalls, Conns: 2, Rounds: 1, Warmup: w, Duration: d, Only: []string{"net/http"}})
+	case Quick:
+		d, w := 1500*time.Millisecond, 250*time.Millisecond
+		add(Case{ID: "p1-echo-c1-128", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 1, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "p1-echo-c64-128", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 64, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "p1-http-c50", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 50, Rounds: 1, Duration: 2 * time.Second})
+		add(Case{ID: "i2-echo-c64-128", Scenario: InProc2, Kind: peers.Echo, Load: LoadEcho, Conns: 64, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "p1-sys-echo-c64", Scenario: Pinned1, Kind: peers.Echo, Load: LoadSyscalls, Conns: 64, Size: 128, Rounds: 1, Warmup: w, Duration: time.Second})
+		add(Case{ID: "p1-idle-echo-10k", Scenario: Pinned1, Kind: peers.Echo, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1})
+	case Full:
+		d, w, r := time.Second, 150*time.Millisecond, 5
+		for _, n := range []int{1, 64, 256, 1000} {
+			for _, size := range []int{128, 1024} {
+				add(Case{ID: fmt.Sprintf("p1-echo-c%d-%d", n, size), Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: n, Size: size, Rounds: r, Warmup: w, Duration: d})
+			}
+		}
+		add(Case{ID: "p1-echo-c64-16384", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 64, Size: 16384, Rounds: r, Warmup: w, Duration: d})
+		add(Case{ID: "p1-http-c50", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 50, Rounds: r, Duration: time.Second})
+		add(Case{ID: "p1-http-c256", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 256, Rounds: r, Duration: time.Second})
+		add(Case{ID: "p1-http-c256-p16", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 256, Depth: 16, Rounds: r, Duration: time.Second})
+		for _, f := range []float64{0.5, 0.9} {
+			add(Case{ID: fmt.Sprintf("p1-open-c50-%02.0f", f*100), Scenario: Pinned1, Kind: peers.HTTP, Load: LoadOpenLoop, Conns: 50, Fraction: f, RateFrom: "p1-http-c50", Rounds: r, Warmup: w, Duration: time.Second})
+		}
+		for _, n := range []int{1, 64, 256} {
+			add(Case{ID: fmt.Sprintf("i2-echo-c%d-128", n), Scenario: InProc2, Kind: peers.Echo, Load: LoadEcho, Conns: n, Size: 128, Rounds: r, Warmup: w, Duration: d})
+		}
+		add(Case{ID: "i2-open-c50-50", Scenario: InProc2, Kind: peers.HTTP, Load: LoadOpenLoop, Conns: 50, Fraction: 0.5, RateFrom: "p1-http-c50", Rounds: r, Warmup: w, Duration: time.Second})
+		for _, n := range []int{1, 64, 256} {
+			add(Case{ID: fmt.Sprintf("p2-echo-c%d-128", n), Scenario: Pinned2, Kind: peers.Echo, Load: LoadEcho, Conns: n, Size: 128, Rounds: r, Warmup: w, Duration: d})
+		}
+		for _, n := range []int{1, 64} {
+			add(Case{ID: fmt.Sprintf("p4-echo-c%d-128", n), Scenario: Pinned4, Kind: peers.Echo, Load: LoadEcho, Conns: n, Size: 128, Rounds: r, Warmup: w, Duration: d})
+		}
+		add(Case{ID: "p2-http-c50", Scenario: Pinned2, Kind: peers.HTTP, Load: LoadWrk, Conns: 50, Rounds: r, Duration: time.Second})
+		add(Case{ID: "p1-sys-echo-c64", Scenario: Pinned1, Kind: peers.Echo, Load: LoadSyscalls, Conns: 64, Size: 128, Rounds: 1, Warmup: w, Duration: time.Second})
+		add(Case{ID: "p1-sys-http-c50", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadSyscalls, Conns: 50, Rounds: 1, Warmup: w, Duration: time.Second})
+		add(Case{ID: "p1-idle-echo-10k", Scenario: Pinned1, Kind: peers.Echo, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1})
+		add(Case{ID: "p1-idle-http-10k", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1})
+	default:
+		return nil, fmt.Errorf("runner: unknown mode %q (want quick, full or smoke)", m)
+	}
+	return cs, nil
+}

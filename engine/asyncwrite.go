@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrWriteBufferFull is AsyncWrite's answer when the bytes the connection
+// holds (queued by AsyncWrite and not yet sent) would pass its async write
+// limit (WithAsyncWriteLimit); nothing of the call was accepted. It wraps
+// ErrRejected.
+var ErrWriteBufferFull = fmt.Errorf("engine: connection write buffer full: %w", ErrRejected)
+
+// asyncWriter is the part of a connection other goroutines write to.
+//
+// AsyncWrite appends under mu and queues one drain per batch on the loop's
+// connection ring, which is unbounded but holds at most one entry per
+// connection. The loop moves the bytes into the connection's outbound
+// buffer; a close first takes whatever AsyncWrite accepted before it, so
+// accepted bytes are sent before the FIN (or their loss is reported to
+// OnClose by the abort that dropped them), and refuses the rest.
+type asyncWriter struct {
+	mu      sync.Mutex
+	buf     []byte // accepted, not yet moved to the outbound buffer
+	spare   []byte // the previous buf, reused by the next batch
+	queued  bool   // a drain is queued on the loop
+	err     error  // non-nil once closing: what AsyncWrite returns
+	drain   asyncDrain
+	loopBuf atomic.Int64 // the loop's Buffered(), published each flush
+}
+
+// AsyncWrite copies p and writes it on the loop; safe from any goroutine.
+// Writes from one goroutine keep their order, and every byte it accepted
+// (returned nil) is sent before a later Close closes the connection. It
+// returns ErrConnClosed (or ErrWriteClosed after CloseWrite) once the
+// connection is closing, and ErrWriteBufferFull, accepting nothing, when
+// the bytes waiting to be sent would pass the connection's async write limit:
+// the off-loop producer's signal to slow down (see also Writable).
+func (c *Conn) AsyncWrite(p []byte) error {
+	a := &c.async
+	a.mu.Lock()
+	if a.err != nil {
+		err := a.err
+		a.mu.Unlock()
+		return err
+	}
+	if len(p) == 0 {
+		a.mu.Unlock()
+		return nil
+	}
+	if int64(len(a.buf)+len(p))+a.loopBuf.Load() > int64(c.cfg.asyncLimit) {
+		a.mu.Unlock()
+		return ErrWriteBufferFull
+	}
+	a.buf = append(a.buf, p...)
+	first := !a.queued
+	a.queued = true
+	a.mu.Unlock()
+	if !first {
+		return nil
+	}
+	// The connection ring is unbounded: only a loop past shutdown refuses,
+	// and by then its close has taken (or will drop, reporting it) the
+	// bytes.
+	if err := c.loop.offer(c.loop.connQ, &a.drain, true); err != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.err == nil { // not taken by a close: nobody will send them
+			a.buf, a.queued = a.buf[:0], false
+			return err
+		}
+	}
+	return nil
+}
+
+// asyncDrain moves a connection's async bytes into its outbound buffer (on
+// the loop).
+type asyncDrain struct{ c *Conn }
+
+func (d *asyncDrain) Run() {
+	c := d.c
+	b := c.async.take(nil)
+	if len(b) == 0 {
+		return
+	}
+	_, _ = c.Write(b) // a close takes the bytes first, so this cannot fail
+	c.async.recycle(b)
+	c.publishBuffered()
+}
+
+// take returns the accepted bytes and, when closeErr is non-nil, makes
+// AsyncWrite refuse from now on with it.
+func (a *asyncWriter) take(closeErr error) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if closeErr != nil && a.err == nil {
+		a.err = closeErr
+	}
+	b := a.buf
+	a.buf, a.spare, a.queued = a.spare[:0], nil, false
+	return b
+}
+
+// recycle keeps b for the next batch unless it grew past maxIdleBuffer.
+func (a *asyncWriter) recycle(b []byte) {
+	if cap(b) > maxIdleBuffer {
+		return
+	}
+	a.mu.Lock()
+	if a.spare == nil {
+		a.spare = b[:0]
+	}
+	a.mu.Unlock()
+}
+
+// publishBuffered lets AsyncWrite see how much the loop holds (on the loop).
+func (c *Conn) publishBuffered() { c.async.loopBuf.Store(int64(c.Buffered())) }
+
+// closeAsync takes the bytes AsyncWrite accepted before a close and refuses
+// later ones with err; keep says whether they are still sent (a graceful
+// close) or dropped (an abort, whose error OnClose reports).
+func (c *Conn) closeAsync(err error, keep bool) {
+	b := c.async.take(err)
+	if keep && len(b) > 0 && c.st == connOpen && !c.halfShut {
+		c.out = append(c.out, b...)
+		c.queueFlush()
+	}
+}

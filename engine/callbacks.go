@@ -1,0 +1,54 @@
+package engine
+
+import "fmt"
+
+// The handler's callbacks, each behind a recover: a panic ends the
+// connection that was being served (closed, unsent bytes dropped, OnClose
+// told why with an error wrapping ErrPanicked) and nothing else. Without it
+// the loop's own recover would keep the loop alive but leave the connection
+// half served: never read again, never closed, its fd and slot held.
+
+func (c *Conn) onOpen() {
+	defer c.recoverCallback("OnOpen")
+	c.h.OnOpen(c)
+}
+
+func (c *Conn) onData(b []byte) {
+	defer c.recoverCallback("OnData")
+	c.h.OnData(c, b)
+}
+
+func (c *Conn) onReadClosed(h HalfCloseHandler) {
+	defer c.recoverCallback("OnReadClosed")
+	h.OnReadClosed(c)
+}
+
+func (c *Conn) onWritabilityChanged(w bool) {
+	defer c.recoverCallback("OnWritabilityChanged")
+	c.wh.OnWritabilityChanged(c, w)
+}
+
+func (c *Conn) onIdle(h IdleHandler, k IdleKind) {
+	defer c.recoverCallback("OnIdle")
+	h.OnIdle(c, k)
+}
+
+// onClose is the last callback: the connection is already released, so a
+// panic there is only reported.
+func (c *Conn) onClose() {
+	defer func() {
+		if p := recover(); p != nil {
+			c.loop.reportPanic("OnClose", p)
+		}
+	}()
+	c.h.OnClose(c, c.closeErr)
+}
+
+// recoverCallback is deferred around a callback: it reports a panic and
+// closes the connection with an error wrapping ErrPanicked.
+func (c *Conn) recoverCallback(what string) {
+	if p := recover(); p != nil {
+		c.loop.reportPanic(what, p)
+		c.abortWith(fmt.Errorf("%w in %s: %v", ErrPanicked, what, p))
+	}
+}

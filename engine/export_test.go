@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/timers"
+)
+
+// WithDriverWrapper (tests only) builds the driver the other options choose,
+// then wraps it: tests inject faults into a real driver of either backend.
+func WithDriverWrapper(wrap func(driver.Driver) driver.Driver) Option {
+	return func(c *config) error {
+		c.newDriver = func(dc driver.Config) (driver.Driver, error) {
+			inner := *c
+			inner.newDriver, inner.drv = nil, dc
+			d, _, err := openDriver(&inner)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(d), nil
+		}
+		return nil
+	}
+}
+
+// SetLoopErrorBackoff (tests only) changes the driver-failure back-off and
+// returns a function that restores it.
+func SetLoopErrorBackoff(least, most time.Duration) (restore func()) {
+	old := loopErrorBackoff
+	loopErrorBackoff.least, loopErrorBackoff.most = least, most
+	return func() { loopErrorBackoff = old }
+}
+
+// UseFakeClock (tests only) makes the engine's clock read the returned
+// counter, which starts at the real clock's reading and moves only when the
+// test adds to it; restore puts the real clock back.
+func UseFakeClock() (clock *atomic.Int64, restore func()) {
+	c := new(atomic.Int64)
+	c.Store(timers.Now())
+	read := func() int64 { return c.Load() }
+	testClock.Store(&read)
+	return c, func() { testClock.Store(nil) }
+}
+
+// TaskBatch (tests only) is how many tasks run between clock reads.
+const TaskBatch = taskBatch

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+)
+
+// Threading is how a loop's goroutine relates to OS threads and how it
+// sleeps when idle. Both modes run all of a loop's work on one goroutine,
+// serially; they differ in what the Go scheduler must do to wake it.
+type Threading uint8
+
+const (
+	// ThreadingParked leaves the loop goroutine unlocked: when idle it parks
+	// in Go's netpoller (io_uring: an eventfd registered with the ring;
+	// epoll: the epoll fd), giving its thread and P back, and whichever
+	// thread polls the network resumes it. The ring is set up without
+	// SINGLE_ISSUER or DEFER_TASKRUN, since any thread may submit.
+	ThreadingParked Threading = iota + 1
+	// ThreadingLocked locks the loop goroutine to one OS thread for life
+	// (Netty's model) and blocks in the kernel (io_uring_enter or
+	// epoll_pwait) when idle; io_uring uses SINGLE_ISSUER|DEFER_TASKRUN
+	// where the kernel has them. CPU affinity and thread-init hooks need it.
+	ThreadingLocked
+)
+
+// DefaultThreading is the mode a loop runs without WithThreading or
+// RINGLOOP_THREADING; see the package doc for the measurements behind it.
+const DefaultThreading = ThreadingParked
+
+// ThreadingEnv names the environment variable operators use to choose the
+// threading mode ("parked" or "locked") when no option does.
+const ThreadingEnv = "RINGLOOP_THREADING"
+
+// String returns "parked" or "locked", as RINGLOOP_THREADING spells them.
+func (t Threading) String() string {
+	switch t {
+	case ThreadingParked:
+		return "parked"
+	case ThreadingLocked:
+		return "locked"
+	case 0:
+		return "default"
+	}
+	return fmt.Sprintf("Threading(%d)", uint8(t))
+}
+
+// ParseThreading reads "parked" and "locked"; "" and "default" return 0,
+// which means DefaultThreading.
+func ParseThreading(s string) (Threading, error) {
+	switch s {
+	case "", "default":
+		return 0, nil
+	case "parked":
+		return ThreadingParked, nil
+	case "locked":
+		return ThreadingLocked, nil
+	}
+	return 0, fmt.Errorf("engine: unknown threading mode %q (want parked or locked)", s)
+}
+
+// ResolveThreading returns t, else the mode RINGLOOP_THREADING names, else
+// DefaultThreading; an unknown value in the variable is an error naming it.
+func ResolveThreading(t Threading) (Threading, error) {
+	if t != 0 {
+		return t, nil
+	}
+	env, err := ParseThreading(os.Getenv(ThreadingEnv))
+	if err != nil {
+		return 0, fmt.Errorf("engine: %s: %w", ThreadingEnv, err)
+	}
+	if env != 0 {
+		return env, nil
+	}
+	return DefaultThreading, nil
+}
+
+// WithThreading chooses the threading mode (default: RINGLOOP_THREADING,
+// else DefaultThreading). An option wins over the environment.
+func WithThreading(t Threading) Option {
+	return func(c *config) error {
+		if t != ThreadingParked && t != ThreadingLocked {
+			return fmt.Errorf("engine: threading %v (want ThreadingParked or ThreadingLocked)", t)
+		}
+		c.threading = t
+		return nil
+	}
+}
+
+// Threading returns the loop's threading mode.
+func (l *Loop) Threading() Threading { return l.threading }

@@ -1,0 +1,74 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
+)
+
+func TestThreadingOptionAndEnv(t *testing.T) {
+	for _, th := range []engine.Threading{engine.ThreadingParked, engine.ThreadingLocked} {
+		got, err := engine.ParseThreading(th.String())
+		require.NoError(t, err)
+		require.Equal(t, th, got)
+	}
+	_, err := engine.New(engine.WithThreading(0))
+	require.Error(t, err, "an unset mode is not a choice")
+
+	t.Setenv(engine.ThreadingEnv, "")
+	l, err := engine.New()
+	require.NoError(t, err)
+	defer l.Close()
+	require.Equal(t, engine.DefaultThreading, l.Threading())
+
+	t.Setenv(engine.ThreadingEnv, "parked")
+	l2, err := engine.New()
+	require.NoError(t, err)
+	defer l2.Close()
+	require.Equal(t, engine.ThreadingParked, l2.Threading())
+	require.Equal(t, engine.ThreadingParked, l2.Backend().Threading)
+	require.Contains(t, l2.Backend().String(), "parked loop")
+	require.Contains(t, l2.String(), "parked")
+
+	t.Setenv(engine.ThreadingEnv, "spinning")
+	_, err = engine.New()
+	require.ErrorContains(t, err, engine.ThreadingEnv, "the error names the variable")
+	l3, err := engine.New(engine.WithThreading(engine.ThreadingLocked))
+	require.NoError(t, err, "an option wins over a bad environment")
+	defer l3.Close()
+	require.Equal(t, engine.ThreadingLocked, l3.Threading())
+}
+
+// TestInEventLoopAndThreadID: InEventLoop is true exactly on the loop's
+// goroutine in both modes (a parked loop moves between threads, so it
+// cannot be a thread test); only a locked loop reports a thread id.
+func TestInEventLoopAndThreadID(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		require.False(t, l.InEventLoop())
+		type probe struct{ in, other bool }
+		p, err := engine.Submit(l, func() (probe, error) {
+			ch := make(chan bool)
+			go func() { ch <- l.InEventLoop() }()
+			return probe{in: l.InEventLoop(), other: <-ch}, nil
+		}).Await(context.Background())
+		require.NoError(t, err)
+		require.True(t, p.in, "on the loop")
+		require.False(t, p.other, "a goroutine the loop started")
+		require.False(t, l.InEventLoop(), "the test goroutine")
+		if c.Threading == engine.ThreadingLocked {
+			require.NotZero(t, l.ThreadID())
+		} else {
+			require.Zero(t, l.ThreadID())
+		}
+		require.True(t, strings.Contains(l.Backend().String(), c.Threading.String()+" loop"))
+		require.NoError(t, l.Close())
+		require.False(t, l.InEventLoop())
+	})
+}

@@ -1,0 +1,6 @@
+//go:build linux && cgo
+
+package engine
+
+// uringBuilt: this build has the io_uring driver (it needs cgo).
+const uringBuilt = true

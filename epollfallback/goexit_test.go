@@ -1,0 +1,20 @@
+package epollfallback_test
+
+import (
+	"testing"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/driver/drivertest"
+	"github.com/ringloop/ringloop/epollfallback"
+)
+
+// TestGoexitInCallbackLosesNothing: a callback's Goexit leaves the rest of
+// its batch to the next Wait (drivertest.GoexitLosesNothing).
+func TestGoexitInCallbackLosesNothing(t *testing.T) {
+	d, err := epollfallback.New(driver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	drivertest.GoexitLosesNothing(t, d)
+}

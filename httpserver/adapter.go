@@ -1,0 +1,565 @@
+package httpserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/ringloop/ringloop/engine"
+)
+
+// stdRequest is one request served by an http.Handler. The fields after
+// "loop side" are the loop's, the writer is the handler goroutine's; they
+// meet in chunk tasks and the ack channel.
+type stdRequest struct {
+	s      *Server
+	loop   *engine.Loop
+	req    *http.Request
+	cancel context.CancelFunc
+	minor  uint8
+	keep   bool // the client allows keep-alive
+	isHEAD bool
+	inline bool
+	dead   atomic.Bool   // the connection is gone
+	ack    chan struct{} // one per chunk handed over mid-handler
+	w      stdWriter
+
+	// loop side
+	cs      *conn
+	waiting bool // the goroutine waits for the connection to turn writable
+}
+
+// serveStd serves the request r with the http.Handler: inline, or on a new
+// goroutine with the response written back on the loop.
+func (cs *conn) serveStd(r *Request) {
+	if string(r.Target()) == "*" && r.Method() == "OPTIONS" {
+		cs.optionsStar(r)
+		return
+	}
+	req, err := cs.newHTTPRequest(r)
+	if err != nil {
+		cs.refuse(err)
+		return
+	}
+	if cs.base == nil { // once per connection: its context and address string
+		cs.base = context.WithValue(context.Background(), http.LocalAddrContextKey, cs.c.LocalAddr())
+		if a := cs.c.RemoteAddr(); a != nil {
+			cs.remote = a.String()
+		}
+	}
+	req.RemoteAddr = cs.remote
+	ctx, cancel := context.WithCancel(cs.base)
+	sr := &stdRequest{
+		s: cs.s, loop: cs.c.Loop(), req: req.WithContext(ctx), cancel: cancel,
+		minor: r.p.minor, keep: r.p.keepAlive(), isHEAD: req.Method == "HEAD",
+		inline: cs.s.cfg.inline, cs: cs,
+	}
+	sr.w.sr = sr
+	cs.inflight, cs.busy = sr, true
+	if sr.inline {
+		sr.run()
+		return
+	}
+	sr.ack = make(chan struct{}, 1)
+	go sr.run()
+}
+
+// optionsStar answers "OPTIONS *" as net/http does, without the handler.
+func (cs *conn) optionsStar(r *Request) {
+	keep := cs.keepAfter(r.p, false)
+	cs.keep = keep
+	out := cs.ls.appendHead(cs.ls.scratch[:0], 200, r.p.minor, keep, framing{length: 0}, nil, true)
+	cs.ls.scratch = out[:0]
+	_, _ = cs.c.Write(out)
+}
+
+// newHTTPRequest builds the *http.Request net/http would build from the same
+// bytes.
+func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
+	p := r.p
+	target := string(r.Target())
+	var u *url.URL
+	var err error
+	if string(r.MethodBytes()) == "CONNECT" && !strings.HasPrefix(target, "/") {
+		u = &url.URL{Host: target}
+	} else if u, err = url.ParseRequestURI(target); err != nil {
+		return nil, errMalformed
+	}
+	// One string holds the whole head; names and values are substrings of
+	// it (one allocation instead of two per header line).
+	head := string(r.b[:p.headEnd])
+	h := make(http.Header, len(p.fields))
+	for _, f := range p.fields {
+		k := textproto.CanonicalMIMEHeaderKey(head[f.name.lo:f.name.hi])
+		h[k] = append(h[k], head[f.value.lo:f.value.hi])
+	}
+	req := &http.Request{
+		Method:     r.Method(),
+		URL:        u,
+		Proto:      r.Proto(),
+		ProtoMajor: 1,
+		ProtoMinor: int(p.minor),
+		Header:     h,
+		Host:       u.Host,
+		RequestURI: target,
+		Close:      !p.keepAlive(),
+		Body:       http.NoBody,
+	}
+	if req.Host == "" {
+		req.Host = h.Get("Host")
+	}
+	delete(h, "Host")
+	if pr, ok := h["Pragma"]; ok && len(pr) > 0 && pr[0] == "no-cache" {
+		if _, ok := h["Cache-Control"]; !ok {
+			h["Cache-Control"] = []string{"no-cache"}
+		}
+	}
+	body := r.Body()
+	if p.kind == bodyChunked {
+		delete(h, "Transfer-Encoding")
+		req.TransferEncoding = []string{"chunked"}
+		req.ContentLength = -1
+		if tr, err := declaredTrailers(h); err != nil {
+			return nil, err
+		} else {
+			req.Trailer = tr
+		}
+		if len(p.trailers) > 0 {
+			got := make(http.Header, len(p.trailers))
+			for i := range p.trailers {
+				n, v := r.TrailerAt(i)
+				k := textproto.CanonicalMIMEHeaderKey(string(n))
+				got[k] = append(got[k], string(v))
+			}
+			if req.Trailer == nil {
+				req.Trailer = got
+			} else {
+				for k, v := range got {
+					req.Trailer[k] = v
+				}
+			}
+		}
+	} else {
+		req.ContentLength = int64(len(body))
+	}
+	if len(body) > 0 || p.kind == bodyChunked {
+		req.Body = io.NopCloser(bytes.NewReader(bytes.Clone(body)))
+	}
+	return req, nil
+}
+
+// declaredTrailers reads the Trailer header of a chunked request (and
+// removes it), as net/http does.
+func declaredTrailers(h http.Header) (http.Header, *parseError) {
+	vv, ok := h["Trailer"]
+	if !ok {
+		return nil, nil
+	}
+	delete(h, "Trailer")
+	tr := http.Header{}
+	for _, v := range vv {
+		for _, k := range strings.Split(v, ",") {
+			k = textproto.CanonicalMIMEHeaderKey(textproto.TrimString(k))
+			switch k {
+			case "Transfer-Encoding", "Trailer", "Content-Length":
+				return nil, &parseError{400, "bad trailer key"}
+			}
+			if k != "" {
+				tr[k] = nil
+			}
+		}
+	}
+	return tr, nil
+}
+
+// run calls the handler and sends what it left.
+func (sr *stdRequest) run() {
+	w := &sr.w
+	defer func() {
+		if p := recover(); p != nil {
+			logPanic(p, nil)
+			sr.cancel()
+			sr.send(&chunk{abort: true, last: true})
+			return
+		}
+	}()
+	sr.s.std.ServeHTTP(w, sr.req)
+	sr.cancel()
+	w.finish()
+}
+
+// logPanic logs a handler's panic with its stack, except
+// http.ErrAbortHandler (a handler's way to abort silently).
+func logPanic(p any, c *engine.Conn) {
+	if p == http.ErrAbortHandler {
+		return
+	}
+	buf := make([]byte, 16<<10)
+	buf = buf[:runtime.Stack(buf, false)]
+	attrs := []any{slog.Any("panic", p), slog.String("stack", string(buf))}
+	if c != nil {
+		attrs = append(attrs, slog.Any("remote", c.RemoteAddr()))
+	}
+	slog.Error("httpserver: handler panicked", attrs...)
+}
+
+// chunk is what the handler's goroutine hands to the loop: the head (once),
+// framed body bytes, and whether the response is complete.
+type chunk struct {
+	sr       *stdRequest
+	head     bool
+	status   int
+	hdr      []byte
+	date     bool
+	fr       framing
+	keep     bool
+	data     []byte
+	last     bool
+	abort    bool
+	trailers []byte // chunked trailer section (last chunk only)
+}
+
+// send hands c to the loop (or writes it, inline) and, for a chunk sent
+// mid-handler, waits until the connection can take more.
+func (sr *stdRequest) send(c *chunk) bool {
+	c.sr = sr
+	if sr.inline {
+		c.Run()
+		return !sr.dead.Load()
+	}
+	if sr.dead.Load() {
+		return false
+	}
+	if err := sr.loop.Execute(c); err != nil {
+		sr.dead.Store(true)
+		return false
+	}
+	if c.last {
+		return true
+	}
+	<-sr.ack
+	return !sr.dead.Load()
+}
+
+// Run writes the chunk on the loop.
+func (c *chunk) Run() {
+	sr := c.sr
+	cs := sr.cs
+	if cs.closed {
+		if !c.last && !sr.inline {
+			sr.ack <- struct{}{}
+		}
+		return
+	}
+	if c.abort {
+		cs.inflight, cs.busy, cs.lingering = nil, false, true
+		_ = cs.c.Abort()
+		return
+	}
+	ls := cs.ls
+	out := ls.scratch[:0]
+	if c.head {
+		keep := c.keep && sr.keep && !cs.s.closing.Load() && !cs.readEOF
+		if c.fr.length < 0 && !c.fr.chunked && bodyAllowed(c.status) && !sr.isHEAD {
+			keep = false // close-delimited
+		}
+		cs.keep = keep
+		out = ls.appendHead(out, c.status, sr.minor, keep, c.fr, c.hdr, c.date)
+	}
+	out = append(out, c.data...)
+	if c.last && c.fr.chunked {
+		out = append(out, "0\r\n"...)
+		out = append(out, c.trailers...)
+		out = append(out, "\r\n"...)
+	}
+	ls.scratch = out[:0]
+	_, _ = cs.c.Write(out)
+	if !c.last {
+		if sr.inline {
+			return
+		}
+		if cs.c.Writable() {
+			sr.ack <- struct{}{}
+		} else {
+			sr.waiting = true
+		}
+		return
+	}
+	cs.inflight, cs.busy = nil, false
+	if !cs.keep {
+		cs.lingering = true
+		_ = cs.c.Close()
+		return
+	}
+	if !cs.c.Writable() {
+		cs.blocked = true
+	}
+	if !sr.inline {
+		cs.serveBuffered()
+		cs.afterServe()
+	}
+}
+
+// writable wakes a goroutine waiting for the connection to drain.
+func (sr *stdRequest) writable(w bool) {
+	if w && sr.waiting {
+		sr.waiting = false
+		sr.ack <- struct{}{}
+	}
+}
+
+// gone tells the handler the client went away: its context is cancelled
+// and its writes fail from now on.
+func (sr *stdRequest) gone() {
+	sr.dead.Store(true)
+	sr.cancel()
+	if sr.waiting {
+		sr.waiting = false
+		sr.ack <- struct{}{}
+	}
+}
+
+// stdWriter is the http.ResponseWriter and http.Flusher of the adapter. Like
+// net/http it buffers up to 2 KiB of body before sending the head, so a
+// short response gets a Content-Length and a sniffed Content-Type.
+type stdWriter struct {
+	sr        *stdRequest
+	header    http.Header
+	status    int
+	committed bool
+	noBody    bool
+	chunked   bool
+	cl        int64 // declared Content-Length, -1 if none
+	written   int64
+	buf       []byte
+	closeConn bool
+	fr        framing
+}
+
+const bufferBeforeHead = 2048
+
+// Header returns the response header map.
+func (w *stdWriter) Header() http.Header {
+	if w.header == nil {
+		w.header = make(http.Header)
+	}
+	return w.header
+}
+
+// WriteHeader records the status; headers set later are not sent.
+func (w *stdWriter) WriteHeader(code int) {
+	if w.status != 0 {
+		return
+	}
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if code >= 100 && code <= 199 && code != 101 {
+		return // informational responses are not forwarded (see the package doc)
+	}
+	w.status = code
+	w.cl = -1
+	if v := w.Header().Get("Content-Length"); v != "" {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
+			w.cl = n
+		} else {
+			w.header.Del("Content-Length")
+		}
+	}
+	w.noBody = w.sr.isHEAD || !bodyAllowed(code)
+}
+
+// Write sends body bytes (buffered; see Flush).
+func (w *stdWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.sr.dead.Load() {
+		return 0, errConnGone
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if !bodyAllowed(w.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	if w.cl >= 0 && w.written+int64(len(p)) > w.cl {
+		return 0, http.ErrContentLength
+	}
+	w.written += int64(len(p))
+	if !w.committed {
+		w.buf = append(w.buf, p...)
+		if len(w.buf) > bufferBeforeHead {
+			if !w.flushOut(false) {
+				return 0, errConnGone
+			}
+		}
+		return len(p), nil
+	}
+	w.appendData(p)
+	if len(w.buf) >= 4<<10 && !w.flushOut(false) {
+		return 0, errConnGone
+	}
+	return len(p), nil
+}
+
+// WriteString is Write for a string.
+func (w *stdWriter) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
+
+func (w *stdWriter) appendData(p []byte) {
+	if w.chunked {
+		w.buf = strconv.AppendInt(w.buf, int64(len(p)), 16)
+		w.buf = append(w.buf, "\r\n"...)
+		w.buf = append(w.buf, p...)
+		w.buf = append(w.buf, "\r\n"...)
+		return
+	}
+	w.buf = append(w.buf, p...)
+}
+
+// Flush sends the head and the body written so far, and waits while the
+// client is slower than the handler (the connection over its high
+// watermark).
+func (w *stdWriter) Flush() {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	w.flushOut(false)
+}
+
+// FlushError is Flush reporting a client that went away.
+func (w *stdWriter) FlushError() error {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.flushOut(false) {
+		return errConnGone
+	}
+	return nil
+}
+
+// flushOut hands the buffered bytes to the loop; done marks the end of the
+// response.
+func (w *stdWriter) flushOut(done bool) bool {
+	c := &chunk{last: done}
+	if !w.committed {
+		w.commit(c, done)
+	}
+	if !w.noBody {
+		c.data = w.buf
+	}
+	c.fr = w.fr
+	if done && w.chunked {
+		c.trailers = w.trailerBytes()
+	}
+	w.buf = nil
+	return w.sr.send(c)
+}
+
+// commit decides the head the way net/http does and puts it in c; the body
+// buffered so far becomes the first data.
+func (w *stdWriter) commit(c *chunk, done bool) {
+	w.committed = true
+	h := w.Header()
+	body := w.buf
+	c.head, c.status, c.keep = true, w.status, true
+	if _, ok := h["Content-Type"]; !ok && bodyAllowed(w.status) && len(body) > 0 && h.Get("Transfer-Encoding") == "" {
+		h.Set("Content-Type", http.DetectContentType(body[:min(len(body), 512)]))
+	}
+	if v := h.Get("Connection"); v != "" {
+		c.keep = !strings.EqualFold(v, "close")
+		h.Del("Connection")
+	}
+	h.Del("Transfer-Encoding")
+	if w.status == http.StatusNotModified {
+		h.Del("Content-Type")
+		h.Del("Content-Length")
+		w.cl = -1
+	}
+	_, c.date = h["Date"]
+	c.date = !c.date
+	fr := framing{length: -1}
+	switch {
+	case w.cl >= 0:
+		fr.length = w.cl
+		h.Del("Content-Length")
+	case !bodyAllowed(w.status):
+	case done && (!w.sr.isHEAD || len(body) > 0):
+		fr.length = int64(len(body))
+	case w.sr.isHEAD:
+	case w.sr.minor >= 1:
+		fr.chunked = true
+	}
+	if _, ok := h["Trailer"]; ok && !fr.chunked && fr.length < 0 && w.sr.minor >= 1 && !w.noBody {
+		fr.chunked = true
+	}
+	w.fr, w.chunked = fr, fr.chunked && !w.noBody
+	c.hdr = appendHeader(nil, h, func(k string) bool { return strings.HasPrefix(k, http.TrailerPrefix) })
+	if w.chunked && len(body) > 0 {
+		w.buf = nil
+		w.appendData(body)
+	}
+}
+
+// finish completes the response after the handler returned.
+func (w *stdWriter) finish() {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	w.flushOut(true)
+}
+
+// trailerBytes serialises the response trailers: the values of keys declared
+// in the Trailer header, and TrailerPrefix keys.
+func (w *stdWriter) trailerBytes() []byte {
+	h := w.header
+	tr := http.Header{}
+	for _, v := range h["Trailer"] {
+		for _, k := range strings.Split(v, ",") {
+			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+			if vv, ok := h[k]; ok {
+				tr[k] = vv
+			}
+		}
+	}
+	for k, vv := range h {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			tr[strings.TrimPrefix(k, http.TrailerPrefix)] = vv
+		}
+	}
+	return appendHeader(nil, tr, nil)
+}
+
+// appendHeader serialises h sorted by key (as net/http), dropping keys skip
+// matches and values with CR or LF.
+func appendHeader(out []byte, h http.Header, skip func(string) bool) []byte {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		if skip == nil || !skip(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			if strings.ContainsAny(v, "\r\n") || strings.ContainsAny(k, "\r\n: ") {
+				continue
+			}
+			out = append(out, k...)
+			out = append(out, ": "...)
+			out = append(out, strings.TrimSpace(v)...)
+			out = append(out, "\r\n"...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,340 @@
+package httpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+)
+
+// lingerTime is how long a connection refused with an error status keeps
+// reading (and dropping) what the client still sends, so that closing does
+// not reset the connection before the client has read the error.
+const lingerTime = 500 * time.Millisecond
+
+// conn is the server's state for one connection; only its loop touches it,
+// except an adapter request's goroutine, which reaches it through tasks.
+type conn struct {
+	s   *Server
+	ls  *loopState
+	c   *engine.Conn
+	idx int
+
+	buf []byte // received bytes not yet consumed; the current request starts at buf[0]
+	p   parser
+
+	keep      bool  // the connection stays open after the current response
+	busy      bool  // an adapter request is in flight
+	blocked   bool  // output is above the high watermark: serving waits
+	paused    bool  // reading is paused
+	readEOF   bool  // the client shut down its write side
+	lingering bool  // refused: dropping input until the close
+	closed    bool  // OnClose ran
+	continued bool  // "100 Continue" sent for the current request
+	started   bool  // the current request has begun (reqStart is set)
+	reqStart  int64 // unix ns (loop tick clock) of the current request's first byte
+	deadline  int64 // unix ns; 0: none
+	inflight  *stdRequest
+	base      context.Context // adapter: the parent of every request's context
+	remote    string          // adapter: the client's address, formatted once
+}
+
+// maxPending bounds the bytes buffered while the connection cannot serve
+// (a request in flight, output blocked) before reading pauses.
+const maxPending = 64 << 10
+
+// idle reports whether the connection waits for a request with nothing
+// buffered and nothing in flight.
+func (cs *conn) idle() bool {
+	return !cs.busy && len(cs.buf) == 0 && cs.c.Buffered() == 0
+}
+
+func (cs *conn) setDeadline(d time.Duration) {
+	if d > 0 {
+		cs.deadline = cs.ls.now + int64(d)
+	} else {
+		cs.deadline = 0
+	}
+}
+
+// expire runs when the deadline passed: slow or idle clients are closed
+// without a response, as net/http does.
+func (cs *conn) expire() {
+	cs.deadline = 0
+	if cs.busy {
+		return
+	}
+	_ = cs.c.Close()
+}
+
+func (cs *conn) onData(b []byte) {
+	if cs.lingering || cs.closed {
+		return
+	}
+	if len(cs.buf) == 0 && !cs.busy && !cs.blocked {
+		n := cs.serve(b)
+		if n < len(b) && !cs.lingering && !cs.closed {
+			cs.buf = append(cs.buf, b[n:]...)
+		}
+	} else {
+		cs.buf = append(cs.buf, b...)
+		cs.serveBuffered()
+	}
+	cs.afterServe()
+}
+
+// serveBuffered serves the requests complete in buf and keeps the rest.
+func (cs *conn) serveBuffered() {
+	if cs.busy || cs.blocked || len(cs.buf) == 0 {
+		return
+	}
+	n := cs.serve(cs.buf)
+	if cs.lingering || cs.closed {
+		cs.buf = cs.buf[:0]
+		return
+	}
+	rest := copy(cs.buf, cs.buf[n:])
+	cs.buf = cs.buf[:rest]
+	if cap(cs.buf) > 4*maxPending && rest < maxPending {
+		cs.buf = append([]byte(nil), cs.buf...)
+	}
+}
+
+// afterServe sets the deadline for what the connection waits for now and
+// bounds what it buffers. Deadlines count from the request's first byte, so
+// a client trickling bytes cannot push them back.
+func (cs *conn) afterServe() {
+	if cs.closed || cs.lingering {
+		return
+	}
+	cfg := cs.s.cfg
+	if cs.busy || cs.blocked {
+		cs.deadline = 0 // the server is the one behind
+		if len(cs.buf) > maxPending && !cs.paused {
+			cs.paused = true
+			cs.c.PauseRead()
+		}
+		return
+	}
+	if len(cs.buf) == 0 {
+		cs.started = false
+		cs.setDeadline(cfg.idle)
+	} else {
+		if !cs.started {
+			cs.started, cs.reqStart = true, cs.ls.now
+		}
+		d := cfg.read
+		if cs.p.headEnd == 0 && cfg.readHeader > 0 && (d <= 0 || cfg.readHeader < d) {
+			d = cfg.readHeader
+		}
+		cs.deadline = 0
+		if d > 0 {
+			cs.deadline = cs.reqStart + int64(d)
+		}
+	}
+	if cs.paused {
+		cs.paused = false
+		cs.c.ResumeRead()
+	}
+	if cs.readEOF {
+		_ = cs.c.Close()
+	}
+}
+
+// serve parses and serves the requests complete in b, in order, and returns
+// the bytes consumed. It stops at an incomplete request, when a request goes
+// to a goroutine, when output is blocked, or when the connection is to close.
+func (cs *conn) serve(b []byte) int {
+	off := 0
+	for off < len(b) && !cs.busy && !cs.blocked && !cs.lingering && !cs.closed {
+		rb := b[off:]
+		p := &cs.p
+		if p.headEnd == 0 {
+			done, err := p.head(rb)
+			if err != nil {
+				cs.refuse(err)
+				return len(b)
+			}
+			if !done {
+				return off
+			}
+			cs.maybeContinue()
+		}
+		switch p.kind {
+		case bodyLength:
+			if len(rb) < int(p.body.hi) {
+				return off
+			}
+		case bodyChunked:
+			done, err := p.chunks(rb)
+			if err != nil {
+				cs.refuse(err)
+				return len(b)
+			}
+			if !done {
+				return off
+			}
+		}
+		end := p.end()
+		cs.dispatch(rb[:end])
+		off += end
+		p.reset()
+		cs.continued, cs.started = false, false
+		if !cs.keep {
+			cs.lingering = true // drop pipelined bytes after a closing response
+			_ = cs.c.Close()
+			return len(b)
+		}
+		if !cs.c.Writable() {
+			cs.blocked = true
+		}
+	}
+	return off
+}
+
+// maybeContinue answers "Expect: 100-continue" once the head is complete,
+// whether or not the body came with it (as net/http does once the handler
+// reads the body).
+func (cs *conn) maybeContinue() {
+	if cs.continued || !cs.p.wantsContinue() {
+		return
+	}
+	cs.continued = true
+	_, _ = cs.c.Write(continueLine)
+}
+
+var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+
+// dispatch serves one complete request (its bytes are b).
+func (cs *conn) dispatch(b []byte) {
+	ls := cs.ls
+	r := &ls.req
+	r.b, r.p, r.conn = b, &cs.p, cs.c
+	if cs.s.fast != nil {
+		w := &ls.resp
+		w.reset(cs, r)
+		if cs.serveFast(w, r) {
+			w.finish()
+		}
+		w.cs, w.req = nil, nil
+	} else {
+		cs.serveStd(r)
+	}
+	r.b, r.p, r.conn = nil, nil, nil
+}
+
+// serveFast runs the fast handler; a panic is logged and resets the
+// connection (as net/http does), and serveFast returns false.
+func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			logPanic(p, cs.c)
+			cs.lingering, cs.keep = true, false
+			_ = cs.c.Abort()
+		}
+	}()
+	cs.s.fast.ServeRing(w, r)
+	return true
+}
+
+// keepAfter decides whether the connection survives the current response.
+func (cs *conn) keepAfter(p *parser, handlerClose bool) bool {
+	return p.keepAlive() && !handlerClose && !cs.s.closing.Load() && !cs.readEOF
+}
+
+// refuse answers a request the server will not serve, in net/http's format,
+// and closes the connection once the client has had time to read it.
+func (cs *conn) refuse(e *parseError) {
+	ls := cs.ls
+	out := ls.scratch[:0]
+	switch e.code {
+	case 417:
+		out = append(out, "HTTP/1.1 417 Expectation Failed\r\n"...)
+		out = ls.appendHeadTail(out)
+	case 501:
+		out = append(out, statusLines[501][:len(statusLines[501])-2]...)
+		out = append(out, errorHeaders...)
+		out = append(out, "Unsupported transfer encoding"...)
+	default:
+		line := statusLines[e.code]
+		text := line[len("HTTP/1.1 ") : len(line)-2]
+		out = append(out, line[:len(line)-2]...)
+		if e.text != "" {
+			out = append(out, ": "...)
+			out = append(out, e.text...)
+		}
+		out = append(out, errorHeaders...)
+		out = append(out, text...)
+		if e.text != "" {
+			out = append(out, ": "...)
+			out = append(out, e.text...)
+		}
+	}
+	ls.scratch = out[:0]
+	_, _ = cs.c.Write(out)
+	cs.linger()
+}
+
+// appendHeadTail finishes a bodiless closing response: server headers,
+// Content-Length 0, Connection: close.
+func (ls *loopState) appendHeadTail(out []byte) []byte {
+	if ls.s.cfg.name != "" {
+		out = append(out, "Server: "...)
+		out = append(out, ls.s.cfg.name...)
+		out = append(out, "\r\n"...)
+	}
+	out = append(out, ls.date...)
+	return append(out, "Content-Length: 0\r\nConnection: close\r\n\r\n"...)
+}
+
+const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// linger half-closes once the response is sent and drops further input; the
+// connection closes when the client closes its side or lingerTime passes.
+func (cs *conn) linger() {
+	cs.lingering = true
+	cs.buf = cs.buf[:0]
+	cs.deadline = cs.ls.now + int64(lingerTime) + int64(cs.s.cfg.tick())
+	_ = cs.c.CloseWrite()
+	if cs.readEOF {
+		_ = cs.c.Close()
+	}
+	if cs.paused {
+		cs.paused = false
+		cs.c.ResumeRead()
+	}
+}
+
+func (cs *conn) onReadClosed() {
+	cs.readEOF = true
+	if cs.inflight != nil {
+		cs.inflight.cancel()
+	}
+	if !cs.busy && !cs.blocked {
+		_ = cs.c.Close()
+	}
+}
+
+func (cs *conn) onWritable(w bool) {
+	if !w || !cs.blocked {
+		if cs.inflight != nil {
+			cs.inflight.writable(w)
+		}
+		return
+	}
+	cs.blocked = false
+	if cs.inflight != nil {
+		cs.inflight.writable(true)
+	}
+	cs.serveBuffered()
+	cs.afterServe()
+}
+
+func (cs *conn) onClose() {
+	cs.closed = true
+	cs.ls.remove(cs)
+	if cs.inflight != nil {
+		cs.inflight.gone()
+	}
+	cs.buf = nil
+}

@@ -1,0 +1,135 @@
+// Package httpserver is an HTTP/1.1 server on ringloop's event loops.
+//
+// A Server is an engine.Handler: Listen serves on one loop, ListenGroup on a
+// loopgroup with any of its three reactor models (main/sub with
+// loopgroup.WithBoss, single, loopgroup.WithReusePort).
+//
+// # Parsing
+//
+// Requests are parsed incrementally from OnData: a request may arrive in any
+// number of pieces (each call resumes where the last stopped) and many may
+// arrive in one read (served in order; their responses leave in one send per
+// loop iteration). When a request arrives whole in one read it is parsed and
+// served in place, without a copy. Supported: Content-Length and chunked
+// bodies (with trailers; decoded in place), Expect: 100-continue,
+// keep-alive (HTTP/1.1 by default, HTTP/1.0 with Connection: keep-alive),
+// Connection: close, pipelining, HEAD, absolute-form targets (Host taken from
+// the target, as net/http) and OPTIONS *.
+//
+// Request bodies are read whole before the handler runs, up to the body
+// limit: handlers never block on a slow upload, and a malformed body is
+// refused before any handler sees it.
+//
+// # Safety
+//
+// Limits (WithLimits): request line and headers 1 MiB (431; net/http's
+// DefaultMaxHeaderBytes), 1000 header lines (431), request line 64 KiB (414),
+// body 8 MiB (413). Malformed requests get 400 and the connection closes;
+// an unsupported HTTP version gets 505, an unknown transfer coding 501, an
+// Expect other than 100-continue 417 — in net/http's format. Smuggling
+// defences: Content-Length together with Transfer-Encoding, repeated or
+// invalid Content-Length, Transfer-Encoding on HTTP/1.0, repeated or unknown
+// transfer codings, obs-fold, white space before a colon and control bytes
+// are refused and the connection closed: no byte of a refused request is
+// ever parsed as a second request. After a refusal the server half-closes
+// and drops input for up to half a second, so the client can read the answer
+// before the connection goes.
+//
+// Timeouts (WithTimeouts; defaults 10 s for the headers from their first
+// byte, 60 s for the whole request, 120 s idle between requests) run on the
+// loop's timer: one tick per loop, a quarter of the shortest timeout (at most
+// a second), which also refreshes the loop's cached Date line. A slowloris
+// client is cut off by the header timeout however steadily it trickles.
+//
+// A client that stops reading its responses is bounded by the connection's
+// write watermarks (engine.WithWatermarks): once its output passes the high
+// watermark the server stops serving it and pauses reading (after at most 64
+// KiB of pipelined input), and goes on when the output drains under the low
+// one. An adapter handler's Flush waits for that drain.
+//
+// # Two APIs
+//
+// The fast API (New, Handler): the handler runs on the loop with a Request
+// view (slices into the receive buffer, valid during the call) and a
+// Response that buffers status, headers and body; the server adds Server,
+// Date and Content-Length (or, after Response.Flush, chunked framing) and
+// Connection. One Response per loop is reused: a request costs no
+// allocation (BenchmarkServer: 0 allocs/op). A handler that blocks stalls
+// its loop; hand blocking work to loopgroup's executor and write back with
+// Conn.AsyncWrite, or use the adapter.
+//
+// The adapter (NewHTTP) serves any http.Handler with an *http.Request built
+// as net/http builds it (Body holding the request body, Context cancelled
+// when the client goes away or the server closes the connection, Trailer, RemoteAddr,
+// http.LocalAddrContextKey) and a ResponseWriter that is also an
+// http.Flusher. Where it runs:
+//
+//   - default: each request on its own goroutine, as net/http does; the
+//     response goes back to the loop as one task when the handler returns
+//     (or per Flush, the handler waiting while the client is slower). A
+//     blocking handler blocks only itself.
+//   - WithInlineHTTP: on the loop, like the fast API. It saves the goroutine
+//     and the hand-off but a blocking handler stalls the loop, and Flush
+//     cannot wait for a slow client (its output is bounded only once the
+//     handler returns).
+//
+// Measured with wrk (one thread, pinned to core 1) against one loop pinned
+// to core 0, "Hello, World!" handler, median of 3 alternating rounds on a
+// shared 2-core VM under heavy load (2026-11-23; ratios, not absolutes):
+//
+//	                      GOMAXPROCS=1               GOMAXPROCS=2
+//	                  keep-alive 50  pipelined 16  keep-alive 50  pipelined 16
+//	adapter, goroutine     6.3k         12.5k           6.4k          19.9k
+//	adapter, inline        6.7k         40.4k           8.7k          52.0k
+//	fast API              15.4k         84.4k          11.4k          87.8k
+//	net/http               6.2k          7.7k           5.1k          19.3k
+//
+// and the bench harness's CPU cost per request (server process, keep-alive
+// 50): adapter 26 µs, net/http 39 µs, fast API 12 µs. Inline pays most when
+// requests are pipelined (one goroutine hand-off and one task per request
+// saved); it is not the default because it breaks net/http's contract that
+// a handler may block. Use it for handlers that never block.
+//
+// http.Hijacker is not implemented: the connection belongs to its loop
+// (http.NewResponseController(w).Hijack returns http.ErrNotSupported, as do
+// its deadline setters and EnableFullDuplex; request bodies are read whole
+// before the handler runs, and the server's timeouts bound the connection).
+//
+// # Differences from net/http
+//
+// The conformance test sends one table of raw requests to net/http and to
+// this server (fast API, adapter, adapter inline) with the same service and
+// compares status, headers (but Date and Server) and bodies. They agree
+// except on these, on purpose:
+//
+//   - obs-fold (a header line starting with white space): 400 and close;
+//     net/http joins the lines. RFC 9112 allows either; refusing removes a
+//     parsing ambiguity between servers.
+//   - Content-Length with Transfer-Encoding: 400 and close; net/http drops
+//     the Content-Length and reads chunked. RFC 9112 says such a message
+//     "ought to be handled as an error": it is the classic smuggling shape.
+//   - The same Content-Length twice: 400; net/http accepts identical
+//     repeats.
+//   - Transfer-Encoding on HTTP/1.0: 400; net/http ignores it and frames by
+//     Content-Length, which a proxy in front may not.
+//   - A malformed chunked body (bad size, missing CRLF, bare LF): the
+//     server's 400 and close; under net/http the handler's Body.Read fails
+//     and the handler answers (400 from the echo handler of the test).
+//   - A request line over the request-line limit: 414; net/http has only the
+//     header limit (431).
+//   - A body over the body limit: 413; net/http has no default limit (it
+//     streams bodies).
+//   - 100 Continue is sent as soon as the head is read; net/http sends it
+//     when the handler first reads the body, so a handler that never reads
+//     it answers without one.
+//   - An unknown transfer coding is 501, as net/http and RFC 9112 (501 Not
+//     Implemented), not 400.
+//   - The fast API passes OPTIONS * to its handler; the adapter answers it
+//     as net/http does (200, Content-Length: 0).
+//   - The fast API sends exactly the headers its handler adds (no
+//     Content-Type sniffing); the adapter sniffs like net/http.
+//   - Every response carries Server: ringloop (WithServerName("") omits
+//     it); Date is formatted once per second per loop.
+//   - The adapter drops informational (1xx) WriteHeader calls; net/http
+//     sends them.
+package httpserver

@@ -1,0 +1,122 @@
+package httpserver
+
+import (
+	"fmt"
+	"time"
+)
+
+// Option configures a Server.
+type Option func(*config) error
+
+// Defaults. MaxHeaderBytes is net/http's DefaultMaxHeaderBytes; the body
+// limit exists because request bodies are buffered whole before the handler
+// runs (net/http streams them and has no limit).
+const (
+	DefaultMaxHeaderBytes    = 1 << 20
+	DefaultMaxHeaders        = 1000
+	DefaultMaxRequestLine    = 64 << 10
+	DefaultMaxBodyBytes      = 8 << 20
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 60 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultServerName        = "ringloop"
+)
+
+type limits struct {
+	maxHeaderBytes int
+	maxHeaders     int
+	maxLine        int
+	maxBody        int
+}
+
+type config struct {
+	limits
+	readHeader time.Duration
+	read       time.Duration
+	idle       time.Duration
+	name       string
+	inline     bool
+}
+
+func newConfig(opts []Option) (*config, error) {
+	c := &config{
+		limits: limits{
+			maxHeaderBytes: DefaultMaxHeaderBytes,
+			maxHeaders:     DefaultMaxHeaders,
+			maxLine:        DefaultMaxRequestLine,
+			maxBody:        DefaultMaxBodyBytes,
+		},
+		readHeader: DefaultReadHeaderTimeout,
+		read:       DefaultReadTimeout,
+		idle:       DefaultIdleTimeout,
+		name:       DefaultServerName,
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// WithLimits sets the request limits: bytes of request line plus headers
+// (431 past it), number of header lines (431), request-line length (414),
+// body bytes (413). Zero keeps a default.
+func WithLimits(headerBytes, headers, requestLine, body int) Option {
+	return func(c *config) error {
+		if headerBytes < 0 || headers < 0 || requestLine < 0 || body < 0 {
+			return fmt.Errorf("httpserver: negative limit")
+		}
+		if body > 1<<30 {
+			return fmt.Errorf("httpserver: body limit %d over 1 GiB (bodies are buffered)", body)
+		}
+		set := func(dst *int, v int) {
+			if v > 0 {
+				*dst = v
+			}
+		}
+		set(&c.maxHeaderBytes, headerBytes)
+		set(&c.maxHeaders, headers)
+		set(&c.maxLine, requestLine)
+		set(&c.maxBody, body)
+		return nil
+	}
+}
+
+// WithTimeouts sets how long a client may take to send a request's headers
+// (from its first byte), its whole request, and how long a keep-alive
+// connection may wait for its next request. Zero turns a timeout off. They
+// are checked on the loop's timer a few times per timeout, so they fire
+// within a quarter of their length (and at most a second) after expiring.
+func WithTimeouts(readHeader, read, idle time.Duration) Option {
+	return func(c *config) error {
+		if readHeader < 0 || read < 0 || idle < 0 {
+			return fmt.Errorf("httpserver: negative timeout")
+		}
+		c.readHeader, c.read, c.idle = readHeader, read, idle
+		return nil
+	}
+}
+
+// WithServerName sets the Server response header ("" omits it).
+func WithServerName(name string) Option {
+	return func(c *config) error { c.name = name; return nil }
+}
+
+// WithInlineHTTP runs an http.Handler on the connection's loop instead of on
+// a goroutine per request: faster, but a handler that blocks stalls every
+// connection of the loop, and its Flush cannot wait for a slow client.
+func WithInlineHTTP() Option {
+	return func(c *config) error { c.inline = true; return nil }
+}
+
+// tick is how often a loop refreshes its Date header and checks timeouts.
+func (c *config) tick() time.Duration {
+	d := time.Second
+	for _, t := range []time.Duration{c.readHeader, c.read, c.idle} {
+		if t > 0 && t/4 < d {
+			d = t / 4
+		}
+	}
+	return max(d, 5*time.Millisecond)
+}

@@ -1,0 +1,165 @@
+package httpserver
+
+import (
+	"bytes"
+	"net"
+
+	"github.com/ringloop/ringloop/engine"
+)
+
+// Request is a view of one parsed request, valid only during the handler
+// call: its byte slices point into the connection's receive buffer. Copy what
+// you keep.
+type Request struct {
+	b    []byte // the request's bytes, from its first byte
+	p    *parser
+	conn *engine.Conn
+}
+
+// Method returns the request method. Common methods come back as constants
+// (no allocation); others are copied.
+func (r *Request) Method() string {
+	m := r.p.method.of(r.b)
+	switch string(m) {
+	case "GET":
+		return "GET"
+	case "POST":
+		return "POST"
+	case "HEAD":
+		return "HEAD"
+	case "PUT":
+		return "PUT"
+	case "DELETE":
+		return "DELETE"
+	case "OPTIONS":
+		return "OPTIONS"
+	case "PATCH":
+		return "PATCH"
+	}
+	return string(m)
+}
+
+// MethodBytes returns the request method as sent.
+func (r *Request) MethodBytes() []byte { return r.p.method.of(r.b) }
+
+// Target returns the request-target as sent: "/path?query", "*", an
+// absolute URI or (CONNECT) an authority.
+func (r *Request) Target() []byte { return r.p.target.of(r.b) }
+
+// Path returns the target's path without the query (for an absolute-form
+// target, the path after the authority; "/" when it has none), not decoded.
+func (r *Request) Path() []byte {
+	t := r.Target()
+	if r.p.absHost.hi > 0 && r.p.absHost.hi > r.p.target.lo {
+		t = r.b[r.p.absHost.hi:r.p.target.hi]
+		if len(t) == 0 || t[0] == '?' {
+			return slash
+		}
+	}
+	if q := bytes.IndexByte(t, '?'); q >= 0 {
+		return t[:q]
+	}
+	return t
+}
+
+var slash = []byte("/")
+
+// Query returns the raw query after '?', if any.
+func (r *Request) Query() []byte {
+	t := r.Target()
+	if q := bytes.IndexByte(t, '?'); q >= 0 {
+		return t[q+1:]
+	}
+	return nil
+}
+
+// Proto returns "HTTP/1.0" or "HTTP/1.1" (a later HTTP/1.x is served as
+// HTTP/1.1 and reported as sent).
+func (r *Request) Proto() string {
+	switch r.p.minor {
+	case 0:
+		return "HTTP/1.0"
+	case 1:
+		return "HTTP/1.1"
+	}
+	return string(r.p.proto.of(r.b))
+}
+
+// ProtoMinor returns the x of HTTP/1.x.
+func (r *Request) ProtoMinor() int { return int(r.p.minor) }
+
+// Host returns the host of an absolute-form target if there is one, else
+// the Host header (as net/http's Request.Host).
+func (r *Request) Host() []byte {
+	if r.p.absHost.hi > 0 {
+		return r.p.absHost.of(r.b)
+	}
+	if r.p.hostN > 0 {
+		return r.p.host.of(r.b)
+	}
+	return nil
+}
+
+// Header returns the first value of the named header (ASCII
+// case-insensitive), or nil.
+func (r *Request) Header(name string) []byte {
+	for _, f := range r.p.fields {
+		if equalFold(f.name.of(r.b), name) {
+			return f.value.of(r.b)
+		}
+	}
+	return nil
+}
+
+// NumHeaders returns the number of header lines, repeated names included.
+func (r *Request) NumHeaders() int { return len(r.p.fields) }
+
+// HeaderAt returns header line i (0 ≤ i < NumHeaders) in the order sent.
+func (r *Request) HeaderAt(i int) (name, value []byte) {
+	f := r.p.fields[i]
+	return f.name.of(r.b), f.value.of(r.b)
+}
+
+// Body returns the whole request body (decoded if it was chunked).
+func (r *Request) Body() []byte { return r.p.body.of(r.b) }
+
+// ContentLength returns the declared Content-Length, or -1 when the body was
+// chunked.
+func (r *Request) ContentLength() int64 {
+	if r.p.kind == bodyChunked {
+		return -1
+	}
+	return int64(r.p.body.hi - r.p.body.lo)
+}
+
+// Chunked reports whether the body came with Transfer-Encoding: chunked.
+func (r *Request) Chunked() bool { return r.p.kind == bodyChunked }
+
+// Trailer returns the first value of the named trailer of a chunked body.
+func (r *Request) Trailer(name string) []byte {
+	for _, f := range r.p.trailers {
+		if equalFold(f.name.of(r.b), name) {
+			return f.value.of(r.b)
+		}
+	}
+	return nil
+}
+
+// NumTrailers returns the number of trailer lines.
+func (r *Request) NumTrailers() int { return len(r.p.trailers) }
+
+// TrailerAt returns trailer line i.
+func (r *Request) TrailerAt(i int) (name, value []byte) {
+	f := r.p.trailers[i]
+	return f.name.of(r.b), f.value.of(r.b)
+}
+
+// KeepAlive reports whether the client allows another request on the
+// connection after this one.
+func (r *Request) KeepAlive() bool { return r.p.keepAlive() }
+
+// Conn returns the connection the request came on.
+func (r *Request) Conn() *engine.Conn { return r.conn }
+
+// RemoteAddr returns the client's address.
+func (r *Request) RemoteAddr() net.Addr { return r.conn.RemoteAddr() }

@@ -1,0 +1,310 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/timers"
+)
+
+// Handler serves one request on the connection's loop (the fast API). The
+// request view and the response writer are valid only during the call. A
+// handler that blocks stalls every connection of its loop.
+type Handler interface {
+	ServeRing(w *Response, r *Request)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(w *Response, r *Request)
+
+// ServeRing calls f(w, r).
+func (f HandlerFunc) ServeRing(w *Response, r *Request) { f(w, r) }
+
+// ErrServerClosed is returned by Listen after Shutdown or Close.
+var ErrServerClosed = http.ErrServerClosed
+
+// errConnGone: the client went away before the response was written.
+var errConnGone = errors.New("httpserver: connection closed")
+
+// Server is an HTTP/1.1 server on ringloop loops. It is an engine.Handler:
+// Listen and ListenGroup serve connections with it.
+type Server struct {
+	cfg  *config
+	fast Handler
+	std  http.Handler
+
+	mu        sync.Mutex
+	loops     map[*engine.Loop]*loopState
+	listeners []*engine.Listener
+	groups    []*loopgroup.Server
+	closing   atomic.Bool
+	live      atomic.Int64
+	drained   chan struct{} // closed when live reaches 0 while closing
+	drainOnce sync.Once
+}
+
+// New returns a server for the fast API.
+func New(h Handler, opts ...Option) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("httpserver: nil handler")
+	}
+	return newServer(opts, h, nil)
+}
+
+// NewHTTP returns a server for any http.Handler (the adapter): each request
+// runs on its own goroutine (or on the loop with WithInlineHTTP) with an
+// *http.Request whose Body holds the whole request body.
+func NewHTTP(h http.Handler, opts ...Option) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("httpserver: nil handler")
+	}
+	return newServer(opts, nil, h)
+}
+
+func newServer(opts []Option, fast Handler, std http.Handler) (*Server, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, fast: fast, std: std, loops: map[*engine.Loop]*loopState{}, drained: make(chan struct{})}, nil
+}
+
+// Listen serves on one loop: it accepts on l and serves every connection
+// there.
+func (s *Server) Listen(l *engine.Loop, network, addr string, opts ...engine.ConnOption) (net.Addr, error) {
+	if s.closing.Load() {
+		return nil, ErrServerClosed
+	}
+	ln, err := engine.Listen(l, network, addr, s, opts...)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.listeners = append(s.listeners, ln)
+	s.mu.Unlock()
+	return ln.Addr(), nil
+}
+
+// ListenGroup serves on the loops of g with any of loopgroup's reactor
+// models (loopgroup.WithBoss, loopgroup.WithReusePort, or g accepting for
+// itself).
+func (s *Server) ListenGroup(g *loopgroup.Group, network, addr string, opts ...loopgroup.ServerOption) (net.Addr, error) {
+	if s.closing.Load() {
+		return nil, ErrServerClosed
+	}
+	srv, err := g.Serve(network, addr, s, opts...)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.groups = append(s.groups, srv)
+	s.mu.Unlock()
+	return srv.Addr(), nil
+}
+
+// Connections returns the number of open connections.
+func (s *Server) Connections() int { return int(s.live.Load()) }
+
+// Shutdown stops accepting, closes idle keep-alive connections, lets
+// requests in flight finish (each connection closes after its current
+// response), and once ctx ends closes the rest and returns ctx.Err(). It
+// waits on the server's loops: do not call it from one of them.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.beginClose(false)
+	select {
+	case <-s.drained:
+		return s.finishClose()
+	case <-ctx.Done():
+	}
+	s.beginClose(true)
+	_ = s.finishClose()
+	return ctx.Err()
+}
+
+// Close stops accepting and closes every connection now (not from one of the
+// server's loops).
+func (s *Server) Close() error {
+	s.beginClose(true)
+	return s.finishClose()
+}
+
+// beginClose closes the listeners and, on every loop, the idle connections
+// (all of them when force).
+func (s *Server) beginClose(force bool) {
+	s.closing.Store(true)
+	s.mu.Lock()
+	lns, groups := s.listeners, s.groups
+	s.mu.Unlock()
+	for _, ln := range lns {
+		_ = ln.Close()
+	}
+	for _, g := range groups {
+		for _, ln := range g.Listeners() {
+			_ = ln.Close()
+		}
+	}
+	s.mu.Lock()
+	states := make([]*loopState, 0, len(s.loops))
+	for _, ls := range s.loops {
+		states = append(states, ls)
+	}
+	s.mu.Unlock()
+	for _, ls := range states {
+		_, _ = ls.loop.Submit(func() error { ls.closeConns(force); return nil }).Await(context.Background())
+	}
+	s.checkDrained()
+}
+
+// finishClose waits (boundedly) for the connections to report closed and
+// releases the group servers.
+func (s *Server) finishClose() error {
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	var err error
+	select {
+	case <-s.drained:
+	case <-t.C:
+		err = errors.New("httpserver: connections did not close")
+	}
+	s.mu.Lock()
+	groups := s.groups
+	for _, ls := range s.loops {
+		if ls.tick != nil {
+			ls.tick.Cancel()
+		}
+	}
+	s.mu.Unlock()
+	for _, g := range groups {
+		_ = g.Close()
+	}
+	return err
+}
+
+func (s *Server) checkDrained() {
+	if s.closing.Load() && s.live.Load() == 0 {
+		s.drainOnce.Do(func() { close(s.drained) })
+	}
+}
+
+// loopState is what one loop keeps for the server: its connections, the
+// Date header of the current second, the reusable fast-API writer and a
+// scratch buffer. Only its loop touches it.
+type loopState struct {
+	s       *Server
+	loop    *engine.Loop
+	conns   []*conn
+	now     int64 // unix nanoseconds at the last tick
+	date    []byte
+	dateSec int64
+	tick    *timers.Scheduled
+	resp    Response
+	req     Request
+	scratch []byte
+}
+
+// stateFor returns the loop's state, creating it (and its tick) on first use.
+func (s *Server) stateFor(l *engine.Loop) *loopState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls := s.loops[l]
+	if ls == nil {
+		ls = &loopState{s: s, loop: l}
+		ls.onTick()
+		if !s.closing.Load() {
+			d := s.cfg.tick()
+			ls.tick, _ = l.ScheduleFuncAtFixedRate(ls.onTick, d, d)
+		}
+		s.loops[l] = ls
+	}
+	return ls
+}
+
+// onTick refreshes the clock and the Date line and closes connections past
+// their deadline.
+func (ls *loopState) onTick() {
+	t := time.Now()
+	ls.now = t.UnixNano()
+	ls.updateDate(t)
+	for i := 0; i < len(ls.conns); i++ {
+		cs := ls.conns[i]
+		if cs.deadline != 0 && cs.deadline <= ls.now {
+			cs.expire()
+		}
+	}
+}
+
+func (ls *loopState) add(cs *conn) {
+	cs.idx = len(ls.conns)
+	ls.conns = append(ls.conns, cs)
+}
+
+func (ls *loopState) remove(cs *conn) {
+	last := len(ls.conns) - 1
+	if cs.idx < 0 || cs.idx > last || ls.conns[cs.idx] != cs {
+		return
+	}
+	ls.conns[cs.idx] = ls.conns[last]
+	ls.conns[cs.idx].idx = cs.idx
+	ls.conns[last] = nil
+	ls.conns = ls.conns[:last]
+	cs.idx = -1
+}
+
+// closeConns closes the idle connections (all of them when force).
+func (ls *loopState) closeConns(force bool) {
+	for _, cs := range append([]*conn(nil), ls.conns...) {
+		if force || cs.idle() {
+			_ = cs.c.Close()
+		}
+	}
+}
+
+// OnOpen implements engine.Handler.
+func (s *Server) OnOpen(c *engine.Conn) {
+	s.live.Add(1)
+	ls := s.stateFor(c.Loop())
+	cs := &conn{s: s, ls: ls, c: c, keep: true}
+	cs.p.lim = &s.cfg.limits
+	c.SetValue(cs)
+	ls.add(cs)
+	if s.closing.Load() {
+		_ = c.Close()
+		return
+	}
+	// A new connection must send its first request's head in time, as in
+	// net/http (the idle timeout when there is no header timeout).
+	if s.cfg.readHeader > 0 {
+		cs.setDeadline(s.cfg.readHeader)
+	} else {
+		cs.setDeadline(s.cfg.idle)
+	}
+}
+
+// OnData implements engine.Handler.
+func (s *Server) OnData(c *engine.Conn, b []byte) { c.Value().(*conn).onData(b) }
+
+// OnClose implements engine.Handler.
+func (s *Server) OnClose(c *engine.Conn, err error) {
+	cs := c.Value().(*conn)
+	cs.onClose()
+	s.live.Add(-1)
+	s.checkDrained()
+}
+
+// OnReadClosed implements engine.HalfCloseHandler: the client finished
+// sending; what it sent is still answered.
+func (s *Server) OnReadClosed(c *engine.Conn) { c.Value().(*conn).onReadClosed() }
+
+// OnWritabilityChanged implements engine.WritabilityHandler: a client that
+// stops reading stops the server from serving it, bounding its output by the
+// connection's watermarks.
+func (s *Server) OnWritabilityChanged(c *engine.Conn, writable bool) {
+	c.Value().(*conn).onWritable(writable)
+}

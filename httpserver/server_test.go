@@ -1,0 +1,417 @@
+package httpserver_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/httpserver"
+	"github.com/ringloop/ringloop/internal/testenv"
+)
+
+func dial(t *testing.T, base string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 5*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, c.SetDeadline(time.Now().Add(30*time.Second)))
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// readEOF waits for the server to close c and returns what it sent first.
+func readEOF(t *testing.T, c net.Conn) string {
+	t.Helper()
+	b, err := io.ReadAll(c)
+	if err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "reset") {
+		require.NoError(t, err)
+	}
+	return string(b)
+}
+
+// TestTimeouts: a slowloris client sending a header line at a time is cut
+// off by the read-header timeout although it never stops sending, and one
+// trickling its body by the read timeout; a connection that never sends, an
+// idle keep-alive connection and a body that never completes are closed too.
+func TestTimeouts(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(300*time.Millisecond, 600*time.Millisecond, 300*time.Millisecond))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+
+		t.Run("slowloris", func(t *testing.T) {
+			conn := dial(t, base)
+			_, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: h\r\n")
+			require.NoError(t, err)
+			start := time.Now()
+			for {
+				if _, err := io.WriteString(conn, "X-Slow: 1\r\n"); err != nil {
+					break // closed by the server
+				}
+				if time.Since(start) > 20*time.Second {
+					t.Fatal("slowloris connection still open after 20s")
+				}
+				time.Sleep(20 * time.Millisecond) // the client's pace, not a wait for the server
+			}
+		})
+		t.Run("slow body", func(t *testing.T) {
+			conn := dial(t, base)
+			_, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n")
+			require.NoError(t, err)
+			start := time.Now()
+			for {
+				if _, err := io.WriteString(conn, "b"); err != nil {
+					break // closed by the server: the read timeout counts from the first byte
+				}
+				if time.Since(start) > 20*time.Second {
+					t.Fatal("slow body still accepted after 20s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+		t.Run("silent", func(t *testing.T) {
+			conn := dial(t, base)
+			require.Empty(t, readEOF(t, conn), "a connection that never sends is closed")
+		})
+		t.Run("idle", func(t *testing.T) {
+			conn := dial(t, base)
+			_, err := io.WriteString(conn, "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n")
+			require.NoError(t, err)
+			out := readEOF(t, conn)
+			require.Contains(t, out, "uri=/1", "answered, then closed when idle")
+		})
+		t.Run("body", func(t *testing.T) {
+			conn := dial(t, base)
+			_, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
+			require.NoError(t, err)
+			require.Empty(t, readEOF(t, conn))
+		})
+	})
+}
+
+// TestSlowReader: a client that pipelines requests for 16 KiB responses and
+// never reads makes the server stop serving it once the connection's output
+// passes the high watermark; the handler never runs with more than that
+// buffered, and once the client reads, every response arrives in order.
+func TestSlowReader(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		for _, mode := range []string{"fast", "adapter"} {
+			t.Run(mode, func(t *testing.T) {
+				testenv.CheckLeaks(t)
+				var maxBuffered, served atomic.Int64
+				payload := strings.Repeat("p", 16<<10)
+				var s *httpserver.Server
+				var err error
+				if mode == "fast" {
+					s, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+						if b := int64(r.Conn().Buffered()); b > maxBuffered.Load() {
+							maxBuffered.Store(b)
+						}
+						served.Add(1)
+						_, _ = fmt.Fprintf(w, "%s %s", r.Path(), payload)
+					}))
+				} else {
+					s, err = httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						served.Add(1)
+						_, _ = fmt.Fprintf(w, "%s %s", r.URL.Path, payload)
+					}))
+				}
+				require.NoError(t, err)
+				base := onLoop(t, c, s)
+				conn := dial(t, base)
+				const n = 1500 // 24 MiB of responses: far more than the socket buffers hold
+				go func() {
+					for i := range n {
+						if _, err := fmt.Fprintf(conn, "GET /%d HTTP/1.1\r\nHost: h\r\n\r\n", i); err != nil {
+							return
+						}
+					}
+				}()
+				// The server stalls: served stops growing short of n. Wait for
+				// a stall, bounded.
+				deadline := time.Now().Add(20 * time.Second)
+				last, still := int64(-1), 0
+				for still < 50 && time.Now().Before(deadline) {
+					cur := served.Load()
+					if cur == last {
+						still++
+					} else {
+						still, last = 0, cur
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+				require.Less(t, served.Load(), int64(n), "the server stopped serving a client that does not read")
+				require.LessOrEqual(t, maxBuffered.Load(), int64(engine.DefaultHighWatermark))
+				br := bufio.NewReader(conn)
+				for i := range n {
+					// A deadline per response: the guard is against no
+					// progress, not against a slow machine (24 MiB through
+					// an emulated kernel takes a while).
+					require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+					res, err := http.ReadResponse(br, nil)
+					require.NoError(t, err, "response %d", i)
+					b, err := io.ReadAll(res.Body)
+					require.NoError(t, err)
+					require.True(t, strings.HasPrefix(string(b), fmt.Sprintf("/%d ", i)), "response %d in order", i)
+				}
+			})
+		}
+	})
+}
+
+// TestShutdown: Shutdown closes idle connections at once, lets a request in
+// flight finish (its connection then closes), and returns; a new connection
+// is refused.
+func TestShutdown(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		release := make(chan struct{})
+		entered := make(chan struct{}, 1)
+		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/slow" {
+				entered <- struct{}{}
+				<-release
+			}
+			_, _ = io.WriteString(w, "done "+r.URL.Path)
+		}))
+		require.NoError(t, err)
+		loop, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, loop.Close()) }()
+		a, err := s.Listen(loop, "tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		base := "http://" + a.String()
+
+		idle := dial(t, base)
+		_, err = io.WriteString(idle, "GET /fast HTTP/1.1\r\nHost: h\r\n\r\n")
+		require.NoError(t, err)
+		res, err := http.ReadResponse(bufio.NewReader(idle), nil)
+		require.NoError(t, err)
+		res.Body.Close()
+
+		busy := dial(t, base)
+		_, err = io.WriteString(busy, "GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+		require.NoError(t, err)
+		<-entered
+
+		done := make(chan error, 1)
+		go func() { done <- s.Shutdown(context.Background()) }()
+		// the idle connection is closed while the busy one waits
+		_, err = idle.Read(make([]byte, 1))
+		require.Error(t, err)
+		select {
+		case err := <-done:
+			t.Fatalf("Shutdown returned %v with a request in flight", err)
+		default:
+		}
+		close(release)
+		out := readEOF(t, busy)
+		require.Contains(t, out, "Connection: close")
+		require.Contains(t, out, "done /slow")
+		require.NoError(t, <-done)
+		_, err = net.DialTimeout("tcp", a.String(), 2*time.Second)
+		require.Error(t, err, "listener closed")
+	})
+}
+
+// TestShutdownDeadline: Shutdown whose context ends closes what is left and
+// cancels the in-flight request's context.
+func TestShutdownDeadline(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		cancelled := make(chan struct{})
+		entered := make(chan struct{}, 1)
+		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			entered <- struct{}{}
+			<-r.Context().Done()
+			close(cancelled)
+		}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		busy := dial(t, base)
+		_, err = io.WriteString(busy, "GET /hang HTTP/1.1\r\nHost: h\r\n\r\n")
+		require.NoError(t, err)
+		<-entered
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+		<-cancelled
+		readEOF(t, busy)
+	})
+}
+
+// TestClientGone: the adapter's request context is cancelled when the client
+// closes its connection mid-request.
+func TestClientGone(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		entered := make(chan struct{}, 1)
+		cancelled := make(chan error, 1)
+		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			entered <- struct{}{}
+			<-r.Context().Done()
+			cancelled <- r.Context().Err()
+		}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		conn := dial(t, base)
+		_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		require.NoError(t, err)
+		<-entered
+		require.NoError(t, conn.Close())
+		require.ErrorIs(t, <-cancelled, context.Canceled)
+	})
+}
+
+// TestPanic: a handler that panics resets its connection; the server goes on
+// serving others.
+func TestPanic(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		for _, mode := range []string{"fast", "adapter"} {
+			t.Run(mode, func(t *testing.T) {
+				testenv.CheckLeaks(t)
+				var s *httpserver.Server
+				var err error
+				if mode == "fast" {
+					s, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+						if string(r.Path()) == "/panic" {
+							panic(http.ErrAbortHandler)
+						}
+						_, _ = w.WriteString("ok")
+					}))
+				} else {
+					s, err = httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if r.URL.Path == "/panic" {
+							panic(http.ErrAbortHandler)
+						}
+						_, _ = io.WriteString(w, "ok")
+					}))
+				}
+				require.NoError(t, err)
+				base := onLoop(t, c, s)
+				conn := dial(t, base)
+				_, err = io.WriteString(conn, "GET /panic HTTP/1.1\r\nHost: h\r\n\r\n")
+				require.NoError(t, err)
+				require.Empty(t, readEOF(t, conn))
+				res, err := http.Get(base + "/")
+				require.NoError(t, err)
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				require.Equal(t, "ok", string(b))
+				http.DefaultClient.CloseIdleConnections()
+			})
+		}
+	})
+}
+
+// TestRefusedAnswerReadable: a client refused with 431 while still sending
+// reads the whole answer (the server lingers rather than resetting).
+func TestRefusedAnswerReadable(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.New(fastEcho, httpserver.WithLimits(4096, 0, 0, 0))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		conn := dial(t, base)
+		_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: h\r\n"+strings.Repeat("X-Pad: 0123456789\r\n", 1000)+"\r\n")
+		require.NoError(t, err)
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
+	})
+}
+
+// TestDeclaredLength: a fast handler that declares a Content-Length gets it
+// on the wire; a body longer is cut to it, one shorter ends the connection
+// (the client sees a truncated body, never a hang or a desynchronised
+// stream). A declared length also frames a flushed (streamed) body.
+func TestDeclaredLength(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+			switch string(r.Path()) {
+			case "/long":
+				w.SetContentLength(3)
+				_, _ = w.WriteString("abcdef")
+			case "/short":
+				w.SetContentLength(10)
+				_, _ = w.WriteString("abcd")
+			case "/stream":
+				w.SetContentLength(6)
+				_, _ = w.WriteString("abc")
+				_ = w.Flush()
+				_, _ = w.WriteString("def")
+			}
+		}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		conn := dial(t, base)
+		_, err = io.WriteString(conn, "GET /long HTTP/1.1\r\nHost: h\r\n\r\nGET /stream HTTP/1.1\r\nHost: h\r\n\r\nGET /short HTTP/1.1\r\nHost: h\r\n\r\n")
+		require.NoError(t, err)
+		br := bufio.NewReader(conn)
+		for _, want := range []string{"abc", "abcdef"} {
+			res, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			b, err := io.ReadAll(res.Body)
+			require.NoError(t, err)
+			require.Equal(t, want, string(b))
+			require.Empty(t, res.TransferEncoding)
+		}
+		res, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		_, err = io.ReadAll(res.Body)
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	})
+}
+
+// TestResponseController: Flush goes through http.ResponseController (the
+// client sees the first piece before the handler finishes); Hijack and
+// deadlines are refused with http.ErrNotSupported, as documented.
+func TestResponseController(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		errs := make(chan error, 2)
+		release := make(chan struct{})
+		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rc := http.NewResponseController(w)
+			_, _, err := rc.Hijack()
+			errs <- err
+			errs <- rc.SetReadDeadline(time.Now())
+			_, _ = io.WriteString(w, "first;")
+			if err := rc.Flush(); err != nil {
+				panic(err)
+			}
+			<-release
+			_, _ = io.WriteString(w, "second")
+		}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		conn := dial(t, base)
+		_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		require.NoError(t, err)
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"chunked"}, res.TransferEncoding)
+		first := make([]byte, len("first;"))
+		_, err = io.ReadFull(res.Body, first)
+		require.NoError(t, err)
+		require.Equal(t, "first;", string(first), "flushed before the handler returned")
+		close(release)
+		rest, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Equal(t, "second", string(rest))
+		require.ErrorIs(t, <-errs, http.ErrNotSupported)
+		require.ErrorIs(t, <-errs, http.ErrNotSupported)
+	})
+}

@@ -1,0 +1,151 @@
+// Package park lets a driver's Wait sleep in Go's netpoller instead of in a
+// blocking system call, for loops whose goroutine is not locked to an OS
+// thread (the parked threading mode).
+//
+// A goroutine blocked in a system call keeps its thread and, once sysmon
+// retakes its P, needs a thread hand-off to run again; a goroutine parked in
+// the netpoller gives both back and is resumed by whichever thread polls the
+// network next. The fd waited on must turn readable (a new edge for Go's
+// edge-triggered poller) after every Wake and whenever a completion may be
+// ready: the io_uring driver waits on an eventfd registered with its ring,
+// the epoll driver on its epoll fd, which is itself pollable.
+package park
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Waiter parks one driver's loop. Wait and Close belong to the loop's
+// goroutine; Wake may be called from any goroutine.
+type Waiter struct {
+	woken atomic.Bool
+
+	fd int // the driver's fd the file duplicates, -1 when none
+	f  *os.File
+	rc syscall.RawConn
+	dl bool // a read deadline is set
+
+	// The driver's poll and step are func values made once, so that a park
+	// allocates nothing; the rest is one Wait's state, read by step.
+	poll    func() (int, error)
+	step    func(uintptr) bool
+	polled  bool
+	n       int
+	pollErr error
+}
+
+// New returns a Waiter with no fd yet whose Wait calls poll, the driver's
+// non-blocking wait, which must consume the fd's pending readiness before
+// it looks for completions. Pass a method value made once per driver: a
+// func value made per Wait would cost an allocation per park.
+func New(poll func() (int, error)) *Waiter {
+	w := &Waiter{fd: -1, poll: poll}
+	w.step = w.stepFn
+	return w
+}
+
+// Wake records a wake-up; the driver calls it before it signals the fd, so
+// that Wait can tell a Wake from a completion the driver keeps to itself.
+func (w *Waiter) Wake() { w.woken.Store(true) }
+
+// Wait calls poll and, while poll finds nothing and nobody called Wake,
+// parks until fd turns readable or timeout passes (negative: no limit). It
+// returns poll's total. A Wake made before Wait is reported by it: Wait
+// then returns at once.
+func (w *Waiter) Wait(fd int, timeout time.Duration) (int, error) {
+	if err := w.use(fd); err != nil {
+		return 0, err
+	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	if err := w.setDeadline(deadline); err != nil {
+		return 0, err
+	}
+	for {
+		w.polled, w.n, w.pollErr = false, 0, nil
+		err := w.rc.Read(w.step)
+		switch {
+		case w.pollErr != nil:
+			return w.n, w.pollErr
+		case w.n > 0:
+			return w.n, nil
+		case w.woken.Swap(false):
+			return 0, nil
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// Timed out (perhaps before step ran): a last look.
+			if !w.polled {
+				return w.poll()
+			}
+			return 0, nil
+		case err != nil:
+			return 0, fmt.Errorf("park: waiting on fd %d: %w", fd, err)
+		}
+		// Only the driver's own completions, or a stale edge: park again.
+	}
+}
+
+// stepFn runs inside RawConn.Read, after the poller forgot fd's earlier
+// readiness: the first call polls (so an edge after the poll's drain is
+// kept and ends the park), the second follows the edge that ended it.
+func (w *Waiter) stepFn(uintptr) bool {
+	if w.polled {
+		return true
+	}
+	w.polled = true
+	w.n, w.pollErr = w.poll()
+	return w.n > 0 || w.pollErr != nil || w.woken.Load()
+}
+
+// use makes f a duplicate of fd (a Rebuild may have replaced the driver's
+// fd), registered with the netpoller.
+func (w *Waiter) use(fd int) error {
+	if fd == w.fd && w.f != nil {
+		return nil
+	}
+	w.Close()
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("park: dup fd %d: %w", fd, err)
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return fmt.Errorf("park: fd %d non-blocking: %w", fd, err)
+	}
+	f := os.NewFile(uintptr(dup), "ringloop-park")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("park: fd %d: %w", fd, err)
+	}
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		f.Close() // not in the netpoller: parking would block the thread
+		return fmt.Errorf("park: fd %d is not pollable: %w", fd, err)
+	}
+	w.fd, w.f, w.rc, w.dl = fd, f, rc, false
+	return nil
+}
+
+func (w *Waiter) setDeadline(t time.Time) error {
+	if t.IsZero() && !w.dl {
+		return nil
+	}
+	w.dl = !t.IsZero()
+	return w.f.SetReadDeadline(t)
+}
+
+// Close releases the duplicate fd.
+func (w *Waiter) Close() {
+	if w.f != nil {
+		w.f.Close()
+		w.f, w.rc, w.fd, w.dl = nil, nil, -1, false
+	}
+}

@@ -1,0 +1,172 @@
+package park_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/internal/park"
+)
+
+// counter is a pollable source: an eventfd whose reads are the "completions".
+type counter struct {
+	fd    int
+	polls int
+}
+
+func newCounter(t testing.TB) *counter {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return &counter{fd: fd}
+}
+
+func (c *counter) signal(t testing.TB) {
+	var b [8]byte
+	binary.NativeEndian.PutUint64(b[:], 1)
+	if _, err := unix.Write(c.fd, b[:]); err != nil {
+		t.Error(err)
+	}
+}
+
+// poll consumes the eventfd's count and reports it as completions.
+func (c *counter) poll() (int, error) {
+	c.polls++
+	var b [8]byte
+	n, err := unix.Read(c.fd, b[:])
+	if errors.Is(err, unix.EAGAIN) {
+		return 0, nil
+	}
+	if err != nil || n != 8 {
+		return 0, fmt.Errorf("read: %d %v", n, err)
+	}
+	return int(binary.NativeEndian.Uint64(b[:])), nil
+}
+
+func TestWaitReturnsWhatPollFinds(t *testing.T) {
+	c := newCounter(t)
+	w := park.New(c.poll)
+	defer w.Close()
+	c.signal(t)
+	c.signal(t)
+	n, err := w.Wait(c.fd, -1)
+	if n != 2 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 2, nil", n, err)
+	}
+}
+
+func TestWaitWakesOnSignalFromAnotherGoroutine(t *testing.T) {
+	c := newCounter(t)
+	w := park.New(c.poll)
+	defer w.Close()
+	for i := range 200 { // each round: park, then a signal must end the park
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.signal(t)
+		}()
+		n, err := w.Wait(c.fd, time.Minute)
+		<-done
+		if err != nil || n != 1 {
+			t.Fatalf("round %d: Wait = %d, %v; want 1, nil", i, n, err)
+		}
+	}
+}
+
+func TestWakeEndsWaitWithNothingToReport(t *testing.T) {
+	c := newCounter(t)
+	w := park.New(c.poll)
+	defer w.Close()
+	w.Wake() // before the Wait: reported by it
+	if n, err := w.Wait(c.fd, -1); n != 0 || err != nil {
+		t.Fatalf("Wait after Wake = %d, %v", n, err)
+	}
+	go func() {
+		w.Wake()
+		c.signal(t) // the fd edge that makes the parked Wait look
+	}()
+	n, err := w.Wait(c.fd, time.Minute)
+	if err != nil || n > 1 {
+		t.Fatalf("Wait = %d, %v", n, err)
+	}
+}
+
+func TestWaitTimesOut(t *testing.T) {
+	c := newCounter(t)
+	w := park.New(c.poll)
+	defer w.Close()
+	start := time.Now()
+	n, err := w.Wait(c.fd, 20*time.Millisecond)
+	if n != 0 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 0, nil", n, err)
+	}
+	if el := time.Since(start); el < 20*time.Millisecond {
+		t.Fatalf("returned after %v, before its 20ms timeout", el)
+	}
+}
+
+func TestCloseReleasesTheDuplicate(t *testing.T) {
+	c := newCounter(t)
+	count := func() int {
+		ents, err := readDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ents
+	}
+	before := count()
+	w := park.New(c.poll)
+	c.signal(t)
+	if _, err := w.Wait(c.fd, -1); err != nil {
+		t.Fatal(err)
+	}
+	if count() != before+1 {
+		t.Fatalf("fds %d → %d, want one duplicate while in use", before, count())
+	}
+	w.Close()
+	if count() != before {
+		t.Fatalf("fds %d → %d after Close", before, count())
+	}
+}
+
+func TestNotPollableIsAnError(t *testing.T) {
+	f, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(f)
+	w := park.New(func() (int, error) { return 0, nil })
+	defer w.Close()
+	if _, err := w.Wait(f, -1); err == nil {
+		t.Fatal("parking on /dev/null (not pollable) did not fail")
+	}
+}
+
+// TestWaitAllocatesNothing: a park that a signal ends costs no allocation,
+// with and without a deadline (the deadline path re-arms the poller's timer).
+func TestWaitAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c := newCounter(t)
+	w := park.New(c.poll)
+	defer w.Close()
+	for _, timeout := range []time.Duration{-1, time.Hour} {
+		round := func() {
+			c.signal(t)
+			if n, err := w.Wait(c.fd, timeout); n != 1 || err != nil {
+				t.Fatalf("Wait = %d, %v; want 1, nil", n, err)
+			}
+		}
+		round() // the first Wait registers the fd
+		if a := testing.AllocsPerRun(1000, round); a != 0 {
+			t.Errorf("timeout %v: %v allocations per Wait", timeout, a)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package park_test
+
+const raceEnabled = false

@@ -1,0 +1,29 @@
+// Package netconn puts Go's net.Listener and net.Conn on ringloop loops, so
+// code written for package net (net/http with HTTP/2, crypto/tls, gRPC,
+// database and cache clients) runs on io_uring or epoll loops unchanged.
+//
+// A Conn sits between its loop and ordinary goroutines. The loop receives
+// into a bounded read buffer and stops reading the socket when it is full
+// (PauseRead), so a reader that falls behind costs bounded memory; Read
+// drains it. Write copies into a bounded write buffer that the loop moves
+// into the connection's outbound buffer, one task per burst of Writes, while
+// the connection is under its high watermark; past it Write blocks, so a
+// slow peer slows the writer instead of growing memory. Deadlines behave as
+// package net's (os.ErrDeadlineExceeded, also for calls already waiting),
+// Read and Write may run at the same time from different goroutines, and
+// CloseWrite half-closes. Go's nettest.TestConn suite passes on every
+// backend and kernel profile.
+//
+// A Listener accepts on one loop and serves each connection on the loop its
+// chooser picks: pass one *engine.Loop, or a *loopgroup.Group to spread
+// connections over its loops (with MSG_RING hand-off where the kernel has
+// it). Accepted connections wait for Accept in a bounded queue; when it is
+// full the loop stops accepting and connections wait in the kernel's
+// backlog.
+//
+// Which way to use ringloop: a Handler on the loop (package engine) is the
+// fast path, with no goroutine per connection and no copies between the
+// loop and a goroutine; package netconn gives up some of that speed (one
+// copy each way and a goroutine hand-off per burst) to run existing net code
+// on the loops.
+package netconn

@@ -1,0 +1,207 @@
+// Command vminit is the /init of the initramfs that `make test-kernels` boots
+// under qemu on each pinned Debian kernel.
+//
+// It mounts /proc, /sys, /dev and /tmp, brings up lo, raises RLIMIT_NOFILE
+// and RLIMIT_MEMLOCK, reports what ringloop's probe chooses on this kernel,
+// runs every test binary in /tests (or those ringloop_pkgs names) with
+// -test.short, prints one verdict line per binary and powers the machine
+// off. Where ringloop_expect=io_uring the tests run with
+// RINGLOOP_REQUIRE_URING=1: an io_uring test that would skip fails. Its console lines are what the
+// host-side runner (tests/kernels/run) parses:
+//
+//	KERNEL release=5.10.0-32-cloud-amd64 rmem_max=212992
+//	PROBE backend=io_uring threading=parked features="ext_arg nodrop ..." reason="auto: io_uring available"
+//	REASON recv: re-armed single-shot, ...
+//	RUN pkg=engine
+//	VERDICT pkg=engine status=pass passed=120 failed=0 skipped=2 seconds=81.4
+//	DONE
+//
+// Test output is echoed in full for a binary that fails; skipped tests are
+// always listed, so that a skip cannot hide a missing feature.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/engine"
+)
+
+// testTimeout bounds one test binary (its -test.timeout), below the host's
+// per-boot timeout so a hang still ends in a verdict line with a stack dump.
+const testTimeout = "12m"
+
+func main() {
+	if err := setup(); err != nil {
+		fmt.Println("SETUP-ERROR", err)
+	} else {
+		report()
+		runAll()
+		fmt.Println("DONE")
+	}
+	unix.Sync()
+	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	// Unreachable unless power-off failed; exiting PID 1 panics the kernel,
+	// and panic=-1 with qemu's -no-reboot ends the VM all the same.
+}
+
+// setup makes the minimal system the tests need.
+func setup() error {
+	for _, m := range []struct{ dir, fs string }{
+		{"/proc", "proc"}, {"/sys", "sysfs"}, {"/dev", "devtmpfs"}, {"/tmp", "tmpfs"},
+	} {
+		if err := os.MkdirAll(m.dir, 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount(m.fs, m.dir, m.fs, 0, ""); err != nil && err != unix.EBUSY {
+			return fmt.Errorf("mount %s on %s: %w", m.fs, m.dir, err)
+		}
+	}
+	if err := linkUp("lo"); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		res int
+		val uint64
+	}{{unix.RLIMIT_NOFILE, 1 << 20}, {unix.RLIMIT_MEMLOCK, unix.RLIM_INFINITY}} {
+		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.val, Max: l.val}); err != nil {
+			return fmt.Errorf("setrlimit %d: %w", l.res, err)
+		}
+	}
+	return nil
+}
+
+// linkUp sets IFF_UP on the interface: the kernel gives lo 127.0.0.1 and
+// ::1 itself.
+func linkUp(name string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("%s flags: %w", name, err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP | unix.IFF_RUNNING)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("%s up: %w", name, err)
+	}
+	return nil
+}
+
+// report prints the kernel and what an automatic loop chooses on it.
+func report() {
+	var u unix.Utsname
+	_ = unix.Uname(&u)
+	rmem, _ := os.ReadFile("/proc/sys/net/core/rmem_max")
+	fmt.Printf("KERNEL release=%s rmem_max=%s\n", unix.ByteSliceToString(u.Release[:]), strings.TrimSpace(string(rmem)))
+	loop, err := engine.New(engine.WithName("probe"))
+	if err != nil {
+		fmt.Printf("PROBE error=%q\n", err.Error())
+		return
+	}
+	info := loop.Backend()
+	f := info.Features
+	reasons := f.Reasons
+	f.Reasons = nil
+	fmt.Printf("PROBE backend=%s threading=%s features=%q reason=%q\n", info.Name, info.Threading, featureList(f.String()), info.Reason)
+	for _, r := range reasons {
+		fmt.Println("REASON", r)
+	}
+	_ = loop.Close()
+}
+
+// featureList extracts the bracketed feature names from Features.String.
+func featureList(s string) string {
+	if i, j := strings.IndexByte(s, '['), strings.LastIndexByte(s, ']'); i >= 0 && j > i {
+		return s[i+1 : j]
+	}
+	return s
+}
+
+// runAll runs each /tests/*.test in name order, or those ringloop_pkgs
+// names (the kernel's command line hands it to /init as environment).
+func runAll() {
+	bins, _ := filepath.Glob("/tests/*.test")
+	sort.Strings(bins)
+	only := strings.Split(os.Getenv("ringloop_pkgs"), ",")
+	for _, bin := range bins {
+		if only[0] == "" || slices.Contains(only, strings.TrimSuffix(filepath.Base(bin), ".test")) {
+			run(bin)
+		}
+	}
+}
+
+// result is a top-level test's verdict line in -test.v output.
+var result = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): (\S+)`)
+
+// skipLine is any test's or subtest's skip; -test.v prints its reason on
+// the line before.
+var skipLine = regexp.MustCompile(`^\s*--- SKIP: `)
+
+func run(bin string) {
+	pkg := strings.TrimSuffix(filepath.Base(bin), ".test")
+	fmt.Printf("RUN pkg=%s\n", pkg)
+	dir := filepath.Join("/tmp", pkg)
+	_ = os.MkdirAll(dir, 0o755)
+	cmd := exec.Command(bin, "-test.short", "-test.v", "-test.timeout="+testTimeout)
+	cmd.Dir = dir
+	cmd.Env = []string{
+		"PATH=/bin", "HOME=/tmp", "TMPDIR=/tmp",
+		// The kernel is real: test what it has, not a profile's mask.
+		"RINGLOOP_TEST_PROFILES=native",
+		// No Go toolchain here: the CGO_ENABLED=0 echoserver is prebuilt.
+		"RINGLOOP_ECHOSERVER=/bin/echoserver",
+		"RINGLOOP_EXAMPLES=/examples",
+	}
+	if os.Getenv("ringloop_expect") == "io_uring" {
+		// This kernel must run io_uring: its tests may not skip.
+		cmd.Env = append(cmd.Env, "RINGLOOP_REQUIRE_URING=1")
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	secs := time.Since(start).Seconds()
+
+	counts := map[string]int{}
+	var skips []string
+	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	prev := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if m := result.FindStringSubmatch(line); m != nil {
+			counts[m[1]]++
+		}
+		if skipLine.MatchString(line) {
+			skips = append(skips, "SKIP "+strings.TrimSpace(line)+" reason: "+strings.TrimSpace(prev))
+		}
+		prev = line
+	}
+	status := "pass"
+	if err != nil || counts["FAIL"] > 0 {
+		status = "fail"
+		fmt.Printf("OUTPUT-BEGIN pkg=%s\n%sOUTPUT-END pkg=%s (%v)\n", pkg, out.Bytes(), pkg, err)
+	}
+	for _, s := range skips {
+		fmt.Println(s)
+	}
+	fmt.Printf("VERDICT pkg=%s status=%s passed=%d failed=%d skipped=%d seconds=%.1f\n",
+		pkg, status, counts["PASS"], counts["FAIL"], counts["SKIP"], secs)
+}
