@@ -23,9 +23,10 @@ type kernelResult struct {
 	features  string
 	reason    string
 	verdicts  map[string]verdict
-	running   string // the package whose RUN line came last
-	done      bool   // /init printed DONE
-	err       error  // qemu failed or timed out
+	running   string   // the package whose RUN line came last
+	failures  []string // failing tests' lines from failing packages' output, for the summary
+	done      bool     // /init printed DONE
+	err       error    // qemu failed or timed out
 	seconds   float64
 }
 
@@ -116,6 +117,7 @@ func (r *kernelResult) parse(console io.Reader) {
 	sc := bufio.NewScanner(console)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	inOutput := false
+	excerpt := 0 // lines still to keep of the current failure
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		show := true
@@ -123,8 +125,9 @@ func (r *kernelResult) parse(console io.Reader) {
 		case strings.HasPrefix(line, "OUTPUT-BEGIN"):
 			inOutput = true
 		case strings.HasPrefix(line, "OUTPUT-END"):
-			inOutput = false
+			inOutput, excerpt = false, 0
 		case inOutput:
+			excerpt = r.keepFailure(line, excerpt)
 		case line == "DONE":
 			r.done = true
 		case strings.HasPrefix(line, "SKIP"), strings.HasPrefix(line, "REASON"), strings.HasPrefix(line, "SETUP-ERROR"):
@@ -161,6 +164,26 @@ func (r *kernelResult) parse(console io.Reader) {
 			fmt.Printf("  %s | %s\n", r.name, line)
 		}
 	}
+}
+
+// failureStart matches where a failure's story begins in -test.v output:
+// a failing test or subtest, a panic, a test binary's timeout.
+var failureStart = regexp.MustCompile(`^\s*--- FAIL: |^panic: |^fatal error: |^FAIL\s`)
+
+// keepFailure keeps a failing package's failure lines and the next few
+// lines of each (the test's log), so the summary at the end says which
+// test failed and why without the whole console. It returns how many lines
+// of the current failure are still to keep.
+func (r *kernelResult) keepFailure(line string, left int) int {
+	const perFailure, most = 12, 200
+	if failureStart.MatchString(line) {
+		left = perFailure
+	}
+	if left > 0 && len(r.failures) < most {
+		r.failures = append(r.failures, line)
+		return left - 1
+	}
+	return 0
 }
 
 // ok reports whether the kernel booted, its probe chose the expected

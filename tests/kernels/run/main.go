@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -23,14 +24,15 @@ func main() {
 	out := flag.String("out", "bin/kernels", "work directory for binaries, initramfs and console logs")
 	bootTimeout := flag.Duration("boot-timeout", 25*time.Minute, "limit for one kernel's boot and test run")
 	only := flag.String("kernels", "", "comma-separated kernel names to boot (default: all pinned)")
+	pkgs := flag.String("pkgs", "", "comma-separated packages to run in each boot (default: all; for chasing one failure)")
 	flag.Parse()
-	if err := run(*pins, *cache, *out, *only, *bootTimeout); err != nil {
+	if err := run(*pins, *cache, *out, *only, *pkgs, *bootTimeout); err != nil {
 		fmt.Fprintln(os.Stderr, "test-kernels:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pinsFile, cache, out, only string, bootTimeout time.Duration) error {
+func run(pinsFile, cache, out, only, pkgList string, bootTimeout time.Duration) error {
 	kernels, err := readPins(pinsFile, only)
 	if err != nil {
 		return err
@@ -49,6 +51,9 @@ func run(pinsFile, cache, out, only string, bootTimeout time.Duration) error {
 	fmt.Printf("test-kernels: built %d test binaries and /init in %v\n", len(pkgs), time.Since(start).Round(time.Second))
 	var results []*kernelResult
 	for _, b := range boots(kernels) {
+		if pkgList != "" {
+			b.only = strings.Split(pkgList, ",")
+		}
 		vmlinuz := filepath.Join(cache, b.kernel.name, "vmlinuz")
 		if _, err := os.Stat(vmlinuz); err != nil {
 			return fmt.Errorf("kernel %s: %w (run tests/kernels/fetch.sh first)", b.kernel.name, err)

@@ -59,6 +59,17 @@ func printTable(w io.Writer, rs []*kernelResult, pkgs []string) int {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	for _, r := range rs {
+		if len(r.failures) > 0 || r.err != nil {
+			fmt.Fprintf(w, "\nfailures on %s:\n", r.label)
+			if r.err != nil {
+				fmt.Fprintf(w, "  %v\n", r.err)
+			}
+			for _, l := range r.failures {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+		}
+	}
 	fmt.Fprintf(w, "\nkernels: %d passed, %d failed\n", passed, failedTests)
 	return failed
 }
