@@ -30,6 +30,11 @@ type fakeDNS struct {
 	answers sync.WaitGroup // held answers
 }
 
+// newFakeDNS starts the server; its cleanup answers every held query and
+// stops it. Start it before testenv.CheckLeaks: Go's resolver may send a
+// query after the lookup was cancelled (a slow machine starts its AAAA
+// goroutine late), and a server that stopped before the leak check would
+// leave that query to wait out the resolver's timeout, counted as a leak.
 func newFakeDNS(t *testing.T, ips ...string) *fakeDNS {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -127,12 +132,12 @@ func (d *fakeDNS) answer(q []byte) []byte {
 // connection works.
 func TestDialAsyncResolvesOffTheLoop(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		dns := newFakeDNS(t, "127.0.0.2", "127.0.0.1") // first: it answers late queries until the leak check is done
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c)
 		ln := listenEcho(t, l)
 		port := ln.Addr().(*net.TCPAddr).Port
 		// 127.0.0.2 has no listener on the port: connecting there is refused.
-		dns := newFakeDNS(t, "127.0.0.2", "127.0.0.1")
 		r := newRecorder()
 		addr := net.JoinHostPort("slow.ringloop.test", strconv.Itoa(port))
 
@@ -162,9 +167,9 @@ func TestDialAsyncResolvesOffTheLoop(t *testing.T) {
 // the name resolves fails the dial with the context's error, promptly.
 func TestDialAsyncHonoursContextWhileResolving(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		dns := newFakeDNS(t, "127.0.0.1") // first: it answers late queries until the leak check is done
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c)
-		dns := newFakeDNS(t, "127.0.0.1")
 		ctx, cancel := context.WithCancel(context.Background())
 		f := engine.DialAsync(ctx, l, "tcp", "held.ringloop.test:9", newRecorder(), engine.WithResolver(dns.resolver()))
 		testenv.Eventually(t, 10*time.Second, "the DNS query", func() bool { return dns.queries.Load() > 0 })
@@ -174,6 +179,7 @@ func TestDialAsyncHonoursContextWhileResolving(t *testing.T) {
 		defer wcancel()
 		_, err := f.Await(wctx)
 		require.ErrorIs(t, err, context.Canceled)
+		dns.open() // the resolver's read of the held answer ends now, not at its 5 s timeout
 	})
 }
 
@@ -181,6 +187,7 @@ func TestDialAsyncHonoursContextWhileResolving(t *testing.T) {
 // fails with the last one's error.
 func TestDialAsyncTriesEveryAddress(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		dns := newFakeDNS(t, "127.0.0.2", "127.0.0.3") // first: it answers late queries until the leak check is done
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c)
 		// A port nobody listens on: bind one, note it, close it.
@@ -188,7 +195,6 @@ func TestDialAsyncTriesEveryAddress(t *testing.T) {
 		require.NoError(t, err)
 		port := probe.Addr().(*net.TCPAddr).Port
 		require.NoError(t, probe.Close())
-		dns := newFakeDNS(t, "127.0.0.2", "127.0.0.3")
 		dns.open()
 		_, err = engine.Dial(context.Background(), l, "tcp", net.JoinHostPort("refused.ringloop.test", strconv.Itoa(port)),
 			newRecorder(), engine.WithResolver(dns.resolver()))

@@ -107,8 +107,8 @@ func CountFDs(t testing.TB) int {
 }
 
 // CheckLeaks records the fd and goroutine counts now and, at cleanup, fails
-// the test if either has grown (waiting up to five seconds for goroutines
-// that are finishing).
+// the test if either has grown (waiting up to 20 seconds for goroutines
+// that are finishing; generous, since only a failing test waits it out).
 func CheckLeaks(t testing.TB) {
 	t.Helper()
 	fds := CountFDs(t)
@@ -117,7 +117,7 @@ func CheckLeaks(t testing.TB) {
 		if t.Failed() {
 			return
 		}
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(20 * time.Second)
 		for {
 			nf, ng := CountFDs(t), runtime.NumGoroutine()
 			if nf <= fds && ng <= gs {

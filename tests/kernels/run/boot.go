@@ -117,7 +117,7 @@ func (r *kernelResult) parse(console io.Reader) {
 	sc := bufio.NewScanner(console)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	inOutput := false
-	excerpt := 0 // lines still to keep of the current failure
+	var fx failureExcerpts
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		show := true
@@ -125,9 +125,9 @@ func (r *kernelResult) parse(console io.Reader) {
 		case strings.HasPrefix(line, "OUTPUT-BEGIN"):
 			inOutput = true
 		case strings.HasPrefix(line, "OUTPUT-END"):
-			inOutput, excerpt = false, 0
+			inOutput, fx = false, failureExcerpts{}
 		case inOutput:
-			excerpt = r.keepFailure(line, excerpt)
+			r.failures = fx.add(r.failures, line)
 		case line == "DONE":
 			r.done = true
 		case strings.HasPrefix(line, "SKIP"), strings.HasPrefix(line, "REASON"), strings.HasPrefix(line, "SETUP-ERROR"):
@@ -166,24 +166,55 @@ func (r *kernelResult) parse(console io.Reader) {
 	}
 }
 
-// failureStart matches where a failure's story begins in -test.v output:
-// a failing test or subtest, a panic, a test binary's timeout.
-var failureStart = regexp.MustCompile(`^\s*--- FAIL: |^panic: |^fatal error: |^FAIL\s`)
+// failureExcerpts picks, out of a failing package's -test.v output, what
+// the summary needs to say which test failed and why: each failing test's
+// own log lines (-test.v prints them between its "=== RUN" line and the
+// next test's) under its "--- FAIL" line, and panics and timeouts.
+type failureExcerpts struct {
+	logs map[string][]string // a test's first log lines, by name
+	cur  string              // the test whose log lines are arriving
+	left int                 // lines still to keep after a panic or timeout
+}
 
-// keepFailure keeps a failing package's failure lines and the next few
-// lines of each (the test's log), so the summary at the end says which
-// test failed and why without the whole console. It returns how many lines
-// of the current failure are still to keep.
-func (r *kernelResult) keepFailure(line string, left int) int {
-	const perFailure, most = 12, 200
-	if failureStart.MatchString(line) {
-		left = perFailure
+var (
+	runStart  = regexp.MustCompile(`^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)`)
+	failStart = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
+	fatalLine = regexp.MustCompile(`^panic: |^fatal error: |^\*\*\* Test killed`)
+)
+
+// add appends what line contributes to the excerpts kept so far.
+func (x *failureExcerpts) add(kept []string, line string) []string {
+	const perTest, most = 12, 300
+	if len(kept) >= most {
+		return kept
 	}
-	if left > 0 && len(r.failures) < most {
-		r.failures = append(r.failures, line)
-		return left - 1
+	switch m := runStart.FindStringSubmatch(line); {
+	case m != nil:
+		x.cur = m[1]
+		return kept
+	case strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "    --- "):
+		if m := failStart.FindStringSubmatch(line); m != nil {
+			kept = append(kept, line)
+			kept = append(kept, x.logs[m[1]]...)
+		}
+		x.cur = ""
+		return kept
+	case fatalLine.MatchString(line):
+		x.left = perTest
 	}
-	return 0
+	if x.left > 0 {
+		x.left--
+		return append(kept, line)
+	}
+	if x.cur != "" {
+		if x.logs == nil {
+			x.logs = map[string][]string{}
+		}
+		if len(x.logs[x.cur]) < perTest {
+			x.logs[x.cur] = append(x.logs[x.cur], "  "+line)
+		}
+	}
+	return kept
 }
 
 // ok reports whether the kernel booted, its probe chose the expected
