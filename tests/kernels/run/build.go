@@ -64,7 +64,8 @@ func readPins(path, only string) ([]kernel, error) {
 }
 
 // build compiles the test binaries of every package in the module that has
-// tests (a nested module, such as bench/, is not part of ./...), the /init
+// tests (a nested module, such as bench/, is not part of ./..., nor are
+// this tool's own tests), the /init
 // and the CGO_ENABLED=0 echoserver the tests/ suite drives, and packs them
 // into out/initramfs.cpio. It returns that path and the packages' short
 // names.
@@ -73,7 +74,12 @@ func build(out string) (string, []string, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	pkgs := strings.Fields(list)
+	var pkgs []string
+	for _, p := range strings.Fields(list) {
+		if !strings.Contains(p, "/tests/kernels/") { // this tool's own tests run on the host
+			pkgs = append(pkgs, p)
+		}
+	}
 	if len(pkgs) == 0 {
 		return "", nil, fmt.Errorf("go list found no package with tests")
 	}
