@@ -2,24 +2,39 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ringloop/ringloop/bench/stats"
 )
 
-// goal is one of the engine's wait/wake targets, read from a report: a
-// ratio of one ringloop row's figure to a peer's (or to its own figure in
-// another case), and the bound it must meet.
+// goal is one of the targets the issues set, read from a report: a ratio
+// of one ringloop row's figure to a peer's (or to its own figure in another
+// case), and the bound it must meet.
 type goal struct {
 	title string // column header
 	want  string // the bound, as a reader sees it
 	ratio func(rep Report, peer, mode string) (float64, bool)
 	meets func(float64) bool
+	only  []string // the peers it judges; nil: every row of its table
 }
 
-// goals are the targets the threading modes are judged by (the engine's
-// package doc quotes them). "Never worse" allows 5% for round-to-round noise.
-var goals = []goal{
+// goalTable is one table of goals: the ringloop rows of one kind of load.
+type goalTable struct {
+	intro string
+	load  Load
+	goals []goal
+}
+
+// goalTables: the wait/wake targets the threading modes are judged by (the
+// engine's package doc quotes them; "never worse" allows 5% for
+// round-to-round noise), and the HTTP server's.
+var goalTables = []goalTable{
+	{"Wait/wake goals", LoadEcho, waitWakeGoals},
+	{"HTTP server goals", LoadWrk, httpGoals},
+}
+
+var waitWakeGoals = []goal{
 	{"in-process 64 conn ÷ net", "≥ 1.5", rateVs("i2-echo-c64-128", "net"), atLeast(1.5)},
 	{"1 conn p50 ÷ net", "≤ 0.9", figureVs("p1-echo-c1-128", "net", func(r Row) stats.Spread { return r.P50 }), atMost(0.9)},
 	{"1 conn CPU/rt ÷ C", "≤ 1.15", figureVs("p1-echo-c1-128", "c-liburing", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1.15)},
@@ -28,6 +43,18 @@ var goals = []goal{
 	{"64 conn CPU/msg ÷ C", "≤ 1", figureVs("p1-echo-c64-128", "c-liburing", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1)},
 	{"64 conn GOMAXPROCS 2 ÷ 1", "≥ 0.95", selfVs("p2-echo-c64-128", "p1-echo-c64-128"), atLeast(0.95)},
 	{"64 conn GOMAXPROCS 4 ÷ 1", "≥ 0.95", selfVs("p4-echo-c64-128", "p1-echo-c64-128"), atLeast(0.95)},
+}
+
+// fastAPI names the httpserver rows that serve with the fast API.
+var fastAPI = []string{"ringloop-http-uring", "ringloop-http-epoll"}
+
+var httpGoals = []goal{
+	{"keep-alive 50 ÷ net/http", "≥ 3", rateVs("p1-http-c50", "net/http"), atLeast(3), fastAPI},
+	{"adapter keep-alive 50 ÷ net/http", "≥ 1.5", rateVs("p1-http-c50", "net/http"), atLeast(1.5), []string{"ringloop-http-adapter"}},
+	{"keep-alive 50 ÷ fasthttp", "≥ 1.3", rateVs("p1-http-c50", "fasthttp"), atLeast(1.3), fastAPI},
+	{"pipelined 16 ÷ fasthttp", "≥ 1.2", rateVs("p1-http-c256-p16", "fasthttp"), atLeast(1.2), fastAPI},
+	{"p99 at 70% of net/http's peak ÷ net/http's", "≤ 0.33", figureVs("p1-open-c50-70", "net/http", func(r Row) stats.Spread { return r.P99 }), atMost(1.0 / 3), nil},
+	{"allocs/request", "= 0", own("p1-http-c50", func(r Row) stats.Spread { return r.Allocs }), atMost(0), fastAPI},
 }
 
 func atLeast(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
@@ -80,6 +107,17 @@ func figureVs(id, other string, f func(Row) stats.Spread) func(Report, string, s
 	}
 }
 
+// own is a row's own median figure in case id.
+func own(id string, f func(Row) stats.Spread) func(Report, string, string) (float64, bool) {
+	return func(rep Report, peer, mode string) (float64, bool) {
+		r, ok := findRow(rep, id, peer, mode)
+		if !ok || !f(r).Valid() {
+			return 0, false
+		}
+		return float64(f(r).Median), true
+	}
+}
+
 // selfVs divides a row's median rate in case id by its own in case base.
 func selfVs(id, base string) func(Report, string, string) (float64, bool) {
 	return func(rep Report, peer, mode string) (float64, bool) {
@@ -92,20 +130,30 @@ func selfVs(id, base string) func(Report, string, string) (float64, bool) {
 	}
 }
 
-// Goals renders the wait/wake targets as one table: a row per ringloop echo
-// server and threading mode, a column per goal, each cell the measured ratio
-// and whether it meets the bound. Empty when the report has none of the
-// cases the goals read.
+// Goals renders each table of targets: a row per ringloop server and
+// threading mode, a column per goal, each cell the measured ratio and
+// whether it meets the bound. A table no goal of which can be read is left
+// out; Goals is empty when none can.
 func Goals(rep Report) string {
+	var out []string
+	for _, t := range goalTables {
+		if s := t.render(rep); s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func (t goalTable) render(rep Report) string {
 	type variant struct{ peer, label, mode string }
 	var vs []variant
 	seen := map[string]bool{}
 	for _, cr := range rep.Cases {
-		if cr.Load != string(LoadEcho) {
+		if cr.Load != string(t.load) {
 			continue
 		}
 		for _, r := range cr.Rows {
-			if strings.HasPrefix(r.Peer, "ringloop") && !seen[r.Label] {
+			if strings.HasPrefix(r.Peer, "ringloop") && !seen[r.Label] && t.judges(r.Peer) {
 				seen[r.Label] = true
 				vs = append(vs, variant{r.Peer, r.Label, r.Threading})
 			}
@@ -114,13 +162,17 @@ func Goals(rep Report) string {
 	var b strings.Builder
 	measured := false
 	b.WriteString("| server |")
-	for _, g := range goals {
+	for _, g := range t.goals {
 		fmt.Fprintf(&b, " %s (%s) |", g.title, g.want)
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(goals)) + "\n")
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(t.goals)) + "\n")
 	for _, v := range vs {
 		fmt.Fprintf(&b, "| %s |", v.label)
-		for _, g := range goals {
+		for _, g := range t.goals {
+			if g.only != nil && !slices.Contains(g.only, v.peer) {
+				b.WriteString(" - |")
+				continue
+			}
 			x, ok := g.ratio(rep, v.peer, v.mode)
 			switch {
 			case !ok:
@@ -138,5 +190,15 @@ func Goals(rep Report) string {
 	if !measured {
 		return ""
 	}
-	return "Wait/wake goals (ratios of medians in this run; n/a: the case is not in this mode's suite):\n\n" + b.String()
+	return t.intro + " (ratios of medians in this run; n/a: the case is not in this mode's suite; -: the goal is not this server's):\n\n" + b.String()
+}
+
+// judges reports whether some goal of the table applies to peer.
+func (t goalTable) judges(peer string) bool {
+	for _, g := range t.goals {
+		if g.only == nil || slices.Contains(g.only, peer) {
+			return true
+		}
+	}
+	return false
 }

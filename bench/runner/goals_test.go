@@ -31,5 +31,28 @@ func TestGoals(t *testing.T) {
 	require.Contains(t, g, "| ringloop-uring (parked) | n/a | 0.90 met | 1.04 met | 1.25 met | n/a | 1.00 met | 0.92 **missed** | n/a |")
 	require.Contains(t, g, "| ringloop-uring (locked) | n/a | 0.80 met | 1.25 **missed** | 1.15 **missed** | n/a | 1.00 met | 1.00 met | n/a |")
 	require.NotContains(t, g, "| net |", "only ringloop rows are judged")
+	require.NotContains(t, g, "HTTP server goals", "no HTTP case, no HTTP table")
 	require.Empty(t, Goals(Report{Cases: []CaseResult{echo("other", row("ringloop-uring", "parked", 1, 1, 1))}}))
+}
+
+// The HTTP table judges the fast API and the adapter each by its own
+// bounds, and marks the goals that are not a server's with "-".
+func TestHTTPGoals(t *testing.T) {
+	row := func(peer string, rate, p99, allocs float64) Row {
+		r := Row{Peer: peer, Label: peer + " (parked)", Threading: "parked", Rounds: []Round{{Rate: stats.Num(rate), P99: stats.Num(p99), Allocs: stats.Num(allocs)}}}
+		r.summarize()
+		return r
+	}
+	wrk := func(id string, load Load, rows ...Row) CaseResult {
+		return CaseResult{ID: id, Scenario: Pinned1.ID, Kind: "http", Load: string(load), Rounds: 1, Rows: rows}
+	}
+	rep := Report{Cases: []CaseResult{
+		wrk("p1-http-c50", LoadWrk, row("ringloop-http-uring", 90, 0, 0), row("ringloop-http-adapter", 40, 0, 3), row("net/http", 30, 0, 12), row("fasthttp", 60, 0, 0)),
+		wrk("p1-http-c256-p16", LoadWrk, row("ringloop-http-uring", 300, 0, 0), row("fasthttp", 200, 0, 0)),
+		wrk("p1-open-c50-70", LoadOpenLoop, row("ringloop-http-uring", 0, 100, 0), row("ringloop-http-adapter", 0, 400, 0), row("net/http", 0, 600, 0)),
+	}}
+	g := Goals(rep)
+	require.Contains(t, g, "| ringloop-http-uring (parked) | 3.00 met | - | 1.50 met | 1.50 met | 0.17 met | 0.00 met |")
+	require.Contains(t, g, "| ringloop-http-adapter (parked) | - | 1.33 **missed** | - | - | 0.67 **missed** | - |")
+	require.NotContains(t, g, "Wait/wake goals")
 }

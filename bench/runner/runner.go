@@ -193,26 +193,31 @@ func (r *Runner) Run(ctx context.Context, cases []Case) []CaseResult {
 	return out
 }
 
-// openLoopRate is the open-loop arrival rate: a fraction of the slowest
-// peer's median throughput in the wrk case the open-loop case names.
+// openLoopRate is the open-loop arrival rate: a fraction of the median
+// throughput, in the wrk case the open-loop case names, of its RatePeer or
+// else of the slowest peer.
 func openLoopRate(done []CaseResult, c Case) (float64, string) {
-	slowest := math.Inf(1)
+	peak := math.Inf(1)
 	for _, cr := range done {
 		if cr.ID != c.RateFrom {
 			continue
 		}
 		for _, row := range cr.Rows {
-			if row.Rate.Valid() {
-				slowest = min(slowest, float64(row.Rate.Median))
+			if row.Rate.Valid() && (c.RatePeer == "" || row.Peer == c.RatePeer) {
+				peak = min(peak, float64(row.Rate.Median))
 			}
 		}
 	}
-	if math.IsInf(slowest, 1) {
-		const fallback = 1000
-		return fallback, fmt.Sprintf("no peak from %s: fixed %d req/s", c.RateFrom, fallback)
+	whose := "the slowest median"
+	if c.RatePeer != "" {
+		whose = c.RatePeer + "'s median"
 	}
-	rate := math.Round(slowest * c.Fraction)
-	return rate, fmt.Sprintf("%.0f req/s = %.0f%% of the slowest median in %s (%.0f req/s)", rate, c.Fraction*100, c.RateFrom, slowest)
+	if math.IsInf(peak, 1) {
+		const fallback = 1000
+		return fallback, fmt.Sprintf("no peak (%s) from %s: fixed %d req/s", whose, c.RateFrom, fallback)
+	}
+	rate := math.Round(peak * c.Fraction)
+	return rate, fmt.Sprintf("%.0f req/s = %.0f%% of %s in %s (%.0f req/s)", rate, c.Fraction*100, whose, c.RateFrom, peak)
 }
 
 // measure runs one round of one peer.
