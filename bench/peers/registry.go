@@ -1,6 +1,7 @@
 // Package peers holds every server the harness measures, each in a small
-// file of its own that registers it. A peer serves either the echo protocol
-// (write back every byte) or HTTP plaintext (TechEmpower rules).
+// file of its own that registers it. A peer serves the echo protocol (write
+// back every byte), the same behind TLS, or HTTP plaintext (TechEmpower
+// rules).
 //
 // To add a peer: write one file here whose init calls Register, and add its
 // name to Order (the column order of every report). Runner, reports and the
@@ -15,16 +16,19 @@ import (
 // Kind is the protocol a peer serves.
 type Kind string
 
-// The two protocols the harness drives.
+// The protocols the harness drives. TLSEcho is echo inside TLS 1.3: its
+// own kind, so its cases drive only TLS peers, with the TLS client.
 const (
-	Echo Kind = "echo"
-	HTTP Kind = "http"
+	Echo    Kind = "echo"
+	TLSEcho Kind = "tls-echo"
+	HTTP    Kind = "http"
 )
 
 // Order lists the peers in report order; registered peers missing from it
 // come last, in name order.
 var Order = []string{
 	"ringloop-uring", "ringloop-epoll", "c-liburing", "net", "gnet", // echo
+	"net+tls", "netconn+tls", // echo over TLS
 	"ringloop-http-uring", "ringloop-http-epoll", "ringloop-http-adapter", "net/http", "net/http-on-ringloop", "fasthttp", "gnet-http", // http
 }
 

@@ -24,6 +24,9 @@ import (
 // pools and heap are in use), c.Conns connections make one exchange each and
 // stay open.
 func (r *Runner) idle(ctx context.Context, c Case, srv *server, rd *Round) error {
+	if c.Kind == peers.TLSEcho {
+		return errors.New("n/a: the idle client speaks no TLS")
+	}
 	argv := append(r.wrap(c), r.bin("benchclient"), "idle", "-addr", srv.addr, "-conns", strconv.Itoa(c.Conns), "-warm", strconv.Itoa(c.Warm))
 	if c.Kind == peers.HTTP {
 		argv = append(argv, "-http")
@@ -118,8 +121,7 @@ func (r *Runner) loadArgv(c Case, addr string) []string {
 	if c.Kind == peers.HTTP {
 		return append(r.wrap(c), "wrk", "-t1", "-c"+strconv.Itoa(c.Conns), "-d"+strconv.Itoa(max(1, int(c.Duration.Seconds())))+"s", "http://"+addr+"/plaintext")
 	}
-	return append(r.wrap(c), r.bin("benchclient"), "echo", "-addr", addr, "-conns", strconv.Itoa(c.Conns), "-size", strconv.Itoa(c.Size),
-		"-warmup", c.Warmup.String(), "-duration", c.Duration.String())
+	return append(append(r.wrap(c), r.bin("benchclient")), echoArgs(c, addr)...)
 }
 
 // countSyscalls runs load while counting pid's system calls; it returns the

@@ -18,4 +18,5 @@ func ExampleSuite() {
 	// inproc-2: echo, 64 conn, 128 B
 	// pinned-1: echo, 64 conn, 128 B: system calls
 	// pinned-1: echo, 10000 idle connections
+	// pinned-1: TLS echo, 64 conn, 1 KiB
 }

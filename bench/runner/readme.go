@@ -15,7 +15,7 @@ const (
 
 // readmeCases are the cases the README quotes, when the report has them.
 var readmeCases = []string{
-	"p1-echo-c1-128", "p1-echo-c64-128", "p1-echo-c1000-128", "p1-echo-c64-16384",
+	"p1-echo-c1-128", "p1-echo-c64-128", "p1-echo-c1000-128", "p1-echo-c64-16384", "p1-tls-echo-c64-1024",
 	"p1-http-c50", "p1-http-c256-p16", "p1-open-c50-70",
 	"i2-echo-c64-128", "p2-echo-c64-128",
 	"p1-sys-echo-c64", "p1-sys-http-c50", "p1-idle-echo-10k", "p1-idle-http-10k",

@@ -20,8 +20,27 @@ import (
 )
 
 // Baselines are the peers each kind's ratio column divides by: the C server
-// is the floor for echo, net/http the declared baseline for HTTP.
-var Baselines = map[string]string{string(peers.Echo): "c-liburing", string(peers.HTTP): "net/http"}
+// is the floor for echo, net/http the declared baseline for HTTP, and net's
+// listener the one ringloop's net.Conn is judged against under TLS.
+var Baselines = map[string]string{string(peers.Echo): "c-liburing", string(peers.HTTP): "net/http", string(peers.TLSEcho): "net+tls"}
+
+// ownSections are the kinds whose cases the report gathers under a heading
+// of their own rather than under their scenario's.
+var ownSections = []struct {
+	kind  peers.Kind
+	title string
+}{
+	{peers.TLSEcho, "TLS echo: crypto/tls 1.3 over ringloop's net.Conn (netconn) and over net's, the same read/write loop"},
+}
+
+func ownSection(kind string) bool {
+	for _, s := range ownSections {
+		if string(s.kind) == kind {
+			return true
+		}
+	}
+	return false
+}
 
 // NewReport wraps results with the machine and the knobs.
 func NewReport(mode Mode, command string, cfg Config, cases []Case, results []CaseResult) Report {
@@ -33,6 +52,7 @@ func NewReport(mode Mode, command string, cfg Config, cases []Case, results []Ca
 		Knobs: map[string]string{
 			"server cpu": cfg.ServerCPU, "client cpu": cfg.ClientCPU,
 			"echo client":       "benchclient echo: one goroutine per connection, write L bytes, read L back, repeat; HdrHistogram",
+			"tls echo":          "benchclient echo -tls: the echo client inside TLS 1.3 (crypto/tls, certificate unchecked), every handshake done before the clock starts; the servers make a self-signed ECDSA P-256 certificate at start",
 			"http load":         "wrk -t1 (closed loop; pipelining through scripts/pipeline.lua) and benchclient http (open loop, latency from the intended send time)",
 			"cpu, ctx switches": "server process: utime+stime from /proc/PID/stat, context switches summed over /proc/PID/task/*/status, over the whole client run (warm-up included), divided by every request it completed",
 			"allocs":            "Go servers: runtime.MemStats.Mallocs delta over the run / requests (in-process rows: server and clients together)",
@@ -127,7 +147,7 @@ func Markdown(rep Report) string {
 		rep.Date, rep.Command, rep.Machine["cpus"], rep.Machine["cpu"], rep.Machine["kernel"], rep.Machine["go"],
 		rep.Machine["liburing"], rep.Machine["wrk"], "ringloop's automatic choice here: "+rep.Machine["ringloop auto backend"], loadNote(rep))
 	b.WriteString("Medians over the rounds with the min–max in brackets; peers alternate A B C, A B C within a case. " +
-		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http). " +
+		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls). " +
 		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load.\n\n")
 	b.WriteString("Chart: [latest.png](latest.png) (case ids: p1 = cross-process pinned, GOMAXPROCS=1; i2 = in-process, " +
 		"GOMAXPROCS=2; p2, p4 = cross-process pinned, GOMAXPROCS=2 or 4; cN = N connections; then message bytes, or pN = pipelined N deep, " +
@@ -139,11 +159,33 @@ func Markdown(rep Report) string {
 		b.WriteString(g + "\n")
 	}
 	for _, sc := range rep.Scenarios {
-		fmt.Fprintf(&b, "## %s\n\n", sc.Title)
+		var in []CaseResult
 		for _, cr := range rep.Cases {
-			if cr.Scenario == sc.ID {
-				caseTable(&b, cr)
+			if cr.Scenario == sc.ID && !ownSection(cr.Kind) {
+				in = append(in, cr)
 			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "## %s\n\n", sc.Title)
+		for _, cr := range in {
+			caseTable(&b, cr)
+		}
+	}
+	for _, s := range ownSections {
+		heading := false
+		for _, cr := range rep.Cases {
+			if cr.Kind != string(s.kind) {
+				continue
+			}
+			if !heading {
+				heading = true
+				fmt.Fprintf(&b, "## %s\n\n", s.title)
+			}
+			// The case's scenario goes under its heading, as its note.
+			cr.Note = strings.TrimSuffix(scenarioTitle(rep, cr.Scenario)+". "+cr.Note, ". ")
+			caseTable(&b, cr)
 		}
 	}
 	b.WriteString("## How figures were obtained\n\n")
@@ -151,6 +193,16 @@ func Markdown(rep Report) string {
 		fmt.Fprintf(&b, "- %s: %s\n", k, rep.Knobs[k])
 	}
 	return b.String()
+}
+
+// scenarioTitle is the title of the scenario with the given id.
+func scenarioTitle(rep Report, id string) string {
+	for _, s := range rep.Scenarios {
+		if s.ID == id {
+			return s.Title
+		}
+	}
+	return id
 }
 
 // loadNote says how busy the machine was around the run.
@@ -165,8 +217,8 @@ func loadNote(rep Report) string {
 	return note + "."
 }
 
-// Headline is one verdict line per ringloop row of the pinned echo and HTTP
-// cases: its ratio to the baselines.
+// Headline is one verdict line per ringloop row (netconn's included) of the
+// pinned echo, TLS echo and HTTP cases: its ratio to the baselines.
 func Headline(rep Report) string {
 	var b strings.Builder
 	for _, cr := range rep.Cases {
@@ -174,7 +226,7 @@ func Headline(rep Report) string {
 			continue
 		}
 		for _, row := range cr.Rows {
-			if !strings.HasPrefix(row.Peer, "ringloop") {
+			if !strings.HasPrefix(row.Peer, "ringloop") && !strings.HasPrefix(row.Peer, "netconn") {
 				continue
 			}
 			var parts []string

@@ -160,6 +160,9 @@ func (r *Runner) Run(ctx context.Context, cases []Case) []CaseResult {
 		vs := r.caseVariants(c)
 		if len(vs) == 0 {
 			cr.Note = "no peers of this kind are registered"
+			if len(r.Peers) > 0 {
+				cr.Note = "none of the peers chosen (" + strings.Join(r.Peers, ", ") + ") is of this kind"
+			}
 		}
 		rows := make([]Row, len(vs))
 		for i, v := range vs {
@@ -294,8 +297,7 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 	switch c.Load {
 	case LoadEcho:
 		var res client.EchoResult
-		if err := r.runClient(ctx, c, &res, "echo", "-addr", srv.addr, "-conns", strconv.Itoa(c.Conns), "-size", strconv.Itoa(c.Size),
-			"-warmup", c.Warmup.String(), "-duration", c.Duration.String()); err != nil {
+		if err := r.runClient(ctx, c, &res, echoArgs(c, srv.addr)...); err != nil {
 			return err
 		}
 		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Rate), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)
@@ -337,6 +339,17 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 	return nil
 }
 
+// echoArgs are benchclient's arguments for case c's echo load: TLS for the
+// TLS echo kind, so the peers of every other kind meet the plain client.
+func echoArgs(c Case, addr string) []string {
+	args := []string{"echo", "-addr", addr, "-conns", strconv.Itoa(c.Conns), "-size", strconv.Itoa(c.Size),
+		"-warmup", c.Warmup.String(), "-duration", c.Duration.String()}
+	if c.Kind == peers.TLSEcho {
+		args = append(args, "-tls")
+	}
+	return args
+}
+
 // runClient runs benchclient and decodes its JSON line into res.
 func (r *Runner) runClient(ctx context.Context, c Case, res any, args ...string) error {
 	argv := append(r.wrap(c), r.bin("benchclient"))
@@ -359,6 +372,9 @@ func (r *Runner) inProc(ctx context.Context, c Case, rate float64, v variant, ro
 		"-rate", strconv.FormatFloat(rate, 'f', 0, 64), "-warmup", c.Warmup.String(), "-duration", c.Duration.String()}
 	if c.Load == LoadOpenLoop {
 		args[1] = "http"
+	}
+	if c.Kind == peers.TLSEcho {
+		args = append(args, "-tls")
 	}
 	srv, err := r.startServer(ctx, v, c.Scenario, args...)
 	if err != nil {

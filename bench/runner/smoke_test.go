@@ -69,6 +69,8 @@ func TestSmoke(t *testing.T) {
 	for _, n := range peers.Names("") {
 		require.Contains(t, md, n)
 	}
+	require.Contains(t, md, "## TLS echo", "TLS echo has a section of its own")
+	require.Contains(t, md, "× net+tls |", "TLS echo ratios divide by net+tls")
 	require.FileExists(t, filepath.Join(out, "latest.json"))
 	require.NoError(t, Plot(ctx, out, rep))
 	png, err := os.ReadFile(filepath.Join(out, "latest.png"))
@@ -81,7 +83,8 @@ func TestSmoke(t *testing.T) {
 func noURing() bool { return uringcheck.Unavailable() != "" && !uringcheck.Required() }
 
 // TestEchoServersLoseNothing checks every echo server, the C one included,
-// returns every byte in order: 16 KiB messages (several buffers each) on 32
+// and every TLS echo server (through the TLS client) returns every byte in
+// order: 16 KiB messages (several buffers, or TLS records, each) on 32
 // connections, checked with SHA-256.
 func TestEchoServersLoseNothing(t *testing.T) {
 	if testing.Short() {
@@ -91,7 +94,12 @@ func TestEchoServersLoseNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	require.NoError(t, r.Build(ctx))
-	for _, v := range r.variants(peers.Echo) {
+	vs := r.variants(peers.Echo)
+	tlsFrom := len(vs)
+	vs = append(vs, r.variants(peers.TLSEcho)...)
+	require.Greater(t, len(vs), tlsFrom, "TLS echo peers are registered")
+	for i, v := range vs {
+		useTLS := i >= tlsFrom
 		t.Run(strings.ReplaceAll(v.label, " ", "_"), func(t *testing.T) {
 			if v.peer.NeedsURing && noURing() {
 				t.Skip(uringcheck.Unavailable())
@@ -100,7 +108,7 @@ func TestEchoServersLoseNothing(t *testing.T) {
 			require.NoError(t, err)
 			defer func() { require.NoError(t, srv.stop()) }()
 			for _, size := range []int{1, 1000, 16 << 10} {
-				res, err := client.RunEcho(ctx, client.EchoConfig{Addr: srv.addr, Conns: 32, Size: size, Duration: 100 * time.Millisecond, Verify: true})
+				res, err := client.RunEcho(ctx, client.EchoConfig{Addr: srv.addr, Conns: 32, Size: size, Duration: 100 * time.Millisecond, Verify: true, TLS: useTLS})
 				require.NoError(t, err, "size %d", size)
 				require.True(t, res.Verified)
 				require.Positive(t, res.Total)

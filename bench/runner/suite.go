@@ -64,6 +64,9 @@ type Case struct {
 func (c Case) Title() string {
 	switch c.Load {
 	case LoadEcho:
+		if c.Kind == peers.TLSEcho {
+			return fmt.Sprintf("TLS echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
+		}
 		return fmt.Sprintf("echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
 	case LoadWrk:
 		if c.Depth > 1 {
@@ -126,6 +129,7 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "idle-http", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1})
 		add(Case{ID: "sys-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadSyscalls, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
 		add(Case{ID: "sys-http", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadSyscalls, Conns: 2, Rounds: 1, Warmup: w, Duration: d, Only: []string{"net/http"}})
+		add(Case{ID: "tls-echo", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: 2, Size: 1024, Rounds: 1, Warmup: w, Duration: d})
 	case Quick:
 		d, w := 1500*time.Millisecond, 250*time.Millisecond
 		add(Case{ID: "p1-echo-c1-128", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 1, Size: 128, Rounds: 1, Warmup: w, Duration: d})
@@ -135,6 +139,7 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "i2-echo-c64-128", Scenario: InProc2, Kind: peers.Echo, Load: LoadEcho, Conns: 64, Size: 128, Rounds: 1, Warmup: w, Duration: d})
 		add(Case{ID: "p1-sys-echo-c64", Scenario: Pinned1, Kind: peers.Echo, Load: LoadSyscalls, Conns: 64, Size: 128, Rounds: 1, Warmup: w, Duration: time.Second})
 		add(Case{ID: "p1-idle-echo-10k", Scenario: Pinned1, Kind: peers.Echo, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1})
+		add(Case{ID: "p1-tls-echo-c64-1024", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: 64, Size: 1024, Rounds: 1, Warmup: w, Duration: d})
 	case Full:
 		d, w, r := time.Second, 150*time.Millisecond, 5
 		for _, n := range []int{1, 64, 256, 1000} {
@@ -143,6 +148,9 @@ func Suite(m Mode) ([]Case, error) {
 			}
 		}
 		add(Case{ID: "p1-echo-c64-16384", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 64, Size: 16384, Rounds: r, Warmup: w, Duration: d})
+		for _, n := range []int{1, 64} {
+			add(Case{ID: fmt.Sprintf("p1-tls-echo-c%d-1024", n), Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: n, Size: 1024, Rounds: r, Warmup: w, Duration: d})
+		}
 		add(Case{ID: "p1-http-c50", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 50, Rounds: r, Duration: time.Second})
 		add(Case{ID: "p1-http-c256", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 256, Rounds: r, Duration: time.Second})
 		add(Case{ID: "p1-http-c256-p16", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 256, Depth: 16, Rounds: r, Duration: time.Second})

@@ -2,7 +2,7 @@
 // process, pinned to its own core. It prints one line of JSON with what it
 // measured.
 //
-//	benchclient echo -addr 127.0.0.1:PORT -conns 64 -size 128 -duration 2s [-verify]
+//	benchclient echo -addr 127.0.0.1:PORT -conns 64 -size 128 -duration 2s [-verify] [-tls]
 //	benchclient http -addr 127.0.0.1:PORT -conns 50 -rate 20000 -duration 2s
 //	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http] [-warm 10000]
 //
@@ -34,6 +34,7 @@ func main() {
 	conns := fs.Int("conns", 64, "connections")
 	size := fs.Int("size", 128, "echo message size")
 	verify := fs.Bool("verify", false, "echo: vary every message and check all bytes (SHA-256)")
+	useTLS := fs.Bool("tls", false, "echo: TLS 1.3 on every connection (certificate unchecked), handshakes before the clock starts")
 	rate := fs.Float64("rate", 10000, "http: requests per second, all connections")
 	warmup := fs.Duration("warmup", 250*time.Millisecond, "warm-up before measuring")
 	duration := fs.Duration("duration", 2*time.Second, "measured time")
@@ -47,7 +48,7 @@ func main() {
 	var err error
 	switch mode {
 	case "echo":
-		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify})
+		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify, TLS: *useTLS})
 	case "http":
 		res, err = client.RunOpenLoop(ctx, client.OpenLoopConfig{Addr: *addr, Conns: *conns, Rate: *rate, Warmup: *warmup, Duration: *duration})
 	case "idle":

@@ -12,6 +12,7 @@
 //
 //	benchserver -peer ringloop-uring -threading locked
 //	GOMAXPROCS=2 benchserver -peer net -inproc echo -conns 64 -size 128 -duration 2s
+//	benchserver -peer netconn+tls -threading parked -inproc echo -tls -conns 64 -size 1024
 package main
 
 import (
@@ -35,6 +36,7 @@ func main() {
 	inproc := flag.String("inproc", "", "run a client in this process instead: echo or http")
 	conns := flag.Int("conns", 64, "in-process client connections")
 	size := flag.Int("size", 128, "in-process echo message size")
+	useTLS := flag.Bool("tls", false, "in-process echo over TLS (for TLS peers)")
 	rate := flag.Float64("rate", 10000, "in-process open-loop HTTP request rate")
 	warmup := flag.Duration("warmup", 200*time.Millisecond, "in-process warm-up")
 	duration := flag.Duration("duration", 2*time.Second, "in-process measured time")
@@ -62,7 +64,7 @@ func main() {
 		runtime.ReadMemStats(&m0)
 		switch *inproc {
 		case "echo":
-			res, err = client.RunEcho(ctx, client.EchoConfig{Addr: srv.Addr(), Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration})
+			res, err = client.RunEcho(ctx, client.EchoConfig{Addr: srv.Addr(), Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, TLS: *useTLS})
 		case "http":
 			res, err = client.RunOpenLoop(ctx, client.OpenLoopConfig{Addr: srv.Addr(), Conns: *conns, Rate: *rate, Warmup: *warmup, Duration: *duration})
 		default:
