@@ -75,8 +75,12 @@ var fallbackLogged sync.Once
 
 // openDriver builds the driver the configuration asks for. An explicit
 // option wins over RINGLOOP_BACKEND, which wins over auto.
+//
+// Each backend's driver is set up for the threading mode the loop will run
+// on it (c.threading, else that backend's DefaultThreading).
 func openDriver(c *config) (driver.Driver, string, error) {
 	if c.newDriver != nil {
+		c.drv.Parked = c.parkedOn(BackendEpoll) // tests inject epoll fakes, or open their own
 		d, err := c.newDriver(c.drv)
 		return d, "injected driver", err
 	}
@@ -91,15 +95,18 @@ func openDriver(c *config) (driver.Driver, string, error) {
 	}
 	switch b {
 	case BackendUring:
+		c.drv.Parked = c.parkedOn(BackendUring)
 		d, err := uring.New(c.drv)
 		if err != nil {
 			return nil, "", fmt.Errorf("engine: io_uring backend %s: %w", why, err)
 		}
 		return d, why, nil
 	case BackendEpoll:
+		c.drv.Parked = c.parkedOn(BackendEpoll)
 		d, err := epollfallback.New(c.drv)
 		return d, why, err
 	}
+	c.drv.Parked = c.parkedOn(BackendUring)
 	d, err := uring.New(c.drv)
 	if err == nil {
 		return d, "auto: io_uring available", nil
@@ -111,9 +118,19 @@ func openDriver(c *config) (driver.Driver, string, error) {
 	fallbackLogged.Do(func() {
 		c.logger.Warn("ringloop: io_uring unavailable, serving on epoll", slog.String("reason", err.Error()))
 	})
+	c.drv.Parked = c.parkedOn(BackendEpoll)
 	e, eerr := epollfallback.New(c.drv)
 	if eerr != nil {
 		return nil, "", fmt.Errorf("engine: no backend: %v; epoll: %w", err, eerr)
 	}
 	return e, reason, nil
+}
+
+// parkedOn reports whether a loop on backend b runs parked.
+func (c *config) parkedOn(b Backend) bool {
+	th := c.threading
+	if th == 0 {
+		th = DefaultThreading(b)
+	}
+	return th == ThreadingParked
 }

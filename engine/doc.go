@@ -62,26 +62,36 @@
 //     submitted it, which may by then run other goroutines or sleep: it is
 //     interrupted for it.
 //
-// DefaultThreading is ThreadingParked, chosen by measurement (2026-11-23,
-// 2-core VM shared with heavy other jobs, load average 15-27, so
-// throughput swung 2-3x between runs; the CPU and context-switch costs were
-// steady). In-process, clients as goroutines of the server's process,
-// GOMAXPROCS=2, 50 connections x 1 KiB echo, process CPU per message over
-// five alternating rounds (medians): io_uring parked 16.3 µs, locked 17.7;
-// epoll parked 17.8, locked 19.5; net 17.9. Cross-process, server pinned,
-// one connection, 128 B ping-pong, server cost per round trip at
-// GOMAXPROCS=1 (two rounds): epoll parked 0.97 voluntary context switches
-// and 25-32 µs CPU, epoll locked 1.35-1.83 and 30-39 µs, net 1.67-1.87 and
-// 34-40 µs; io_uring parked 1.69-1.81 and 40-47 µs, io_uring locked
-// 1.64-1.79 and 37-42 µs (GOMAXPROCS=2: the same ranking). A parked loop
-// also locks no thread, so a group runs one loop per GOMAXPROCS instead of
-// GOMAXPROCS-1.
+// DefaultThreading depends on the backend, chosen by measurement: locked on
+// io_uring, parked on epoll. The figures (2026-11-23 18:37 UTC, `make
+// bench-compare`, five alternating rounds, 2-core VM, load average 1-2;
+// bench/results/latest.md has every table) in ratios of medians:
 //
-// Pick ThreadingLocked for io_uring loops that own dedicated, pinned cores
-// (the cross-process io_uring figures above favour it by about 10% of CPU:
-// a parked ring's completion work interrupts whichever thread submitted
-// it), and whenever a thread setting is needed (affinity, names, priority,
-// a cgo library with thread-local state).
+//	                                   uring parked  uring locked  epoll parked  epoll locked
+//	pinned, 64 conn, msgs/s ÷ C server       0.78          1.01          0.98          0.99
+//	pinned, 256 conn                         0.73          1.04          1.01          1.01
+//	pinned, 1000 conn, 1 KiB                 0.61          1.01          1.05          0.99
+//	pinned, 64 conn, CPU/msg ÷ C server      1.45          1.07          1.03          1.03
+//	in-process, 64 conn, msgs/s ÷ net        0.57          0.98          0.98          0.96
+//	HTTP keep-alive 50 conn ÷ net/http       1.36          2.30          2.20          2.15
+//	pinned, 1 conn, msgs/s ÷ C server        0.93          0.82          1.00          0.77
+//	pinned, 1 conn, CPU/round trip ÷ C       1.45          1.50          1.06          1.50
+//	in-process, 1 conn, msgs/s ÷ net         0.17          0.12          0.86          0.18
+//
+// On io_uring, locked wins every loaded row, by 30-70%: its ring runs
+// SINGLE_ISSUER|DEFER_TASKRUN, so the kernel's completion work runs batched
+// inside the loop's own io_uring_enter instead of interrupting whichever
+// thread submitted. Parked wins only the one-connection rows (13% pinned;
+// 38% in-process, where both are far behind net). On epoll the two tie
+// under load and parked wins the one-connection rows outright (one context
+// switch per round trip instead of 1.8, 27 µs of CPU instead of 38,
+// in-process 175k against 37k round trips/s): a parked loop wakes from the
+// netpoller with no thread hand-off. A service that mostly waits on a few
+// connections per loop may prefer parked on io_uring too
+// (RINGLOOP_THREADING=parked).
+//
+// A group follows its mode's loop count: GOMAXPROCS-1 locked loops (at
+// least one), GOMAXPROCS parked ones.
 //
 // # Identity
 //

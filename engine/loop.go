@@ -106,12 +106,15 @@ func New(opts ...Option) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.threading = th
-	c.drv.Parked = th == ThreadingParked
+	c.threading = th // 0: the default of whichever backend opens
 	d, why, err := openDriver(&c)
 	if err != nil {
 		return nil, err
 	}
+	if th == 0 {
+		th = DefaultThreading(backendOf(d))
+	}
+	c.threading = th
 	l := &Loop{
 		cfg:       c,
 		drv:       d,

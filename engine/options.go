@@ -25,7 +25,7 @@ type config struct {
 	onStall        func(StallReport)
 	rebuildAfter   int
 	busyPoll       time.Duration
-	threading      Threading                                  // 0: RINGLOOP_THREADING, else DefaultThreading
+	threading      Threading                                  // 0: RINGLOOP_THREADING, else the backend's DefaultThreading
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
 }
 

@@ -24,9 +24,24 @@ const (
 	ThreadingLocked
 )
 
-// DefaultThreading is the mode a loop runs without WithThreading or
-// RINGLOOP_THREADING; see the package doc for the measurements behind it.
-const DefaultThreading = ThreadingParked
+// DefaultThreading is the mode a loop on backend b runs without
+// WithThreading or RINGLOOP_THREADING: locked on io_uring, parked on epoll
+// (BackendAuto: io_uring's, the automatic choice wherever it runs). The
+// package doc has the measurements behind it.
+func DefaultThreading(b Backend) Threading {
+	if b == BackendEpoll {
+		return ThreadingParked
+	}
+	return ThreadingLocked
+}
+
+// backendOf names the Backend a driver is.
+func backendOf(d interface{ Name() string }) Backend {
+	if d.Name() == "epoll" {
+		return BackendEpoll
+	}
+	return BackendUring
+}
 
 // ThreadingEnv names the environment variable operators use to choose the
 // threading mode ("parked" or "locked") when no option does.
@@ -46,7 +61,7 @@ func (t Threading) String() string {
 }
 
 // ParseThreading reads "parked" and "locked"; "" and "default" return 0,
-// which means DefaultThreading.
+// which means the backend's DefaultThreading.
 func ParseThreading(s string) (Threading, error) {
 	switch s {
 	case "", "default":
@@ -59,8 +74,9 @@ func ParseThreading(s string) (Threading, error) {
 	return 0, fmt.Errorf("engine: unknown threading mode %q (want parked or locked)", s)
 }
 
-// ResolveThreading returns t, else the mode RINGLOOP_THREADING names, else
-// DefaultThreading; an unknown value in the variable is an error naming it.
+// ResolveThreading returns t, else the mode RINGLOOP_THREADING names, else 0:
+// the loop then runs its backend's DefaultThreading. An unknown value in the
+// variable is an error naming it.
 func ResolveThreading(t Threading) (Threading, error) {
 	if t != 0 {
 		return t, nil
@@ -69,14 +85,11 @@ func ResolveThreading(t Threading) (Threading, error) {
 	if err != nil {
 		return 0, fmt.Errorf("engine: %s: %w", ThreadingEnv, err)
 	}
-	if env != 0 {
-		return env, nil
-	}
-	return DefaultThreading, nil
+	return env, nil
 }
 
 // WithThreading chooses the threading mode (default: RINGLOOP_THREADING,
-// else DefaultThreading). An option wins over the environment.
+// else the backend's DefaultThreading). An option wins over the environment.
 func WithThreading(t Threading) Option {
 	return func(c *config) error {
 		if t != ThreadingParked && t != ThreadingLocked {

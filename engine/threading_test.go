@@ -20,11 +20,28 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	_, err := engine.New(engine.WithThreading(0))
 	require.Error(t, err, "an unset mode is not a choice")
 
+	// Without a choice each backend runs its own default: locked on
+	// io_uring, parked on epoll.
+	require.Equal(t, engine.ThreadingLocked, engine.DefaultThreading(engine.BackendUring))
+	require.Equal(t, engine.ThreadingParked, engine.DefaultThreading(engine.BackendEpoll))
 	t.Setenv(engine.ThreadingEnv, "")
 	l, err := engine.New()
 	require.NoError(t, err)
 	defer l.Close()
-	require.Equal(t, engine.DefaultThreading, l.Threading())
+	b, err := engine.ParseBackend(l.Backend().Name)
+	require.NoError(t, err)
+	require.Equal(t, engine.DefaultThreading(b), l.Threading(), "auto chose %s", l.Backend().Name)
+	le, err := engine.New(engine.WithBackend(engine.BackendEpoll))
+	require.NoError(t, err)
+	defer le.Close()
+	require.Equal(t, engine.ThreadingParked, le.Threading())
+	if testenv.HaveUring(t) {
+		lu, err := engine.New(engine.WithBackend(engine.BackendUring))
+		require.NoError(t, err)
+		defer lu.Close()
+		require.Equal(t, engine.ThreadingLocked, lu.Threading())
+		require.Equal(t, engine.ThreadingLocked, lu.Backend().Threading)
+	}
 
 	t.Setenv(engine.ThreadingEnv, "parked")
 	l2, err := engine.New()

@@ -52,21 +52,18 @@ func New(opts ...Option) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Without WithLoops the count follows the threading mode, which without
+	// a choice is the first loop's backend's default: build that loop first.
 	n := c.loops
-	if n == 0 {
-		n = DefaultLoopsFor(th)
-	}
-	g := &Group{
-		loops: make([]*engine.Loop, 0, n),
-		index: make(map[*engine.Loop]int, n),
-		load:  make([]loadCounter, n),
-	}
+	g := &Group{}
 	// Bound to the group: awaiting it on one of its loops fails at once
 	// with tasks.ErrDeadlock.
 	g.term = tasks.NewPromise[struct{}](g)
-	for i := range n {
+	for i := 0; i == 0 || i < n; i++ {
 		lo := make([]engine.Option, 0, len(c.engine)+5)
-		lo = append(lo, engine.WithThreading(th)) // engine options may override...
+		if th != 0 {
+			lo = append(lo, engine.WithThreading(th)) // engine options may override...
+		}
 		lo = append(lo, c.engine...)
 		if c.name != "" {
 			lo = append(lo, engine.WithName(fmt.Sprintf("%s-%d", c.name, i)))
@@ -81,7 +78,21 @@ func New(opts ...Option) (*Group, error) {
 		l, err := engine.New(lo...)
 		if err != nil {
 			g.abort()
+			if n == 0 {
+				return nil, fmt.Errorf("loopgroup: building loop 0: %w", err)
+			}
 			return nil, fmt.Errorf("loopgroup: building loop %d of %d: %w", i, n, err)
+		}
+		if i == 0 {
+			if th == 0 {
+				th = l.Threading() // the others run as the first does
+			}
+			if n == 0 {
+				n = DefaultLoopsFor(l.Threading())
+			}
+			g.loops = make([]*engine.Loop, 0, n)
+			g.index = make(map[*engine.Loop]int, n)
+			g.load = make([]loadCounter, n)
 		}
 		g.index[l] = i
 		g.loops = append(g.loops, l)

@@ -22,7 +22,7 @@ func TestNewDefaultsAndAccessors(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithName("io"))
-		require.Equal(t, loopgroup.DefaultLoops(), g.Len())
+		require.Equal(t, loopgroup.DefaultLoopsFor(g.Loop(0).Threading()), g.Len())
 		loops := g.Loops()
 		require.Len(t, loops, g.Len())
 		loops[0] = nil // a copy: the group is unaffected

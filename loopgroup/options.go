@@ -24,17 +24,6 @@ type config struct {
 	threading  engine.Threading
 }
 
-// DefaultLoops is the loop count New uses without WithLoops, for the
-// threading mode RINGLOOP_THREADING or engine.DefaultThreading selects (see
-// DefaultLoopsFor).
-func DefaultLoops() int {
-	t, err := engine.ResolveThreading(0)
-	if err != nil {
-		t = engine.DefaultThreading
-	}
-	return DefaultLoopsFor(t)
-}
-
 // DefaultLoopsFor is the default loop count for threading mode t: one loop
 // per GOMAXPROCS for parked loops, which hold a P only while they work; one
 // fewer (at least one) for locked loops, which keep a P idle for the Go
@@ -54,8 +43,9 @@ func (c *config) needsLocked() bool {
 }
 
 // threadingMode resolves the group's threading mode: WithThreading, else
-// locked when a thread setting needs it, else RINGLOOP_THREADING, else
-// engine.DefaultThreading.
+// locked when a thread setting needs it, else RINGLOOP_THREADING, else 0:
+// the first loop's backend decides (engine.DefaultThreading), and the
+// others follow it.
 func (c *config) threadingMode() (engine.Threading, error) {
 	if c.needsLocked() {
 		if c.threading == engine.ThreadingParked {
@@ -69,7 +59,8 @@ func (c *config) threadingMode() (engine.Threading, error) {
 // WithThreading sets every loop's threading mode (engine.WithThreading) and
 // the default loop count that goes with it (DefaultLoopsFor). Without it the
 // loops are locked when WithCPUAffinity, WithThreadNames or WithThreadInit
-// is given, else RINGLOOP_THREADING or engine.DefaultThreading decides.
+// is given, else RINGLOOP_THREADING, else the backend's
+// engine.DefaultThreading decides (locked on io_uring, parked on epoll).
 func WithThreading(t engine.Threading) Option {
 	return func(c *config) error {
 		if t != engine.ThreadingParked && t != engine.ThreadingLocked {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/loopgroup"
 )
 
@@ -26,11 +27,32 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 		require.NoError(t, g.Close())
 	}
 
+	// Without a choice the first loop's backend decides the mode, and the
+	// count and the other loops follow it.
+	for _, b := range []engine.Backend{engine.BackendEpoll, engine.BackendUring} {
+		if b == engine.BackendUring && !testenv.HaveUring(t) {
+			continue
+		}
+		g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(b)))
+		require.NoError(t, err)
+		th := engine.DefaultThreading(b)
+		require.Equal(t, loopgroup.DefaultLoopsFor(th), g.Len(), "%v", b)
+		for _, l := range g.All() {
+			require.Equal(t, th, l.Threading(), "%v", b)
+		}
+		require.NoError(t, g.Close())
+	}
 	t.Setenv(engine.ThreadingEnv, "parked")
-	require.Equal(t, loopgroup.DefaultLoopsFor(engine.ThreadingParked), loopgroup.DefaultLoops())
+	g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendUring)))
+	if testenv.HaveUring(t) {
+		require.NoError(t, err)
+		require.Equal(t, loopgroup.DefaultLoopsFor(engine.ThreadingParked), g.Len(), "the environment chose")
+		require.Equal(t, engine.ThreadingParked, g.Loop(0).Threading())
+		require.NoError(t, g.Close())
+	}
 
 	// Thread settings need locked loops: they select them, and refuse parked.
-	g, err := loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithCPUAffinity(0))
+	g, err = loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithCPUAffinity(0))
 	require.NoError(t, err)
 	require.Equal(t, engine.ThreadingLocked, g.Loop(0).Threading())
 	require.NotZero(t, g.Loop(0).ThreadID())

@@ -20,7 +20,7 @@ func init() {
 }
 
 func startNetHTTPRingloop(c Config) (Server, error) {
-	mode, opts, err := ringloopThreading(c.Threading)
+	opts, err := ringloopThreading(c.Threading)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func startNetHTTPRingloop(c Config) (Server, error) {
 	srv := &http.Server{Handler: h}
 	go func() { _ = srv.Serve(ln) }()
 	bi := loop.Backend()
-	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name, Threading: mode, Detail: "net/http on netconn; " + bi.Features.String()},
+	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name, Threading: loop.Threading().String(), Detail: "net/http on netconn; " + bi.Features.String()},
 		close: func() error {
 			_ = srv.Close()
 			_, err := loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())

@@ -29,7 +29,7 @@ type ringloopServer struct {
 }
 
 func startRingloopEcho(b engine.Backend, c Config) (Server, error) {
-	_, opts, err := ringloopThreading(c.Threading)
+	opts, err := ringloopThreading(c.Threading)
 	if err != nil {
 		return nil, err
 	}

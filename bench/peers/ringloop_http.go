@@ -42,7 +42,7 @@ type ringloopHTTP struct {
 var plaintext = []byte(PlaintextBody)
 
 func startRingloopHTTP(b engine.Backend, c Config, adapter bool) (Server, error) {
-	mode, opts, err := ringloopThreading(c.Threading)
+	opts, err := ringloopThreading(c.Threading)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func startRingloopHTTP(b engine.Backend, c Config, adapter bool) (Server, error)
 		return nil, err
 	}
 	bi := loop.Backend()
-	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name, Threading: mode, Detail: bi.Features.String()}}, nil
+	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name, Threading: loop.Threading().String(), Detail: bi.Features.String()}}, nil
 }
 
 func (s *ringloopHTTP) Addr() string { return s.addr }

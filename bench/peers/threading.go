@@ -12,16 +12,14 @@ func RingloopModes() []string {
 	return []string{engine.ThreadingParked.String(), engine.ThreadingLocked.String()}
 }
 
-// ringloopThreading resolves the mode a ringloop server runs in (the flag,
-// else RINGLOOP_THREADING, else the engine's default, as the engine itself
-// resolves it) and the option that selects it.
-func ringloopThreading(mode string) (string, []engine.Option, error) {
+// ringloopThreading returns the option that selects the mode a ringloop
+// server runs in: the flag, else none, so that RINGLOOP_THREADING or the
+// engine's default for its backend decides, as for any program. Servers
+// report the mode their loop runs (Loop.Threading).
+func ringloopThreading(mode string) ([]engine.Option, error) {
 	t, err := engine.ParseThreading(mode)
-	if err != nil {
-		return "", nil, err
+	if err != nil || t == 0 {
+		return nil, err
 	}
-	if t, err = engine.ResolveThreading(t); err != nil {
-		return "", nil, err
-	}
-	return t.String(), []engine.Option{engine.WithThreading(t)}, nil
+	return []engine.Option{engine.WithThreading(t)}, nil
 }

@@ -17,6 +17,7 @@ func TestRingloopThreadingModes(t *testing.T) {
 		{"locked", "", "locked"},
 		{"", "parked", "parked"},
 		{"locked", "parked", "locked"}, // the flag wins
+		{"", "", "parked"},             // epoll's default
 	} {
 		t.Setenv(ThreadingEnv, tc.env)
 		srv, err := p.Start(Config{Addr: "127.0.0.1:0", Threading: tc.flag})

@@ -104,7 +104,7 @@ func startNetconnTLSEcho(c Config) (Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	mode, opts, err := ringloopThreading(c.Threading)
+	opts, err := ringloopThreading(c.Threading)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func startNetconnTLSEcho(c Config) (Server, error) {
 	}
 	go serveTLSEcho(tls.NewListener(ln, cfg))
 	bi := loop.Backend()
-	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name, Threading: mode, Detail: "crypto/tls 1.3, ECDSA P-256, on netconn; " + bi.Features.String()},
+	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name, Threading: loop.Threading().String(), Detail: "crypto/tls 1.3, ECDSA P-256, on netconn; " + bi.Features.String()},
 		close: func() error {
 			_ = ln.Close()
 			_, err := loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())

@@ -33,9 +33,9 @@ func (c Combo) Options(more ...engine.Option) []engine.Option {
 		engine.WithThreading(c.Threading)}, more...)
 }
 
-// Threadings lists the threading modes, the default first.
-func Threadings() []engine.Threading {
-	if engine.DefaultThreading == engine.ThreadingParked {
+// Threadings lists the threading modes, backend b's default first.
+func Threadings(b engine.Backend) []engine.Threading {
+	if engine.DefaultThreading(b) == engine.ThreadingParked {
 		return []engine.Threading{engine.ThreadingParked, engine.ThreadingLocked}
 	}
 	return []engine.Threading{engine.ThreadingLocked, engine.ThreadingParked}
@@ -48,7 +48,7 @@ func Combos() []Combo {
 	var out []Combo
 	for _, b := range backends {
 		for _, p := range drivertest.Profiles() {
-			for _, th := range Threadings() {
+			for _, th := range Threadings(b) {
 				out = append(out, Combo{b, p, th})
 			}
 		}
@@ -70,7 +70,7 @@ func ForEach(t *testing.T, fn func(t *testing.T, c Combo)) {
 // features.
 func ForEachBackend(t *testing.T, fn func(t *testing.T, c Combo)) {
 	for _, b := range backends {
-		for _, th := range Threadings() {
+		for _, th := range Threadings(b) {
 			c := Combo{b, driver.Native, th}
 			t.Run(c.String(), func(t *testing.T) { c.Need(t); fn(t, c) })
 		}
