@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/bench/peers"
+	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/bench/runner"
 	"github.com/ringloop/ringloop/bench/stats"
 )
@@ -79,9 +80,10 @@ func table(res runner.CaseResult, ref, unit, per, short string) {
 			fmt.Printf("%-28s not measured: %s\n", row.Label, row.Error)
 			continue
 		}
-		fmt.Printf("%-28s %-9s %-10s %4s %22s %9.0f %9.0f %11.2f\n", row.Label, row.Backend, row.Threading, row.GOMAXPROCS,
+		fmt.Printf("%-28s %-9s %-10s %4s %22s %9.0f %9.0f %11.2f\n", row.Label+defaultMark(row), row.Backend, row.Threading, row.GOMAXPROCS,
 			spread(row.Rate), float64(row.P50.Median), float64(row.P99.Median), float64(row.CPUPerReq.Median))
 	}
+	fmt.Println("(* the mode a loop on that backend runs by default)")
 	fmt.Println()
 	for _, row := range res.Rows {
 		if row.Peer == ref || base == nil || !row.Rate.Valid() || !base.Rate.Valid() {
@@ -98,6 +100,16 @@ func table(res runner.CaseResult, ref, unit, per, short string) {
 		fmt.Printf("Verdict: %s is %s %s here: %.2f× its %s, p99 %.0f vs %.0f µs, %.2f vs %.2f CPU µs per %s.\n",
 			row.Label, verdict, ref, x, unit, float64(row.P99.Median), float64(base.P99.Median), float64(row.CPUPerReq.Median), float64(base.CPUPerReq.Median), per)
 	}
+}
+
+// defaultMark flags a ringloop row that runs its backend's default
+// threading mode, the one a program gets without choosing.
+func defaultMark(row runner.Row) string {
+	b, err := engine.ParseBackend(row.Backend)
+	if err != nil || !strings.HasPrefix(row.Peer, "ringloop") || row.Threading != engine.DefaultThreading(b).String() {
+		return ""
+	}
+	return " *"
 }
 
 func spread(s stats.Spread) string {
