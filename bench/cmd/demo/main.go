@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/bench/peers"
-	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/bench/runner"
 	"github.com/ringloop/ringloop/bench/stats"
+	"github.com/ringloop/ringloop/engine"
 )
 
 func main() {
