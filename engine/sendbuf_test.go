@@ -53,7 +53,7 @@ func TestIdleConnTrimsSendBuffers(t *testing.T) {
 		require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(64<<10))
 		conn := <-opened
 
-		const chunk, chunks = 64 << 10, 64 // 4 MiB a burst
+		const chunk, chunks = 64 << 10, 32 // 2 MiB a burst
 		var sent bytes.Buffer
 		burst := func(seed byte) [][]byte {
 			ps := make([][]byte, chunks)
