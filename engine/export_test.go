@@ -46,3 +46,16 @@ func UseFakeClock() (clock *atomic.Int64, restore func()) {
 
 // TaskBatch (tests only) is how many tasks run between clock reads.
 const TaskBatch = taskBatch
+
+// MaxIdleBuffer (tests only) is the most a connection keeps of each send
+// buffer between bursts.
+const MaxIdleBuffer = maxIdleBuffer
+
+// SendBufferCaps (tests only, on the loop) returns the capacities of the
+// buffers a connection keeps for sending: the outbound buffer, the one
+// handed to the driver, and AsyncWrite's current and spare batches.
+func (c *Conn) SendBufferCaps() (out, sending, asyncBuf, asyncSpare int) {
+	c.async.mu.Lock()
+	defer c.async.mu.Unlock()
+	return cap(c.out), cap(c.sending), cap(c.async.buf), cap(c.async.spare)
+}

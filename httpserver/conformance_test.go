@@ -34,6 +34,15 @@ type conformance struct {
 
 var bigHeader = "X-Big: " + strings.Repeat("b", 20000) + "\r\n"
 
+// headerLines returns n distinct header lines ("X-H0000: v").
+func headerLines(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "X-H%04d: v\r\n", i)
+	}
+	return b.String()
+}
+
 var conformanceTable = []conformance{
 	{name: "get", raw: "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", resps: 1},
 	{name: "query and repeated headers", raw: "GET /a/b?x=1&y=%20 HTTP/1.1\r\nHost: h\r\nx-a: 1\r\nX-A: 2\r\naccept: */*\r\n\r\n", resps: 1},
@@ -107,8 +116,10 @@ var conformanceTable = []conformance{
 	{name: "TE on HTTP/1.0", raw: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", resps: 1, want: "400 close"},
 	{name: "TE vertical tab", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\x0bchunked\r\n\r\n0\r\n\r\n", resps: 1},
 
-	// limits (servers run with 4 KiB of headers, 2 KiB request lines, 64 KiB bodies)
+	// limits (servers run with 4 KiB of headers, 100 header lines, 2 KiB request lines, 64 KiB bodies)
 	{name: "header too large", raw: "GET / HTTP/1.1\r\nHost: h\r\n" + bigHeader + "\r\n", resps: 1},
+	{name: "header lines at the limit", raw: "GET / HTTP/1.1\r\nHost: h\r\n" + headerLines(99) + "\r\n", resps: 1},
+	{name: "too many header lines", raw: "GET / HTTP/1.1\r\nHost: h\r\n" + headerLines(100) + "\r\n", resps: 1, want: "431 close"},
 	{name: "request line too long", raw: "GET /" + strings.Repeat("u", 3000) + " HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1, want: "414 close"},
 	{name: "body too large", raw: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 70000\r\n\r\n" + strings.Repeat("x", 70000), resps: 1, want: "413 close"},
 	{name: "chunked body too large", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n11170\r\n" + strings.Repeat("x", 70000) + "\r\n0\r\n\r\n", resps: 1, want: "413 close"},

@@ -117,6 +117,8 @@
 //     and the handler answers (400 from the echo handler of the test).
 //   - A request line over the request-line limit: 414; net/http has only the
 //     header limit (431).
+//   - More header lines than the header-line limit: 431 and close; net/http
+//     limits only the header bytes.
 //   - A body over the body limit: 413; net/http has no default limit (it
 //     streams bodies).
 //   - 100 Continue is sent as soon as the head is read; net/http sends it

@@ -449,7 +449,7 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 			lo, hi := p.rpos, p.rpos+i
 			p.rpos += i + 1
 			p.trailerN += i + 1
-			if p.trailerN > p.lim.maxHeaderBytes || len(p.trailers) >= p.lim.maxHeaders {
+			if p.trailerN > p.lim.maxHeaderBytes {
 				return false, errHeaderTooBig
 			}
 			if hi > lo && b[hi-1] == '\r' {
@@ -458,6 +458,11 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 			if hi == lo {
 				p.cphase = chunkDone
 				return true, nil
+			}
+			// Counted as header lines are: the blank line ending the
+			// trailers is not one.
+			if len(p.trailers) >= p.lim.maxHeaders {
+				return false, errHeaderTooBig
 			}
 			f, err := parseField(b, lo, hi)
 			if err != nil {

@@ -415,3 +415,69 @@ func TestResponseController(t *testing.T) {
 		require.ErrorIs(t, <-errs, http.ErrNotSupported)
 	})
 }
+
+// TestHeaderLineLimit: the header-line limit counts every field line, Host
+// included: a request with exactly that many is served, one more line gets
+// 431 and the connection closes. The trailers of a chunked body have the
+// same limit. The default is DefaultMaxHeaders; WithLimits sets another.
+func TestHeaderLineLimit(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		for _, tc := range []struct {
+			name  string
+			limit int
+			opts  []httpserver.Option
+		}{
+			{"default", httpserver.DefaultMaxHeaders, nil},
+			{"WithLimits", 10, []httpserver.Option{httpserver.WithLimits(0, 10, 0, 0)}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				fast, err := httpserver.New(fastEcho, tc.opts...)
+				require.NoError(t, err)
+				adapter, err := httpserver.NewHTTP(stdEcho, tc.opts...)
+				require.NoError(t, err)
+				for name, base := range map[string]string{"fast": onLoop(t, c, fast), "adapter": onLoop(t, c, adapter)} {
+					// n field lines: Host and n-1 others.
+					headers := func(n int) string { return "GET / HTTP/1.1\r\nHost: h\r\n" + headerLines(n-1) + "\r\n" }
+					// n trailer lines after an empty chunked body.
+					trailers := func(n int) string {
+						return "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + headerLines(n) + "\r\n"
+					}
+					for _, req := range []struct {
+						what string
+						raw  string
+						code int
+					}{
+						{"headers at the limit", headers(tc.limit), http.StatusOK},
+						{"headers past the limit", headers(tc.limit + 1), http.StatusRequestHeaderFieldsTooLarge},
+						{"trailers at the limit", trailers(tc.limit), http.StatusOK},
+						{"trailers past the limit", trailers(tc.limit + 1), http.StatusRequestHeaderFieldsTooLarge},
+					} {
+						conn := dial(t, base)
+						_, err := io.WriteString(conn, req.raw)
+						require.NoError(t, err)
+						br := bufio.NewReader(conn)
+						res, err := http.ReadResponse(br, nil)
+						require.NoError(t, err, "%s: %s", name, req.what)
+						body, err := io.ReadAll(res.Body)
+						require.NoError(t, err)
+						require.Equal(t, req.code, res.StatusCode, "%s: %s\n%s", name, req.what, body)
+						if req.code == http.StatusOK {
+							last := fmt.Sprintf("X-H%04d: v", tc.limit-2) // the last header line
+							if strings.HasPrefix(req.what, "trailers") {
+								last = fmt.Sprintf("X-H%04d: v", tc.limit-1)
+							}
+							require.Contains(t, string(body), last, "%s: %s: the last line was read", name, req.what)
+							continue
+						}
+						require.True(t, res.Close, "%s: %s: the refusal says it closes", name, req.what)
+						_, err = br.ReadByte() // EOF (or a reset): anything but a timeout
+						var ne net.Error
+						require.False(t, err == nil || errors.As(err, &ne) && ne.Timeout(),
+							"%s: %s: the connection stays open after the refusal (%v)", name, req.what, err)
+					}
+				}
+			})
+		}
+	})
+}

@@ -9,9 +9,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,6 +60,192 @@ func TestAsyncWriteBeforeCloseIsSent(t *testing.T) {
 		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrConnClosed)
 		require.ErrorIs(t, conn.AsyncWrite([]byte("late")), engine.ErrConnClosed)
 	})
+}
+
+// TestAsyncWriteBeforePeerFINIsSent: a peer's FIN racing an off-loop
+// producer's AsyncWrites loses nothing. By default the FIN closes the
+// connection gracefully (with a HalfCloseHandler, here one whose
+// OnReadClosed calls Close, the handler decides): either way the peer reads
+// exactly the bytes of every AsyncWrite that returned nil, in order, then
+// EOF, and the producer's first refusal other than ErrWriteBufferFull is
+// ErrConnClosed. The producer writes until the close stops it, and the
+// clients half-close at different points (at once, or after 1 byte, 64 KiB
+// or 256 KiB of the reply), so every FIN races the producer's writes; no
+// outcome depends on timing.
+func TestAsyncWriteBeforePeerFINIsSent(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		for _, hc := range []bool{false, true} {
+			name, wantClose := "EOFCloses", error(io.EOF)
+			if hc {
+				name, wantClose = "OnReadClosedCloses", engine.ErrConnClosed
+			}
+			t.Run(name, func(t *testing.T) {
+				testenv.CheckLeaks(t)
+				l := newLoop(t, c)
+				const conns = 20
+				fw := &finWriter{results: map[string]chan finResult{}, closed: make(chan error, conns)}
+				var h engine.Handler = fw
+				if hc {
+					h = finWriterHC{fw}
+				}
+				// A small limit keeps each connection's backlog small: the
+				// producer backs off and retries while its writes are
+				// refused as too many.
+				ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithAsyncWriteLimit(64<<10))
+				require.NoError(t, err)
+				defer ln.Close()
+
+				errs := make(chan error, conns)
+				for i := range conns {
+					go func() { errs <- finClient(ln.Addr().String(), fw, finAfter[i%len(finAfter)]) }()
+				}
+				for range conns {
+					require.NoError(t, <-errs) // each client gives up by its deadlines
+				}
+				for range conns {
+					require.ErrorIs(t, waitErr(t, fw.closed), wantClose)
+				}
+			})
+		}
+	})
+}
+
+// finData is what a finWriter's producer writes, in turn and over again:
+// chunks of 4 KiB, each with its own pattern.
+var finData = func() [][]byte {
+	out := make([][]byte, 1024)
+	for i := range out {
+		out[i] = pattern(4<<10, byte(i))
+		out[i][0], out[i][1] = byte(i>>8), byte(i)
+	}
+	return out
+}()
+
+// finStream returns the first n chunks a finWriter's producer writes.
+func finStream(n int) []byte {
+	var b bytes.Buffer
+	for i := range n {
+		b.Write(finData[i%len(finData)])
+	}
+	return b.Bytes()
+}
+
+// finAfter is how many reply bytes the clients read before their FIN.
+var finAfter = []int{0, 1, 64 << 10, 256 << 10}
+
+type finResult struct {
+	accepted int   // chunks AsyncWrite returned nil for, in order
+	err      error // the refusal that stopped the producer
+}
+
+// finWriter starts, at a connection's first byte, a producer goroutine that
+// AsyncWrites finData until the connection refuses (backing off while it is
+// full) and reports how far it got under the peer's address.
+type finWriter struct {
+	mu      sync.Mutex
+	results map[string]chan finResult
+	closed  chan error
+}
+
+func (f *finWriter) result(addr string) chan finResult {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch, ok := f.results[addr]
+	if !ok {
+		ch = make(chan finResult, 1)
+		f.results[addr] = ch
+	}
+	return ch
+}
+
+func (f *finWriter) OnOpen(c *engine.Conn) {}
+
+func (f *finWriter) OnData(c *engine.Conn, b []byte) {
+	if c.Value() != nil {
+		return
+	}
+	c.SetValue(true)
+	ch := f.result(c.RemoteAddr().String())
+	go func() {
+		var r finResult
+		for {
+			r.err = c.AsyncWrite(finData[r.accepted%len(finData)])
+			if errors.Is(r.err, engine.ErrWriteBufferFull) {
+				// Nothing was accepted: a producer's back-off, then the
+				// same chunk again.
+				time.Sleep(50 * time.Microsecond)
+				continue
+			}
+			if r.err != nil {
+				break
+			}
+			r.accepted++
+		}
+		ch <- r
+	}()
+}
+
+func (f *finWriter) OnClose(c *engine.Conn, err error) { f.closed <- err }
+
+// finWriterHC keeps the connection open at the peer's FIN and closes it from
+// OnReadClosed.
+type finWriterHC struct{ *finWriter }
+
+func (f finWriterHC) OnReadClosed(c *engine.Conn) { _ = c.Close() }
+
+// finClient sends one byte, reads after bytes of the reply and half-closes,
+// reads to EOF and checks it got exactly the chunks the server's producer
+// had accepted, and that the producer stopped because the connection closed.
+func finClient(addr string, f *finWriter, after int) error {
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		return err
+	}
+	if _, err := conn.Write([]byte{1}); err != nil {
+		return err
+	}
+	got := make([]byte, after)
+	if _, err := io.ReadFull(conn, got); err != nil {
+		return fmt.Errorf("the first %d reply bytes: %w", after, err)
+	}
+	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+		return err
+	}
+	rest, err := io.ReadAll(conn)
+	if err != nil {
+		return fmt.Errorf("reading to EOF after %d bytes: %w", len(got)+len(rest), err)
+	}
+	got = append(got, rest...)
+
+	var r finResult
+	select {
+	case r = <-f.result(conn.LocalAddr().String()):
+	case <-time.After(30 * time.Second):
+		return errors.New("the producer never stopped")
+	}
+	if !errors.Is(r.err, engine.ErrConnClosed) {
+		return fmt.Errorf("AsyncWrite refused with %v, want ErrConnClosed", r.err)
+	}
+	want := finStream(r.accepted)
+	if !bytes.Equal(want, got) {
+		return fmt.Errorf("FIN after %d bytes: got %d bytes, AsyncWrite accepted %d%s",
+			after, len(got), len(want), firstDiff(want, got))
+	}
+	return nil
+}
+
+// firstDiff describes where got first departs from want.
+func firstDiff(want, got []byte) string {
+	for i := range min(len(want), len(got)) {
+		if want[i] != got[i] {
+			return fmt.Sprintf("; first difference at byte %d", i)
+		}
+	}
+	return ""
 }
 
 // TestAsyncWriteBackpressure: against a peer that never reads, AsyncWrite

@@ -1,0 +1,110 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
+)
+
+// openedConn hands its connection to the test and ignores what it reads.
+type openedConn chan *engine.Conn
+
+func (o openedConn) OnOpen(c *engine.Conn)       { o <- c }
+func (o openedConn) OnData(*engine.Conn, []byte) {}
+func (o openedConn) OnClose(*engine.Conn, error) {}
+
+// onLoop runs fn on l and returns its result.
+func onLoop[T any](t *testing.T, l *engine.Loop, fn func() T) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := engine.Submit(l, func() (T, error) { return fn(), nil }).Await(ctx)
+	require.NoError(t, err)
+	return v
+}
+
+// TestIdleConnTrimsSendBuffers: once bursts of several MiB written through
+// Write and AsyncWrite have drained to a peer that reads, every buffer the
+// connection keeps for sending is back under the idle bound, so an idle
+// connection does not hold on to its largest burst (issue 16, item 8).
+func TestIdleConnTrimsSendBuffers(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		opened := make(openedConn, 1)
+		// Small socket buffers, so the first burst stays in flight while
+		// the next piles up behind it; a limit that lets AsyncWrite take a
+		// whole burst.
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", opened,
+			engine.WithBufferSizes(64<<10, 64<<10), engine.WithAsyncWriteLimit(64<<20))
+		require.NoError(t, err)
+		defer ln.Close()
+		peer, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		defer peer.Close()
+		require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(64<<10))
+		conn := <-opened
+
+		const chunk, chunks = 64 << 10, 32 // 2 MiB a burst
+		var sent bytes.Buffer
+		burst := func(seed byte) [][]byte {
+			ps := make([][]byte, chunks)
+			for i := range ps {
+				ps[i] = make([]byte, chunk)
+				for j := range ps[i] {
+					ps[i][j] = seed + byte(i) + byte(j*7)
+				}
+				sent.Write(ps[i])
+			}
+			return ps
+		}
+		// Two bursts through Write in two tasks: the first is handed to
+		// the driver, the second grows the outbound buffer behind it.
+		for _, seed := range []byte{1, 2} {
+			ps := burst(seed)
+			onLoop(t, l, func() error {
+				for _, p := range ps {
+					if _, err := conn.Write(p); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		// One burst through AsyncWrite while the loop is held, so it
+		// gathers in a single batch.
+		release := make(chan struct{})
+		require.NoError(t, l.ExecuteFunc(func() { <-release }))
+		for _, p := range burst(3) {
+			require.NoError(t, conn.AsyncWrite(p))
+		}
+		close(release)
+
+		_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))
+		got := make([]byte, sent.Len())
+		_, err = io.ReadFull(peer, got)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(sent.Bytes(), got), "the peer got other bytes than were written")
+
+		// Every send has completed once nothing is buffered.
+		testenv.Eventually(t, 10*time.Second, "the sends to complete", func() bool {
+			return onLoop(t, l, conn.Buffered) == 0
+		})
+		caps := onLoop(t, l, func() [4]int {
+			o, s, b, sp := conn.SendBufferCaps()
+			return [4]int{o, s, b, sp}
+		})
+		for i, name := range []string{"outbound", "sending", "async batch", "async spare"} {
+			require.LessOrEqual(t, caps[i], engine.MaxIdleBuffer, "an idle connection keeps a %d-byte %s buffer", caps[i], name)
+		}
+		require.NoError(t, conn.Close())
+	})
+}
