@@ -1,5 +1,5 @@
 // Package proc reads what a server process cost from /proc: CPU time,
-// context switches and resident memory.
+// context switches, resident memory and threads.
 package proc
 
 import (
@@ -22,6 +22,7 @@ type Sample struct {
 	Voluntary   int64         // context switches, summed over live threads
 	Involuntary int64
 	RSS         int64 // bytes
+	Threads     int64 // entries of /proc/PID/task: the threads alive now
 }
 
 // Read samples process pid.
@@ -44,8 +45,14 @@ func Read(pid int) (Sample, error) {
 	s.RSS *= 1024
 	// Each thread's switches live in its own status file: the process's
 	// file shows only the main thread's.
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-	for _, t := range tasks {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tids, err := Tasks(dir)
+	if err != nil {
+		return s, err
+	}
+	s.Threads = int64(len(tids))
+	for _, tid := range tids {
+		t := filepath.Join(dir, tid, "status")
 		b, err := os.ReadFile(t)
 		if err != nil {
 			continue // the thread exited
@@ -63,7 +70,27 @@ func Read(pid int) (Sample, error) {
 
 // Sub is the difference s - o.
 func (s Sample) Sub(o Sample) Sample {
-	return Sample{CPU: s.CPU - o.CPU, Voluntary: s.Voluntary - o.Voluntary, Involuntary: s.Involuntary - o.Involuntary, RSS: s.RSS - o.RSS}
+	return Sample{CPU: s.CPU - o.CPU, Voluntary: s.Voluntary - o.Voluntary, Involuntary: s.Involuntary - o.Involuntary,
+		RSS: s.RSS - o.RSS, Threads: s.Threads - o.Threads}
+}
+
+// Tasks lists the thread ids in dir, a /proc/PID/task directory: the
+// entries whose names are decimal numbers (anything else is not a thread).
+func Tasks(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var tids []string
+	for _, e := range ents {
+		if _, err := strconv.ParseUint(e.Name(), 10, 64); err == nil {
+			tids = append(tids, e.Name())
+		}
+	}
+	if len(tids) == 0 {
+		return nil, fmt.Errorf("proc: no threads in %s", dir)
+	}
+	return tids, nil
 }
 
 // ParseStatCPU reads utime + stime from the text of /proc/PID/stat. The

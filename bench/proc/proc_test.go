@@ -2,6 +2,9 @@ package proc
 
 import (
 	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,4 +55,49 @@ func TestReadSelfCountsWork(t *testing.T) {
 		}
 	}
 	_ = x
+}
+
+// Tasks counts only the numeric entries of a task directory, and a process
+// always has at least its main thread.
+func TestTasksCountsThreadIDs(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"4242", "4243", "17", "self", "4x", "-1"} {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, n), 0o755))
+	}
+	tids, err := Tasks(dir)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"4242", "4243", "17"}, tids)
+
+	_, err = Tasks(t.TempDir())
+	require.Error(t, err, "an empty task directory is no process")
+	_, err = Tasks(filepath.Join(dir, "missing"))
+	require.Error(t, err)
+}
+
+// Read counts every thread: k goroutines locked to their threads and
+// parked each hold one, and the goroutine calling Read runs on another.
+func TestReadCountsThreads(t *testing.T) {
+	const k = 8
+	release := make(chan struct{})
+	var locked sync.WaitGroup
+	var done sync.WaitGroup
+	for range k {
+		locked.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			locked.Done()
+			<-release
+		}()
+	}
+	locked.Wait()
+	s, err := Read(os.Getpid())
+	close(release)
+	done.Wait()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, s.Threads, int64(k+1))
+	before := Sample{Threads: 3}
+	require.Equal(t, s.Threads-3, s.Sub(before).Threads, "Sub gives the threads added")
 }

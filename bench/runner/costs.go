@@ -73,6 +73,48 @@ func (r *Runner) idle(ctx context.Context, c Case, srv *server, rd *Round) error
 	return nil
 }
 
+// rest reads what a server costs with no client at all: after c.Warmup to
+// settle (start-up work done), it samples /proc, waits c.Duration and
+// samples again. CPU is counted in 10 ms ticks, so the window must be long
+// for a small figure to mean anything (10 s: 0.1% of a core per tick).
+// New threads is the net change in the thread count over the window.
+func rest(ctx context.Context, c Case, pid int, rd *Round) error {
+	if err := sleep(ctx, c.Warmup); err != nil {
+		return err
+	}
+	s0, err := proc.Read(pid)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := sleep(ctx, c.Duration); err != nil {
+		return err
+	}
+	s1, err := proc.Read(pid)
+	if err != nil {
+		return err
+	}
+	wall := time.Since(t0)
+	d := s1.Sub(s0)
+	rd.RestCPU = stats.Num(100 * d.CPU.Seconds() / wall.Seconds())
+	rd.Threads = stats.Num(s1.Threads)
+	rd.NewThreads = stats.Num(d.Threads)
+	rd.WakeupsPerS = stats.Num(float64(d.Voluntary) / wall.Seconds())
+	return nil
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // settled samples pid until two readings 100 ms apart agree within 1% (a
 // Go server may still be freeing what it used), at most 20 times.
 func settled(pid int, prev proc.Sample) (proc.Sample, error) {

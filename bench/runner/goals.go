@@ -17,6 +17,7 @@ type goal struct {
 	ratio func(rep Report, peer, mode string) (float64, bool)
 	meets func(float64) bool
 	only  []string // the peers it judges; nil: every row of its table
+	prec  int      // decimals shown
 }
 
 // goalTable is one table of goals: the ringloop rows of one kind of load.
@@ -35,33 +36,38 @@ var goalTables = []goalTable{
 }
 
 var waitWakeGoals = []goal{
-	{"in-process 64 conn ÷ net", "≥ 1.5", rateVs("i2-echo-c64-128", "net"), atLeast(1.5), nil},
-	{"1 conn p50 ÷ net", "≤ 0.9", figureVs("p1-echo-c1-128", "net", func(r Row) stats.Spread { return r.P50 }), atMost(0.9), nil},
-	{"1 conn CPU/rt ÷ C", "≤ 1.15", figureVs("p1-echo-c1-128", "c-liburing", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1.15), nil},
-	{"64 conn ÷ best of net, gnet", "≥ 1.25", rateVs("p1-echo-c64-128", "net", "gnet"), atLeast(1.25), nil},
-	{"256 conn ÷ best of net, gnet", "≥ 1.25", rateVs("p1-echo-c256-128", "net", "gnet"), atLeast(1.25), nil},
-	{"64 conn CPU/msg ÷ C", "≤ 1", figureVs("p1-echo-c64-128", "c-liburing", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1), nil},
-	{"64 conn GOMAXPROCS 2 ÷ 1", "≥ 0.95", selfVs("p2-echo-c64-128", "p1-echo-c64-128"), atLeast(0.95), nil},
-	{"64 conn GOMAXPROCS 4 ÷ 1", "≥ 0.95", selfVs("p4-echo-c64-128", "p1-echo-c64-128"), atLeast(0.95), nil},
+	{"in-process 64 conn ÷ net", "≥ 1.5", rateVs("i2-echo-c64-128", "net"), atLeast(1.5), nil, 2},
+	{"1 conn p50 ÷ net", "≤ 0.9", figureVs("p1-echo-c1-128", "net", func(r Row) stats.Spread { return r.P50 }), atMost(0.9), nil, 2},
+	{"1 conn CPU/rt ÷ C", "≤ 1.15", figureVs("p1-echo-c1-128", "c-liburing", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1.15), nil, 2},
+	{"64 conn ÷ best of net, gnet", "≥ 1.25", rateVs("p1-echo-c64-128", "net", "gnet"), atLeast(1.25), nil, 2},
+	{"256 conn ÷ best of net, gnet", "≥ 1.25", rateVs("p1-echo-c256-128", "net", "gnet"), atLeast(1.25), nil, 2},
+	{"64 conn CPU/msg ÷ C", "≤ 1", figureVs("p1-echo-c64-128", "c-liburing", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1), nil, 2},
+	{"64 conn GOMAXPROCS 2 ÷ 1", "≥ 0.95", selfVs("p2-echo-c64-128", "p1-echo-c64-128"), atLeast(0.95), nil, 2},
+	{"64 conn GOMAXPROCS 4 ÷ 1", "≥ 0.95", selfVs("p4-echo-c64-128", "p1-echo-c64-128"), atLeast(0.95), nil, 2},
+	// Figures, not ratios: a loop with nothing to do must cost (almost)
+	// nothing and start no threads.
+	{"idle loop CPU % of a core", "< 0.5", own("p1-rest-echo", func(r Row) stats.Spread { return r.RestCPU }), below(0.5), nil, 2},
+	{"new threads", "= 0", own("p1-rest-echo", func(r Row) stats.Spread { return r.NewThreads }), equal(0), nil, 0},
 }
 
 // fastAPI names the httpserver rows that serve with the fast API.
 var fastAPI = []string{"ringloop-http-uring", "ringloop-http-epoll"}
 
 var httpGoals = []goal{
-	{"keep-alive 50 ÷ net/http", "≥ 3", rateVs("p1-http-c50", "net/http"), atLeast(3), fastAPI},
-	{"adapter keep-alive 50 ÷ net/http", "≥ 1.5", rateVs("p1-http-c50", "net/http"), atLeast(1.5), []string{"ringloop-http-adapter"}},
-	{"keep-alive 50 ÷ fasthttp", "≥ 1.3", rateVs("p1-http-c50", "fasthttp"), atLeast(1.3), fastAPI},
-	{"pipelined 16 ÷ fasthttp", "≥ 1.2", rateVs("p1-http-c256-p16", "fasthttp"), atLeast(1.2), fastAPI},
-	{"p99 at 70% of net/http's peak ÷ net/http's", "≤ 0.33", figureVs("p1-open-c50-70", "net/http", func(r Row) stats.Spread { return r.P99 }), atMost(1.0 / 3), nil},
+	{"keep-alive 50 ÷ net/http", "≥ 3", rateVs("p1-http-c50", "net/http"), atLeast(3), fastAPI, 2},
+	{"adapter keep-alive 50 ÷ net/http", "≥ 1.5", rateVs("p1-http-c50", "net/http"), atLeast(1.5), []string{"ringloop-http-adapter"}, 2},
+	{"keep-alive 50 ÷ fasthttp", "≥ 1.3", rateVs("p1-http-c50", "fasthttp"), atLeast(1.3), fastAPI, 2},
+	{"pipelined 16 ÷ fasthttp", "≥ 1.2", rateVs("p1-http-c256-p16", "fasthttp"), atLeast(1.2), fastAPI, 2},
+	{"p99 at 70% of net/http's peak ÷ net/http's", "≤ 0.33", figureVs("p1-open-c50-70", "net/http", func(r Row) stats.Spread { return r.P99 }), atMost(1.0 / 3), nil, 2},
 	// Per request over a whole run: the loop's own rare allocations (timers,
 	// the Date line) show as a few thousandths.
-	{"allocs/request", "< 0.01", own("p1-http-c50", func(r Row) stats.Spread { return r.Allocs }), below(0.01), fastAPI},
+	{"allocs/request", "< 0.01", own("p1-http-c50", func(r Row) stats.Spread { return r.Allocs }), below(0.01), fastAPI, 2},
 }
 
 func atLeast(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
 func atMost(x float64) func(float64) bool  { return func(v float64) bool { return v <= x } }
 func below(x float64) func(float64) bool   { return func(v float64) bool { return v < x } }
+func equal(x float64) func(float64) bool   { return func(v float64) bool { return v == x } }
 
 // findRow returns the row of peer in case id; mode "" matches any threading.
 func findRow(rep Report, id, peer, mode string) (Row, bool) {
@@ -182,10 +188,10 @@ func (t goalTable) render(rep Report) string {
 				b.WriteString(" n/a |")
 			case g.meets(x):
 				measured = true
-				fmt.Fprintf(&b, " %.2f met |", x)
+				fmt.Fprintf(&b, " %.*f met |", g.prec, x)
 			default:
 				measured = true
-				fmt.Fprintf(&b, " %.2f **missed** |", x)
+				fmt.Fprintf(&b, " %.*f **missed** |", g.prec, x)
 			}
 		}
 		b.WriteString("\n")
@@ -193,7 +199,7 @@ func (t goalTable) render(rep Report) string {
 	if !measured {
 		return ""
 	}
-	return t.intro + " (ratios of medians in this run; n/a: the case is not in this mode's suite; -: the goal is not this server's):\n\n" + b.String()
+	return t.intro + " (medians in this run, ratios unless the bound is a figure; n/a: the case is not in this mode's suite; -: the goal is not this server's):\n\n" + b.String()
 }
 
 // judges reports whether some goal of the table applies to peer.

@@ -27,9 +27,17 @@ func TestGoals(t *testing.T) {
 		echo("p1-echo-c64-128", row("ringloop-uring", "parked", 130, 0, 40), row("ringloop-uring", "locked", 120, 0, 40), row("net", "", 100, 0, 60), row("gnet", "", 104, 0, 50), row("c-liburing", "", 150, 0, 40)),
 		echo("p2-echo-c64-128", row("ringloop-uring", "parked", 120, 0, 40), row("ringloop-uring", "locked", 120, 0, 40)),
 	}}
+	restRow := func(peer, mode string, cpu, newThreads float64) Row {
+		r := Row{Peer: peer, Label: peer + " (" + mode + ")", Threading: mode, Rounds: []Round{{RestCPU: stats.Num(cpu), Threads: 3, NewThreads: stats.Num(newThreads)}}}
+		r.summarize()
+		return r
+	}
+	rep.Cases = append(rep.Cases, CaseResult{ID: "p1-rest-echo", Scenario: Pinned1.ID, Kind: "echo", Load: string(LoadRest), Rounds: 1,
+		Rows: []Row{restRow("ringloop-uring", "parked", 0.1, 0), restRow("ringloop-uring", "locked", 0.5, 1)}})
 	g := Goals(rep)
-	require.Contains(t, g, "| ringloop-uring (parked) | n/a | 0.90 met | 1.04 met | 1.25 met | n/a | 1.00 met | 0.92 **missed** | n/a |")
-	require.Contains(t, g, "| ringloop-uring (locked) | n/a | 0.80 met | 1.25 **missed** | 1.15 **missed** | n/a | 1.00 met | 1.00 met | n/a |")
+	require.Contains(t, g, "idle loop CPU % of a core (< 0.5) | new threads (= 0) |")
+	require.Contains(t, g, "| ringloop-uring (parked) | n/a | 0.90 met | 1.04 met | 1.25 met | n/a | 1.00 met | 0.92 **missed** | n/a | 0.10 met | 0 met |")
+	require.Contains(t, g, "| ringloop-uring (locked) | n/a | 0.80 met | 1.25 **missed** | 1.15 **missed** | n/a | 1.00 met | 1.00 met | n/a | 0.50 **missed** | 1 **missed** |")
 	require.NotContains(t, g, "| net |", "only ringloop rows are judged")
 	require.NotContains(t, g, "HTTP server goals", "no HTTP case, no HTTP table")
 	require.Empty(t, Goals(Report{Cases: []CaseResult{echo("other", row("ringloop-uring", "parked", 1, 1, 1))}}))

@@ -18,7 +18,7 @@ var readmeCases = []string{
 	"p1-echo-c1-128", "p1-echo-c64-128", "p1-echo-c1000-128", "p1-echo-c64-16384", "p1-tls-echo-c64-1024",
 	"p1-http-c50", "p1-http-c256-p16", "p1-open-c50-70",
 	"i2-echo-c64-128", "p2-echo-c64-128",
-	"p1-sys-echo-c64", "p1-sys-http-c50", "p1-idle-echo-10k", "p1-idle-http-10k",
+	"p1-sys-echo-c64", "p1-sys-http-c50", "p1-idle-echo-10k", "p1-idle-http-10k", "p1-rest-echo",
 }
 
 // READMESection renders the headline of a report for the README.
@@ -60,7 +60,7 @@ func roundsOf(rep Report) string {
 // compactTable is the README's narrower table: rate, ratio, latency, CPU.
 func compactTable(b *strings.Builder, cr CaseResult) {
 	switch cr.Load {
-	case string(LoadIdle), string(LoadSyscalls):
+	case string(LoadIdle), string(LoadSyscalls), string(LoadRest):
 		caseTable(b, cr)
 		return
 	}

@@ -56,6 +56,7 @@ func NewReport(mode Mode, command string, cfg Config, cases []Case, results []Ca
 			"http load":         "wrk -t1 (closed loop; pipelining through scripts/pipeline.lua) and benchclient http (open loop, latency from the intended send time)",
 			"cpu, ctx switches": "server process: utime+stime from /proc/PID/stat, context switches summed over /proc/PID/task/*/status, over the whole client run (warm-up included), divided by every request it completed",
 			"allocs":            "Go servers: runtime.MemStats.Mallocs delta over the run / requests (in-process rows: server and clients together)",
+			"at rest":           "no client at all: the server settles for the case's warm-up after its banner, then utime+stime over the window (10 ms ticks) as % of one core of wall time, threads (entries of /proc/PID/task) at the end and their net change over the window, voluntary context switches (summed over threads) per second",
 			"rss per idle conn": "server VmRSS growth while N connections each make one exchange and go idle, / N; measured after a warm-up connection made as many exchanges, so fixed buffer pools are already resident",
 		},
 	}
@@ -268,6 +269,12 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 		b.WriteString("| peer | backend | threading | RSS per idle connection |\n|---|---|---|---|\n")
 		for _, r := range cr.Rows {
 			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", r.Label, dash(r.Backend), dash(r.Threading), orErr(r, fmtBytes(r.RSSPerConn)))
+		}
+	case string(LoadRest):
+		b.WriteString("| peer | backend | threading | CPU % of a core | threads | new threads | wakeups/s |\n|---|---|---|---|---|---|---|\n")
+		for _, r := range cr.Rows {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Label, dash(r.Backend), dash(r.Threading),
+				orErr(r, fmtNum(r.RestCPU, 2)), fmtNum(r.Threads, 0), fmtNum(r.NewThreads, 0), fmtNum(r.WakeupsPerS, 1))
 		}
 	case string(LoadSyscalls):
 		b.WriteString("| peer | backend | threading | system calls per request | counted with |\n|---|---|---|---|---|\n")

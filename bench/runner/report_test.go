@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -45,4 +47,35 @@ func TestTLSEchoSection(t *testing.T) {
 	require.Contains(t, tlsPart, "| net+tls | — | — | — | 100 | 1.00 |")
 	require.Contains(t, md[:own], "| ringloop-uring (parked) | — | parked | — | 150 | 0.75 |", "echo still divides by the C server")
 	require.Contains(t, Headline(rep), "- TLS echo, 64 conn, 1 KiB, netconn+tls (parked): 1.10× net+tls\n")
+}
+
+// The rest case renders its own table (CPU % of a core, threads, new
+// threads, wakeups/s), keeps a failed row's reason, and its figures keep
+// their JSON names through a round trip.
+func TestRestTable(t *testing.T) {
+	rd := nanRound()
+	rd.RestCPU, rd.Threads, rd.NewThreads, rd.WakeupsPerS = 0.25, 3, 0, 12.5
+	ok := Row{Peer: "ringloop-uring", Label: "ringloop-uring (parked)", Backend: "io_uring", Threading: "parked", Rounds: []Round{rd}}
+	bad := Row{Peer: "gnet", Label: "gnet", Error: "1 of 1 rounds failed; round 1: cannot build: no gcc", Rounds: []Round{nanRound()}}
+	ok.summarize()
+	bad.summarize()
+	c := Case{ID: "p1-rest-echo", Kind: peers.Echo, Load: LoadRest, Duration: 10 * time.Second}
+	cr := CaseResult{ID: c.ID, Title: c.Title(), Scenario: Pinned1.ID, Kind: "echo", Load: string(LoadRest), Rounds: 1, Rows: []Row{ok, bad}}
+	var b strings.Builder
+	caseTable(&b, cr)
+	md := b.String()
+	require.Contains(t, md, "### echo server at rest, no client, 10s (`p1-rest-echo`)")
+	require.Contains(t, md, "| peer | backend | threading | CPU % of a core | threads | new threads | wakeups/s |")
+	require.Contains(t, md, "| ringloop-uring (parked) | io_uring | parked | 0.25 | 3 | 0 | 12.5 |")
+	require.Contains(t, md, "| gnet | — | — | **not run**: cannot build: no gcc | n/a | n/a | n/a |")
+
+	js, err := json.Marshal(ok)
+	require.NoError(t, err)
+	for _, k := range []string{`"rest_cpu_pct_core":`, `"threads":`, `"new_threads":`, `"vcsw_per_sec":`} {
+		require.Contains(t, string(js), k)
+	}
+	var back Row
+	require.NoError(t, json.Unmarshal(js, &back))
+	require.Equal(t, stats.Num(12.5), back.Rounds[0].WakeupsPerS)
+	require.Equal(t, stats.Num(3), back.Threads.Median)
 }

@@ -19,6 +19,12 @@ type Round struct {
 	Allocs      stats.Num `json:"allocs_per_req"`
 	Syscalls    stats.Num `json:"syscalls_per_req"`
 	RSSPerConn  stats.Num `json:"rss_bytes_per_conn"`
+	// At rest (no client): CPU as % of one core, threads alive at the end,
+	// threads added over the window, voluntary context switches per second.
+	RestCPU     stats.Num `json:"rest_cpu_pct_core"`
+	Threads     stats.Num `json:"threads"`
+	NewThreads  stats.Num `json:"new_threads"`
+	WakeupsPerS stats.Num `json:"vcsw_per_sec"`
 	Err         string    `json:"error,omitempty"`
 	Note        string    `json:"note,omitempty"` // how a figure was obtained
 }
@@ -26,7 +32,8 @@ type Round struct {
 // nanRound is a round with no figures yet.
 func nanRound() Round {
 	n := stats.Num(math.NaN())
-	return Round{Rate: n, P50: n, P99: n, P999: n, CPUPerReq: n, VolPerReq: n, InvolPerReq: n, Allocs: n, Syscalls: n, RSSPerConn: n}
+	return Round{Rate: n, P50: n, P99: n, P999: n, CPUPerReq: n, VolPerReq: n, InvolPerReq: n, Allocs: n, Syscalls: n, RSSPerConn: n,
+		RestCPU: n, Threads: n, NewThreads: n, WakeupsPerS: n}
 }
 
 // Row is one peer (one threading mode of it) in one case.
@@ -50,6 +57,10 @@ type Row struct {
 	Allocs      stats.Spread `json:"allocs_per_req"`
 	Syscalls    stats.Spread `json:"syscalls_per_req"`
 	RSSPerConn  stats.Spread `json:"rss_bytes_per_conn"`
+	RestCPU     stats.Spread `json:"rest_cpu_pct_core"`
+	Threads     stats.Spread `json:"threads"`
+	NewThreads  stats.Spread `json:"new_threads"`
+	WakeupsPerS stats.Spread `json:"vcsw_per_sec"`
 }
 
 // summarize fills the spreads from the rounds.
@@ -71,6 +82,10 @@ func (r *Row) summarize() {
 	r.Allocs = pick(func(x Round) stats.Num { return x.Allocs })
 	r.Syscalls = pick(func(x Round) stats.Num { return x.Syscalls })
 	r.RSSPerConn = pick(func(x Round) stats.Num { return x.RSSPerConn })
+	r.RestCPU = pick(func(x Round) stats.Num { return x.RestCPU })
+	r.Threads = pick(func(x Round) stats.Num { return x.Threads })
+	r.NewThreads = pick(func(x Round) stats.Num { return x.NewThreads })
+	r.WakeupsPerS = pick(func(x Round) stats.Num { return x.WakeupsPerS })
 }
 
 // CaseResult is a case and its rows.

@@ -287,6 +287,8 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 		return r.idle(ctx, c, srv, rd)
 	case LoadSyscalls:
 		return r.syscalls(ctx, c, srv, rd)
+	case LoadRest:
+		return rest(ctx, c, srv.pid(), rd)
 	}
 	s0, err := proc.Read(pid)
 	if err != nil {

@@ -52,6 +52,13 @@ func TestSmoke(t *testing.T) {
 			case string(LoadSyscalls):
 				s = row.Syscalls
 				require.Positive(t, float64(s.Median), "%s / %s: a server makes system calls", cr.ID, row.Label)
+			case string(LoadRest):
+				s = row.RestCPU
+				require.GreaterOrEqual(t, float64(s.Median), 0.0, "%s / %s: CPU at rest", cr.ID, row.Label)
+				require.GreaterOrEqual(t, float64(row.Threads.Median), 1.0, "%s / %s: a process has a thread", cr.ID, row.Label)
+				require.True(t, row.NewThreads.Valid(), "%s / %s: new threads", cr.ID, row.Label)
+				require.GreaterOrEqual(t, float64(row.WakeupsPerS.Median), 0.0, "%s / %s: wakeups per second", cr.ID, row.Label)
+				require.False(t, row.Rate.Valid(), "%s / %s: no client, no rate", cr.ID, row.Label)
 			default:
 				require.Positive(t, float64(row.Rate.Median), "%s / %s", cr.ID, row.Label)
 				require.True(t, row.P99.Valid(), "%s / %s: p99", cr.ID, row.Label)
@@ -71,6 +78,7 @@ func TestSmoke(t *testing.T) {
 	}
 	require.Contains(t, md, "## TLS echo", "TLS echo has a section of its own")
 	require.Contains(t, md, "× net+tls |", "TLS echo ratios divide by net+tls")
+	require.Contains(t, md, "| CPU % of a core | threads | new threads | wakeups/s |", "the rest case has its own table")
 	require.FileExists(t, filepath.Join(out, "latest.json"))
 	require.NoError(t, Plot(ctx, out, rep))
 	png, err := os.ReadFile(filepath.Join(out, "latest.png"))
