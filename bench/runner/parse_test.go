@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/bench/stats"
 )
 
 func TestParsePerfCount(t *testing.T) {
@@ -56,4 +58,11 @@ func TestGroup(t *testing.T) {
 	require.Equal(t, "999", group(999, 0))
 	require.Equal(t, "12.35", group(12.345, 2))
 	require.Equal(t, "-1,000.0", group(-1000, 1))
+}
+
+// wrk's 0 µs percentiles (pipelined batches) are missing figures, not
+// latencies.
+func TestWrkLatencyZeroIsMissing(t *testing.T) {
+	require.False(t, stats.Spread{Median: wrkLatency(0)}.Valid())
+	require.EqualValues(t, 512, wrkLatency(512))
 }

@@ -223,6 +223,16 @@ func openLoopRate(done []CaseResult, c Case) (float64, string) {
 	return rate, fmt.Sprintf("%.0f req/s = %.0f%% of %s in %s (%.0f req/s)", rate, c.Fraction*100, whose, c.RateFrom, peak)
 }
 
+// wrkLatency is a latency wrk printed, or missing when it printed 0: in
+// pipelined runs wrk printed 0 µs percentiles for some rounds (seen in the
+// 2026-11-23 sweep), and no request takes no time.
+func wrkLatency(us float64) stats.Num {
+	if us <= 0 {
+		return stats.Num(math.NaN())
+	}
+	return stats.Num(us)
+}
+
 // measure runs one round of one peer.
 func (r *Runner) measure(ctx context.Context, c Case, rate float64, v variant, row *Row) Round {
 	rd := nanRound()
@@ -321,7 +331,7 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 		if res.Errors > 0 || res.Non2xx > 0 {
 			return fmt.Errorf("wrk saw %d socket errors and %d non-2xx responses", res.Errors, res.Non2xx)
 		}
-		rd.Rate, rd.P50, rd.P99 = stats.Num(res.Rate), stats.Num(res.P50), stats.Num(res.P99)
+		rd.Rate, rd.P50, rd.P99 = stats.Num(res.Rate), wrkLatency(res.P50), wrkLatency(res.P99)
 		total = float64(res.Requests)
 	}
 	s1, err := proc.Read(pid)
