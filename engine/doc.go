@@ -45,10 +45,14 @@
 //     where the kernel has them, the cheapest completion path. While it
 //     sleeps the Go runtime sees a goroutine in a system call holding a P;
 //     when no other P is idle, sysmon takes that P after about 20 µs and a
-//     locked goroutine then needs two thread hand-offs to run again. Give
-//     the process more Ps than loops (GOMAXPROCS >= loops + 1, which is
-//     what loopgroup's default loop count does), or trade CPU for latency
-//     with WithBusyPoll. CPU affinity and thread-init hooks need it
+//     locked goroutine then needs two thread hand-offs to run again (with
+//     no P left, the runtime also wakes another thread to poll the
+//     network). Give the process more Ps than loops (GOMAXPROCS >= loops +
+//     1, which is what loopgroup's default loop count does), or trade CPU
+//     for latency with WithBusyPoll. One connection's ping-pong, io_uring
+//     locked (make bench-compare, 2026-11-23): 38.1 µs of CPU and 1.92
+//     context switches per round trip at GOMAXPROCS=1, 27.1 µs and 1.27 at
+//     GOMAXPROCS=2 (the C server: 25.4 and 1.0). CPU affinity and thread-init hooks need it
 //     (loopgroup's WithCPUAffinity, WithThreadNames and WithThreadInit
 //     select it).
 //   - ThreadingParked: the goroutine is not locked. When idle it parks in
