@@ -35,7 +35,7 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	require.NoError(t, err)
 	defer le.Close()
 	require.Equal(t, engine.ThreadingParked, le.Threading())
-	if testenv.HaveUring(t) {
+	if testenv.RunsUring(t) {
 		lu, err := engine.New(engine.WithBackend(engine.BackendUring))
 		require.NoError(t, err)
 		defer lu.Close()

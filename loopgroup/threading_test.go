@@ -30,7 +30,7 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 	// Without a choice the first loop's backend decides the mode, and the
 	// count and the other loops follow it.
 	for _, b := range []engine.Backend{engine.BackendEpoll, engine.BackendUring} {
-		if b == engine.BackendUring && !testenv.HaveUring(t) {
+		if b == engine.BackendUring && !testenv.RunsUring(t) {
 			continue
 		}
 		g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(b)))
@@ -44,7 +44,7 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 	}
 	t.Setenv(engine.ThreadingEnv, "parked")
 	g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendUring)))
-	if testenv.HaveUring(t) {
+	if testenv.RunsUring(t) {
 		require.NoError(t, err)
 		require.Equal(t, loopgroup.DefaultLoopsFor(engine.ThreadingParked), g.Len(), "the environment chose")
 		require.Equal(t, engine.ThreadingParked, g.Loop(0).Threading())

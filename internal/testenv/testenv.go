@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,14 @@ func HaveUring(t testing.TB) bool {
 		t.Fatal(uringcheck.Status())
 	}
 	return uringcheck.Unavailable() == ""
+}
+
+// RunsUring reports whether this build has the io_uring driver (it needs
+// cgo) and io_uring can run here; where it is built but cannot run and is
+// required, it fails t.
+func RunsUring(t testing.TB) bool {
+	t.Helper()
+	return slices.Contains(backends, engine.BackendUring) && HaveUring(t)
 }
 
 // CountFDs returns the number of open file descriptors of this process.
