@@ -70,17 +70,17 @@ func main() {
 // table prints one row per server and a verdict per ringloop row against
 // the reference peer ref.
 func table(res runner.CaseResult, ref, unit, per, short string) {
-	fmt.Printf("%-28s %-9s %-10s %4s %22s %9s %9s %11s\n", "server", "backend", "threading", "GMP", unit+" (min–max)", "p50 µs", "p99 µs", "CPU µs/"+short)
+	fmt.Printf("%-32s %-9s %-10s %4s %22s %9s %9s %11s\n", "server", "backend", "threading", "GMP", unit+" (min–max)", "p50 µs", "p99 µs", "CPU µs/"+short)
 	var base *runner.Row
 	for i, row := range res.Rows {
 		if row.Peer == ref {
 			base = &res.Rows[i]
 		}
 		if row.Error != "" && !row.Rate.Valid() {
-			fmt.Printf("%-28s not measured: %s\n", row.Label, row.Error)
+			fmt.Printf("%-32s not measured: %s\n", row.Label, row.Error)
 			continue
 		}
-		fmt.Printf("%-28s %-9s %-10s %4s %22s %9.0f %9.0f %11.2f\n", row.Label+defaultMark(row), row.Backend, row.Threading, row.GOMAXPROCS,
+		fmt.Printf("%-32s %-9s %-10s %4s %22s %9.0f %9.0f %11.2f\n", row.Label+defaultMark(row), row.Backend, row.Threading, row.GOMAXPROCS,
 			spread(row.Rate), float64(row.P50.Median), float64(row.P99.Median), float64(row.CPUPerReq.Median))
 	}
 	fmt.Println("(* the mode a loop on that backend runs by default)")
