@@ -66,7 +66,10 @@
 // system call leaves the core to its sibling. A ringloop loop does not block
 // per operation: one io_uring_enter carries an iteration's I/O, and extra
 // locked threads only compete with each other and with Go's own threads. The
-// default is therefore one loop per GOMAXPROCS. Measured with
+// default is therefore at most one loop per GOMAXPROCS: GOMAXPROCS parked
+// loops, or GOMAXPROCS-1 locked ones (at least one), which leave a P for the
+// scheduler (DefaultLoopsFor; the mode is the first loop's, see
+// engine.DefaultThreading). Measured with
 //
 //	go test -run '^$' -bench GroupSize -benchtime=100000x -count=3 ./loopgroup
 //
