@@ -1,12 +1,8 @@
 package peers
 
 import (
-	"context"
+	"net"
 	"net/http"
-	"time"
-
-	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/netconn"
 )
 
 func init() {
@@ -20,32 +16,15 @@ func init() {
 }
 
 func startNetHTTPRingloop(c Config) (Server, error) {
-	opts, err := ringloopThreading(c.Threading)
-	if err != nil {
-		return nil, err
-	}
-	loop, err := engine.New(append(opts, engine.WithName("bench"))...)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := netconn.Listen(loop, "tcp", c.Addr)
-	if err != nil {
-		_ = loop.Close()
-		return nil, err
-	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		hd := w.Header()
 		hd["Server"] = []string{"net/http"}
 		hd["Content-Type"] = []string{"text/plain"}
 		_, _ = w.Write([]byte(PlaintextBody))
 	})
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	bi := loop.Backend()
-	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name, Threading: loop.Threading().String(), Detail: "net/http on netconn; " + bi.Features.String()},
-		close: func() error {
-			_ = srv.Close()
-			_, err := loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())
-			return err
-		}}, nil
+	return startOnNetconn(c, "net/http", func(ln net.Listener) func() error {
+		srv := &http.Server{Handler: h}
+		go func() { _ = srv.Serve(ln) }()
+		return srv.Close
+	})
 }

@@ -29,11 +29,7 @@ type ringloopServer struct {
 }
 
 func startRingloopEcho(b engine.Backend, c Config) (Server, error) {
-	opts, err := ringloopThreading(c.Threading)
-	if err != nil {
-		return nil, err
-	}
-	loop, err := engine.New(append(opts, engine.WithBackend(b), engine.WithName("bench"))...)
+	loop, err := benchLoop(c, engine.WithBackend(b))
 	if err != nil {
 		return nil, err
 	}

@@ -42,11 +42,7 @@ type ringloopHTTP struct {
 var plaintext = []byte(PlaintextBody)
 
 func startRingloopHTTP(b engine.Backend, c Config, adapter bool) (Server, error) {
-	opts, err := ringloopThreading(c.Threading)
-	if err != nil {
-		return nil, err
-	}
-	loop, err := engine.New(append(opts, engine.WithBackend(b), engine.WithName("bench"))...)
+	loop, err := benchLoop(c, engine.WithBackend(b))
 	if err != nil {
 		return nil, err
 	}

@@ -12,14 +12,18 @@ func RingloopModes() []string {
 	return []string{engine.ThreadingParked.String(), engine.ThreadingLocked.String()}
 }
 
-// ringloopThreading returns the option that selects the mode a ringloop
-// server runs in: the flag, else none, so that RINGLOOP_THREADING or the
-// engine's default for its backend decides, as for any program. Servers
-// report the mode their loop runs (Loop.Threading).
-func ringloopThreading(mode string) ([]engine.Option, error) {
-	t, err := engine.ParseThreading(mode)
-	if err != nil || t == 0 {
+// benchLoop builds the one loop a ringloop server runs on: in the mode the
+// flag names, else none, so that RINGLOOP_THREADING or the engine's default
+// for its backend decides, as for any program (servers report the mode
+// their loop runs: Loop.Threading).
+func benchLoop(c Config, opts ...engine.Option) (*engine.Loop, error) {
+	t, err := engine.ParseThreading(c.Threading)
+	if err != nil {
 		return nil, err
 	}
-	return []engine.Option{engine.WithThreading(t)}, nil
+	base := []engine.Option{engine.WithName("bench")}
+	if t != 0 {
+		base = append(base, engine.WithThreading(t))
+	}
+	return engine.New(append(base, opts...)...)
 }

@@ -1,7 +1,6 @@
 package peers
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -12,9 +11,6 @@ import (
 	"net"
 	"sync"
 	"time"
-
-	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/netconn"
 )
 
 // The TLS echo peers serve the same read/write loop as the net peer
@@ -104,25 +100,8 @@ func startNetconnTLSEcho(c Config) (Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts, err := ringloopThreading(c.Threading)
-	if err != nil {
-		return nil, err
-	}
-	loop, err := engine.New(append(opts, engine.WithName("bench"))...)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := netconn.Listen(loop, "tcp", c.Addr)
-	if err != nil {
-		_ = loop.Close()
-		return nil, err
-	}
-	go serveTLSEcho(tls.NewListener(ln, cfg))
-	bi := loop.Backend()
-	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name, Threading: loop.Threading().String(), Detail: "crypto/tls 1.3, ECDSA P-256, on netconn; " + bi.Features.String()},
-		close: func() error {
-			_ = ln.Close()
-			_, err := loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())
-			return err
-		}}, nil
+	return startOnNetconn(c, "crypto/tls 1.3, ECDSA P-256,", func(ln net.Listener) func() error {
+		go serveTLSEcho(tls.NewListener(ln, cfg))
+		return ln.Close
+	})
 }
