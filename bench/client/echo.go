@@ -51,28 +51,22 @@ func RunEcho(ctx context.Context, c EchoConfig) (EchoResult, error) {
 	if c.Conns <= 0 || c.Size <= 0 {
 		return EchoResult{}, fmt.Errorf("echo: need conns and size > 0, have %d and %d", c.Conns, c.Size)
 	}
-	conns := make([]net.Conn, 0, c.Conns)
-	defer func() {
-		for _, cn := range conns {
-			cn.Close()
-		}
-	}()
-	var d net.Dialer
-	for range c.Conns { // every connection is up before the clock starts
-		cn, err := d.DialContext(ctx, "tcp", c.Addr)
-		if err != nil {
-			return EchoResult{}, fmt.Errorf("echo: dial %d of %d: %w", len(conns)+1, c.Conns, err)
-		}
-		if c.TLS {
+	var handshake func(net.Conn) (net.Conn, error)
+	if c.TLS {
+		handshake = func(cn net.Conn) (net.Conn, error) {
 			tc := tls.Client(cn, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
 			if err := tc.HandshakeContext(ctx); err != nil {
 				cn.Close()
-				return EchoResult{}, fmt.Errorf("echo: TLS handshake %d of %d: %w", len(conns)+1, c.Conns, err)
+				return nil, fmt.Errorf("TLS handshake: %w", err)
 			}
-			cn = tc
+			return tc, nil
 		}
-		conns = append(conns, cn)
 	}
+	conns, err := dialAll(ctx, "echo", c.Addr, c.Conns, handshake) // every connection is up before the clock starts
+	if err != nil {
+		return EchoResult{}, err
+	}
+	defer closeAll(conns)
 	rec := stats.NewRecorder()
 	var measured, total atomic.Int64
 	start := time.Now()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,20 +39,11 @@ func RunOpenLoop(ctx context.Context, c OpenLoopConfig) (OpenLoopResult, error) 
 	if c.Conns <= 0 || c.Rate <= 0 {
 		return OpenLoopResult{}, fmt.Errorf("open loop: need conns and rate > 0, have %d and %g", c.Conns, c.Rate)
 	}
-	conns := make([]net.Conn, 0, c.Conns)
-	defer func() {
-		for _, cn := range conns {
-			cn.Close()
-		}
-	}()
-	var d net.Dialer
-	for range c.Conns {
-		cn, err := d.DialContext(ctx, "tcp", c.Addr)
-		if err != nil {
-			return OpenLoopResult{}, fmt.Errorf("open loop: dial %d of %d: %w", len(conns)+1, c.Conns, err)
-		}
-		conns = append(conns, cn)
+	conns, err := dialAll(ctx, "open loop", c.Addr, c.Conns, nil)
+	if err != nil {
+		return OpenLoopResult{}, err
 	}
+	defer closeAll(conns)
 	interval := time.Duration(float64(time.Second) * float64(c.Conns) / c.Rate) // per connection
 	rec := stats.NewRecorder()
 	var reqs, total, lastDone atomic.Int64
