@@ -109,8 +109,25 @@ func New(cfg driver.Config) (*Driver, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("epollfallback: add eventfd: %w", err)
 	}
+	if err := d.usePark(epfd); err != nil {
+		unix.Close(efd)
+		unix.Close(epfd)
+		return nil, err
+	}
 	d.features = d.probe()
 	return d, nil
+}
+
+// usePark registers the epoll fd with the netpoller of a parked loop, now
+// rather than at its first Wait (see park.Waiter.Use).
+func (d *Driver) usePark(epfd int) error {
+	if !d.cfg.Parked {
+		return nil
+	}
+	if err := d.park.Use(epfd); err != nil {
+		return fmt.Errorf("epollfallback: %w", err)
+	}
+	return nil
 }
 
 func (d *Driver) addWake(epfd int) error {
@@ -201,6 +218,10 @@ func (d *Driver) Rebuild() error {
 		unix.Close(epfd)
 		return fmt.Errorf("epollfallback: rebuild: add eventfd: %w", err)
 	}
+	if err := d.usePark(epfd); err != nil {
+		unix.Close(epfd)
+		return fmt.Errorf("epollfallback: rebuild: %w", err)
+	}
 	for fd, st := range d.fds {
 		if st == nil || st.flags&fRegistered == 0 {
 			continue
@@ -215,7 +236,6 @@ func (d *Driver) Rebuild() error {
 	}
 	old := d.epfd
 	d.epfd = epfd
-	d.park.Close() // a parked loop re-registers the new set
 	unix.Close(old)
 	return nil
 }

@@ -67,7 +67,7 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 // time an fd in the set, the eventfd included, reports an event.
 func (d *Driver) parkedWait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
 	d.parkFn = fn
-	n, err := d.park.Wait(d.epfd, timeout)
+	n, err := d.park.Wait(timeout)
 	d.parkFn = nil
 	return n, err
 }

@@ -15,7 +15,8 @@ import (
 // kernel signals it for every completion it posts and Wake writes it
 // directly, so one fd carries both kinds of wake-up.
 
-// registerParkFD registers the wake eventfd with ring r of a parked loop.
+// registerParkFD registers the wake eventfd of a parked loop with ring r
+// and with the netpoller.
 func (d *Driver) registerParkFD(r *liburing.Ring) error {
 	if !d.cfg.Parked {
 		return nil
@@ -23,13 +24,17 @@ func (d *Driver) registerParkFD(r *liburing.Ring) error {
 	if err := r.RegisterEventfd(d.wakeFD); err != nil {
 		return fmt.Errorf("uring: IORING_REGISTER_EVENTFD: %w", err)
 	}
+	// Into the netpoller now, not at the first Wait (see park.Waiter.Use).
+	if err := d.park.Use(d.wakeFD); err != nil {
+		return fmt.Errorf("uring: %w", err)
+	}
 	return nil
 }
 
 // parkedWait is Wait for a parked loop with a timeout.
 func (d *Driver) parkedWait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
 	d.parkFn = fn
-	n, err := d.park.Wait(d.wakeFD, timeout)
+	n, err := d.park.Wait(timeout)
 	d.parkFn = nil
 	return n, err
 }

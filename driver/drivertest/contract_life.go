@@ -189,3 +189,90 @@ func testFeatures(t *testing.T, e *Env) {
 		t.Fatalf("String() = %q", s)
 	}
 }
+
+// testFullFDTable: with every descriptor of the process taken (EMFILE), a
+// driver built before still waits, wakes and completes: an accept reports
+// the shortage as its result, and once descriptors are free again a new
+// accept takes the connection that waited in the backlog. A loop at its fd
+// limit must go on serving what it holds (a parked driver used to need a
+// new descriptor at its first Wait).
+func testFullFDTable(t *testing.T, e *Env) {
+	h := e.New(t)
+	lfd, sa := Listen(t, 16)
+	h.Own(lfd)
+	cfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Own(cfd)
+	release := fillFDTable(t)
+	if err := unix.Connect(cfd, sa); err != nil { // blocking: in the backlog on return
+		release()
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(time.Millisecond)
+		h.D.Wake()
+	}()
+	h.Wait(driver.WaitForever)
+	a := h.Accept(lfd)
+	h.Until(0, "the accept's final completion", func() bool { return a.Done || len(a.More) > 0 })
+	release()
+	if len(a.More) > 0 || a.Res != -int32(unix.EMFILE) {
+		t.Fatalf("accept with the fd table full: %d accepted, final %s; want -EMFILE", len(a.More), ErrnoRes(a.Res))
+	}
+	a = h.Accept(lfd)
+	h.Until(0, "the waiting connection's accept", func() bool { return len(a.More) > 0 || a.Done })
+	if len(a.More) != 1 {
+		t.Fatalf("after the shortage: %d accepted, final %s; want the one waiting connection", len(a.More), ErrnoRes(a.Res))
+	}
+	h.Own(int(a.More[0]))
+	h.Cancel(a)
+	h.Until(0, "the accept's cancel", func() bool { return a.Done })
+}
+
+// fillFDTable lowers RLIMIT_NOFILE to just above the lowest free descriptor
+// and takes every free one below it. release (also run at cleanup) gives
+// them back and restores the limit.
+func fillFDTable(t *testing.T) (release func()) {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	free, err := unix.Dup(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(free)
+	var fillers []int
+	done := false
+	release = func() {
+		if done {
+			return
+		}
+		done = true
+		for _, fd := range fillers {
+			unix.Close(fd)
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(release)
+	lim := unix.Rlimit{Cur: uint64(free + 4), Max: old.Max}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		fd, err := unix.Dup(0)
+		if err == unix.EMFILE {
+			return release
+		}
+		if err != nil {
+			release()
+			t.Fatal(err)
+		}
+		fillers = append(fillers, fd)
+	}
+}

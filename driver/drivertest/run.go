@@ -68,6 +68,7 @@ var tests = []contractTest{
 	{"WaitReturnsCompletions", testWaitReturnsCompletions},
 	{"RebuildKeepsArmedOps", testRebuild},
 	{"FDCleanup", testFDCleanup},
+	{"FullFDTable", testFullFDTable},
 	{"UseAfterClose", testUseAfterClose},
 	{"Features", testFeatures},
 }

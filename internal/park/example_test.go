@@ -28,9 +28,13 @@ func Example() {
 		return int(b[0]), nil
 	})
 	defer w.Close()
+	if err := w.Use(efd); err != nil { // when the driver creates efd
+		fmt.Println(err)
+		return
+	}
 
 	go func() { unix.Write(efd, []byte{1, 0, 0, 0, 0, 0, 0, 0}) }()
-	n, err := w.Wait(efd, time.Minute)
+	n, err := w.Wait(time.Minute)
 	fmt.Println(n, err)
 	// Output: 1 <nil>
 }

@@ -41,7 +41,7 @@ type Waiter struct {
 	pollErr error
 }
 
-// New returns a Waiter with no fd yet whose Wait calls poll, the driver's
+// New returns a Waiter with no fd yet (see Use) whose Wait calls poll, the driver's
 // non-blocking wait, which must consume the fd's pending readiness before
 // it looks for completions. Pass a method value made once per driver: a
 // func value made per Wait would cost an allocation per park.
@@ -56,12 +56,12 @@ func New(poll func() (int, error)) *Waiter {
 func (w *Waiter) Wake() { w.woken.Store(true) }
 
 // Wait calls poll and, while poll finds nothing and nobody called Wake,
-// parks until fd turns readable or timeout passes (negative: no limit). It
-// returns poll's total. A Wake made before Wait is reported by it: Wait
-// then returns at once.
-func (w *Waiter) Wait(fd int, timeout time.Duration) (int, error) {
-	if err := w.use(fd); err != nil {
-		return 0, err
+// parks until the fd given to Use turns readable or timeout passes
+// (negative: no limit). It returns poll's total. A Wake made before Wait is
+// reported by it: Wait then returns at once.
+func (w *Waiter) Wait(timeout time.Duration) (int, error) {
+	if w.f == nil {
+		return 0, errors.New("park: Wait before Use")
 	}
 	var deadline time.Time
 	if timeout > 0 {
@@ -87,7 +87,7 @@ func (w *Waiter) Wait(fd int, timeout time.Duration) (int, error) {
 			}
 			return 0, nil
 		case err != nil:
-			return 0, fmt.Errorf("park: waiting on fd %d: %w", fd, err)
+			return 0, fmt.Errorf("park: waiting on fd %d: %w", w.fd, err)
 		}
 		// Only the driver's own completions, or a stale edge: park again.
 	}
@@ -105,13 +105,15 @@ func (w *Waiter) stepFn(uintptr) bool {
 	return w.n > 0 || w.pollErr != nil || w.woken.Load()
 }
 
-// use makes f a duplicate of fd (a Rebuild may have replaced the driver's
-// fd), registered with the netpoller.
-func (w *Waiter) use(fd int) error {
+// Use makes the Waiter park on fd from now on: it registers a duplicate of
+// fd with the netpoller. A driver calls it when it creates or replaces the
+// fd, not at its first Wait: a duplicate taken then could fail with the
+// process's fd table full (EMFILE), and a loop that cannot park could not
+// run at all, not even to serve the connections it holds.
+func (w *Waiter) Use(fd int) error {
 	if fd == w.fd && w.f != nil {
 		return nil
 	}
-	w.Close()
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("park: dup fd %d: %w", fd, err)
@@ -130,6 +132,7 @@ func (w *Waiter) use(fd int) error {
 		f.Close() // not in the netpoller: parking would block the thread
 		return fmt.Errorf("park: fd %d is not pollable: %w", fd, err)
 	}
+	w.Close() // the previous fd's duplicate, once the new one is in place
 	w.fd, w.f, w.rc, w.dl = fd, f, rc, false
 	return nil
 }

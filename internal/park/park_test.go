@@ -49,13 +49,77 @@ func (c *counter) poll() (int, error) {
 	return int(binary.NativeEndian.Uint64(b[:])), nil
 }
 
+// newWaiter returns a Waiter parking on c's eventfd, closed at cleanup.
+func newWaiter(t *testing.T, c *counter) *park.Waiter {
+	t.Helper()
+	w := park.New(c.poll)
+	if err := w.Use(c.fd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w
+}
+
+// TestUseBeforeTheFDTableFills: the duplicate is taken by Use, so a Wait
+// with every descriptor in use still parks and wakes (it used to take the
+// duplicate at the first Wait and fail with EMFILE there).
+func TestUseBeforeTheFDTableFills(t *testing.T) {
+	c := newCounter(t)
+	w := newWaiter(t, c)
+	fillFDTable(t)
+	go c.signal(t)
+	if n, err := w.Wait(time.Minute); n != 1 || err != nil {
+		t.Fatalf("Wait with the fd table full = %d, %v; want 1, nil", n, err)
+	}
+	if err := w.Use(c.fd); err != nil {
+		t.Fatalf("Use of the fd in use again: %v", err)
+	}
+}
+
+// fillFDTable lowers RLIMIT_NOFILE to just above the lowest free descriptor
+// and takes every descriptor below it; cleanup gives them back.
+func fillFDTable(t *testing.T) {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	free, err := unix.Dup(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(free)
+	var fillers []int
+	t.Cleanup(func() {
+		for _, fd := range fillers {
+			unix.Close(fd)
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+			t.Error(err)
+		}
+	})
+	lim := unix.Rlimit{Cur: uint64(free + 4), Max: old.Max}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		fd, err := unix.Dup(0)
+		if err != nil {
+			if !errors.Is(err, unix.EMFILE) {
+				t.Fatal(err)
+			}
+			return
+		}
+		fillers = append(fillers, fd)
+	}
+}
+
 func TestWaitReturnsWhatPollFinds(t *testing.T) {
 	c := newCounter(t)
-	w := park.New(c.poll)
-	defer w.Close()
+	w := newWaiter(t, c)
 	c.signal(t)
 	c.signal(t)
-	n, err := w.Wait(c.fd, -1)
+	n, err := w.Wait(-1)
 	if n != 2 || err != nil {
 		t.Fatalf("Wait = %d, %v; want 2, nil", n, err)
 	}
@@ -63,15 +127,14 @@ func TestWaitReturnsWhatPollFinds(t *testing.T) {
 
 func TestWaitWakesOnSignalFromAnotherGoroutine(t *testing.T) {
 	c := newCounter(t)
-	w := park.New(c.poll)
-	defer w.Close()
+	w := newWaiter(t, c)
 	for i := range 200 { // each round: park, then a signal must end the park
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			c.signal(t)
 		}()
-		n, err := w.Wait(c.fd, time.Minute)
+		n, err := w.Wait(time.Minute)
 		<-done
 		if err != nil || n != 1 {
 			t.Fatalf("round %d: Wait = %d, %v; want 1, nil", i, n, err)
@@ -81,17 +144,16 @@ func TestWaitWakesOnSignalFromAnotherGoroutine(t *testing.T) {
 
 func TestWakeEndsWaitWithNothingToReport(t *testing.T) {
 	c := newCounter(t)
-	w := park.New(c.poll)
-	defer w.Close()
+	w := newWaiter(t, c)
 	w.Wake() // before the Wait: reported by it
-	if n, err := w.Wait(c.fd, -1); n != 0 || err != nil {
+	if n, err := w.Wait(-1); n != 0 || err != nil {
 		t.Fatalf("Wait after Wake = %d, %v", n, err)
 	}
 	go func() {
 		w.Wake()
 		c.signal(t) // the fd edge that makes the parked Wait look
 	}()
-	n, err := w.Wait(c.fd, time.Minute)
+	n, err := w.Wait(time.Minute)
 	if err != nil || n > 1 {
 		t.Fatalf("Wait = %d, %v", n, err)
 	}
@@ -99,10 +161,9 @@ func TestWakeEndsWaitWithNothingToReport(t *testing.T) {
 
 func TestWaitTimesOut(t *testing.T) {
 	c := newCounter(t)
-	w := park.New(c.poll)
-	defer w.Close()
+	w := newWaiter(t, c)
 	start := time.Now()
-	n, err := w.Wait(c.fd, 20*time.Millisecond)
+	n, err := w.Wait(20 * time.Millisecond)
 	if n != 0 || err != nil {
 		t.Fatalf("Wait = %d, %v; want 0, nil", n, err)
 	}
@@ -122,8 +183,7 @@ func TestCloseReleasesTheDuplicate(t *testing.T) {
 	}
 	before := count()
 	w := park.New(c.poll)
-	c.signal(t)
-	if _, err := w.Wait(c.fd, -1); err != nil {
+	if err := w.Use(c.fd); err != nil {
 		t.Fatal(err)
 	}
 	if count() != before+1 {
@@ -143,8 +203,11 @@ func TestNotPollableIsAnError(t *testing.T) {
 	defer unix.Close(f)
 	w := park.New(func() (int, error) { return 0, nil })
 	defer w.Close()
-	if _, err := w.Wait(f, -1); err == nil {
+	if err := w.Use(f); err == nil {
 		t.Fatal("parking on /dev/null (not pollable) did not fail")
+	}
+	if _, err := w.Wait(-1); err == nil {
+		t.Fatal("Wait without a usable fd did not fail")
 	}
 }
 
@@ -155,16 +218,15 @@ func TestWaitAllocatesNothing(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	c := newCounter(t)
-	w := park.New(c.poll)
-	defer w.Close()
+	w := newWaiter(t, c)
 	for _, timeout := range []time.Duration{-1, time.Hour} {
 		round := func() {
 			c.signal(t)
-			if n, err := w.Wait(c.fd, timeout); n != 1 || err != nil {
+			if n, err := w.Wait(timeout); n != 1 || err != nil {
 				t.Fatalf("Wait = %d, %v; want 1, nil", n, err)
 			}
 		}
-		round() // the first Wait registers the fd
+		round() // warms the poller's timer
 		if a := testing.AllocsPerRun(1000, round); a != 0 {
 			t.Errorf("timeout %v: %v allocations per Wait", timeout, a)
 		}
