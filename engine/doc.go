@@ -64,7 +64,8 @@
 //     work must not wait for the submitting thread's next system call), so
 //     the kernel runs a request's completion work on the thread that
 //     submitted it, which may by then run other goroutines or sleep: it is
-//     interrupted for it.
+//     interrupted for it. So a parked io_uring loop arms its requests
+//     single-shot, each from the thread it runs on (package uring).
 //
 // DefaultThreading depends on the backend, chosen by measurement: locked on
 // io_uring, parked on epoll. The figures (2026-11-23 18:37 UTC, `make
@@ -86,7 +87,10 @@
 // SINGLE_ISSUER|DEFER_TASKRUN, so the kernel's completion work runs batched
 // inside the loop's own io_uring_enter instead of interrupting whichever
 // thread submitted. Parked wins only the one-connection rows (13% pinned;
-// 38% in-process, where both are far behind net). On epoll the two tie
+// 38% in-process, where both are far behind net). The parked io_uring
+// column predates single-shot arming; with it, one connection in-process
+// makes 2.7x the round trips (96-109k/s against 37-41k; net about 210k) and
+// 64 connections pinned 4-10% fewer (package uring has the figures). On epoll the two tie
 // under load and parked wins the one-connection rows outright (one context
 // switch per round trip instead of 1.8, 27 µs of CPU instead of 38,
 // in-process 175k against 37k round trips/s): a parked loop wakes from the

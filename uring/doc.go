@@ -43,6 +43,14 @@
 //   - MsgRing: IORING_OP_MSG_RING (5.18) posts a completion on another
 //     loop's ring; without it MsgRing fails and the caller uses a task ring.
 //
+// A parked loop's driver (driver.Config.Parked) arms accept, recv and poll
+// single-shot even where the multishot variants exist. Its ring is plain,
+// and the kernel runs a request's completion work on the thread that
+// submitted it: a multishot request keeps that thread for life, so once the
+// loop's goroutine has moved to another thread every completion wakes the
+// first one, often from sleep. Re-armed from the thread the goroutine runs
+// on, the work lands on a thread that is running Go code.
+//
 // When io_uring cannot be set up at all, New's error wraps both
 // driver.ErrUringUnavailable and the errno, and says what it means (EPERM:
 // blocked by seccomp or kernel.io_uring_disabled; ENOSYS: kernel without
