@@ -77,7 +77,8 @@ type Loop struct {
 	emptyWakes    int
 	waitFails     int   // driver waits failed in a row
 	shutdownPoll  int64 // while the quiet period runs: wake by then to re-check
-	lastActive    int64 // last iteration with completions or tasks (busy poll)
+	lastActive    int64 // last iteration with completions or tasks (busy poll, spin)
+	spin          spinner
 	ioFirst       int64 // time of the first completion of this Wait
 	completions   int   // completions in this Wait
 	inWait        bool  // the driver's Wait is running (see afterGoexit)
@@ -123,6 +124,9 @@ func New(opts ...Option) (*Loop, error) {
 		taskQ:     tasks.NewQueue(c.maxPending),
 		tailQ:     tasks.NewQueue(c.maxPending),
 		connQ:     tasks.NewUnbounded(0),
+	}
+	if th == ThreadingLocked && c.busyPoll == 0 {
+		l.spin.limit = int64(c.spinLimit)
 	}
 	l.ctl.Store(withState(0, NotStarted))
 	l.nextWake.Store(awake)

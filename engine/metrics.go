@@ -14,6 +14,7 @@ type stats struct {
 	ioNanos, taskNanos, longest                  atomic.Uint64
 	timers, registrations                        atomic.Int64 // gauges, published each iteration
 	handoffs                                     atomic.Uint64
+	spins                                        atomic.Uint64
 	conns                                        atomic.Int64 // gauge, published each iteration
 }
 
@@ -45,6 +46,7 @@ type Metrics struct {
 	Registered   int           // live connections, listeners and watches, as of the last iteration
 	Connections  int           // live connections, as of the last iteration
 	Handoffs     uint64        // accepted connections this loop's listeners handed to other loops
+	Spins        uint64        // driver polls a locked loop made spinning instead of blocking (WithAdaptiveSpin)
 }
 
 // Metrics returns the loop's counters; cheap, from any goroutine.
@@ -70,5 +72,6 @@ func (l *Loop) Metrics() Metrics {
 		Registered:   int(s.registrations.Load()),
 		Connections:  int(s.conns.Load()),
 		Handoffs:     s.handoffs.Load(),
+		Spins:        s.spins.Load(),
 	}
 }

@@ -25,6 +25,7 @@ type config struct {
 	onStall        func(StallReport)
 	rebuildAfter   int
 	busyPoll       time.Duration
+	spinLimit      time.Duration                              // locked loops' adaptive spin (WithAdaptiveSpin)
 	threading      Threading                                  // 0: RINGLOOP_THREADING, else the backend's DefaultThreading
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
 }
@@ -36,6 +37,7 @@ func defaultConfig() config {
 		reject:       tasks.Reject(),
 		logger:       slog.Default(),
 		rebuildAfter: DefaultRebuildThreshold,
+		spinLimit:    DefaultSpinLimit,
 	}
 }
 
@@ -163,6 +165,23 @@ func WithBusyPoll(d time.Duration) Option {
 			return fmt.Errorf("engine: busy poll %v (expected >= 0)", d)
 		}
 		c.busyPoll = d
+		return nil
+	}
+}
+
+// WithAdaptiveSpin sets the longest a locked loop polls its driver before
+// it blocks (DefaultSpinLimit; 0 turns the spin off). The loop learns the
+// window from its idle gaps and spins only while work comes back sooner than
+// the limit, and only while fewer than GOMAXPROCS/2 loops of the process
+// spin; so never at GOMAXPROCS=1, and at most once per idle stretch when
+// work is sparse. Parked loops never spin (their goroutine gives its P to
+// the goroutines that make their work), nor do loops with WithBusyPoll.
+func WithAdaptiveSpin(limit time.Duration) Option {
+	return func(c *config) error {
+		if limit < 0 {
+			return fmt.Errorf("engine: adaptive spin limit %v (expected >= 0)", limit)
+		}
+		c.spinLimit = limit
 		return nil
 	}
 }

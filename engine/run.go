@@ -95,7 +95,13 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	timeout := driver.NoWait
 	blocking := false
 	deadline := wakeNone
+	spinning := false
 	if !l.hasTasks() && !l.busyPolling() {
+		if spinning = l.spin.poll(now() - l.lastActive); spinning {
+			l.stats.spins.Add(1)
+		}
+	}
+	if !l.hasTasks() && !l.busyPolling() && !spinning {
 		if d, ok := l.heap.NextDeadline(); ok {
 			deadline = d
 		}
@@ -153,6 +159,9 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	}
 	ran := l.runTasks(end, budget)
 	if l.completions > 0 || ran > 0 {
+		if l.spin.limit > 0 {
+			l.spin.worked(end-l.lastActive, spinning)
+		}
 		l.lastActive = end
 	}
 	l.flushConns()

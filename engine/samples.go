@@ -72,6 +72,7 @@ func (l *Loop) Samples() []Sample {
 		{"wait_errors_total", "Driver waits that failed.", Counter, float64(m.WaitErrors), lb},
 		{"accept_errors_total", "Accepts that failed on this loop's listeners.", Counter, float64(m.AcceptErrors), lb},
 		{"handoffs_total", "Accepted connections handed to other loops.", Counter, float64(m.Handoffs), lb},
+		{"spins_total", "Driver polls made spinning instead of blocking.", Counter, float64(m.Spins), lb},
 		{"io_seconds_total", "Time spent handling completions.", Counter, secs(m.IOTime), lb},
 		{"task_seconds_total", "Time spent running tasks.", Counter, secs(m.TaskTime), lb},
 		{"longest_seconds", "Longest completion batch or task (tasks timed with a stall detector only).", Gauge, secs(m.Longest), lb},

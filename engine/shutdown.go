@@ -111,6 +111,7 @@ func (l *Loop) terminate() {
 	}
 	for l.runAllTasks() || l.runShutdownHooks() {
 	}
+	l.spin.release()
 	l.heap.CancelAll()
 	l.closeAll()
 	l.drainRegistrations()
