@@ -48,13 +48,19 @@
 //     locked goroutine then needs two thread hand-offs to run again (with
 //     no P left, the runtime also wakes another thread to poll the
 //     network). Give the process more Ps than loops (GOMAXPROCS >= loops +
-//     1, which is what loopgroup's default loop count does), or trade CPU
-//     for latency with WithBusyPoll. One connection's ping-pong, io_uring
-//     locked (make bench-compare, 2026-11-23): 38.1 µs of CPU and 1.92
-//     context switches per round trip at GOMAXPROCS=1, 27.1 µs and 1.27 at
-//     GOMAXPROCS=2 (the C server: 25.4 and 1.0). CPU affinity and thread-init hooks need it
-//     (loopgroup's WithCPUAffinity, WithThreadNames and WithThreadInit
-//     select it).
+//     1, which is what loopgroup's default loop count does). With a spare
+//     P, a locked loop spins before it sleeps (WithAdaptiveSpin): it polls
+//     its driver for a window learnt from its idle gaps (up to 50 µs),
+//     only while work comes back sooner than that, and only while fewer
+//     than GOMAXPROCS/2 loops of the process spin, so never at
+//     GOMAXPROCS=1. WithBusyPoll is the fixed, unconditional form. One
+//     connection's ping-pong, io_uring locked (make bench-compare,
+//     2026-11-23 21:49 UTC): 34.2 µs of CPU and 1.90 context switches per
+//     round trip at GOMAXPROCS=1 (the C server: 23.5 and 1.0); at
+//     GOMAXPROCS=2 the spin makes it 26k round trips/s with a 32 µs p50
+//     (the C server 15k and 63 µs) for 37.7 µs of CPU. CPU affinity and
+//     thread-init hooks need it (loopgroup's WithCPUAffinity,
+//     WithThreadNames and WithThreadInit select it).
 //   - ThreadingParked: the goroutine is not locked. When idle it parks in
 //     Go's netpoller (io_uring: an eventfd registered with the ring; epoll:
 //     the epoll fd) and gives its thread and P back; whichever thread polls
@@ -68,35 +74,33 @@
 //     single-shot, each from the thread it runs on (package uring).
 //
 // DefaultThreading depends on the backend, chosen by measurement: locked on
-// io_uring, parked on epoll. The figures (2026-11-23 18:37 UTC, `make
-// bench-compare`, five alternating rounds, 2-core VM, load average 1-2;
-// bench/results/latest.md has every table) in ratios of medians:
+// io_uring, parked on epoll. The figures (2026-11-23 21:49 UTC, `make
+// bench-compare`, five alternating rounds, 2-core VM, load average under
+// 0.5; bench/results/latest.md has every table) in ratios of medians:
 //
 //	                                   uring parked  uring locked  epoll parked  epoll locked
-//	pinned, 64 conn, msgs/s ÷ C server       0.78          1.01          0.98          0.99
-//	pinned, 256 conn                         0.73          1.04          1.01          1.01
-//	pinned, 1000 conn, 1 KiB                 0.61          1.01          1.05          0.99
-//	pinned, 64 conn, CPU/msg ÷ C server      1.45          1.07          1.03          1.03
-//	in-process, 64 conn, msgs/s ÷ net        0.57          0.98          0.98          0.96
-//	HTTP keep-alive 50 conn ÷ net/http       1.36          2.30          2.20          2.15
-//	pinned, 1 conn, msgs/s ÷ C server        0.93          0.82          1.00          0.77
-//	pinned, 1 conn, CPU/round trip ÷ C       1.45          1.50          1.06          1.50
-//	in-process, 1 conn, msgs/s ÷ net         0.17          0.12          0.86          0.18
+//	pinned, 64 conn, msgs/s ÷ C server       0.71          1.04          1.01          1.01
+//	pinned, 256 conn                         0.77          1.04          1.01          0.98
+//	pinned, 1000 conn, 1 KiB                 0.75          1.03          0.97          1.02
+//	pinned, 64 conn, CPU/msg ÷ C server      1.62          1.06          1.03          1.06
+//	in-process, 64 conn, msgs/s ÷ net        0.63          0.99          1.00          1.02
+//	HTTP keep-alive 50 conn ÷ net/http       1.33          2.05          1.97          1.98
+//	pinned, 1 conn, msgs/s ÷ C server        0.99          0.92          1.02          0.89
+//	pinned, 1 conn, CPU/round trip ÷ C       1.43          1.46          1.10          1.35
+//	pinned GOMAXPROCS=2, 1 conn, p50 ÷ net   1.06          0.48          0.94          0.47
+//	in-process, 1 conn, msgs/s ÷ net         0.48          0.18          0.84          0.19
 //
-// On io_uring, locked wins every loaded row, by 30-70%: its ring runs
+// On io_uring, locked wins every loaded row, by 30-45%: its ring runs
 // SINGLE_ISSUER|DEFER_TASKRUN, so the kernel's completion work runs batched
 // inside the loop's own io_uring_enter instead of interrupting whichever
-// thread submitted. Parked wins only the one-connection rows (13% pinned;
-// 38% in-process, where both are far behind net). The parked io_uring
-// column predates single-shot arming; with it, one connection in-process
-// makes 2.7x the round trips (96-109k/s against 37-41k; net about 210k) and
-// 64 connections pinned 4-10% fewer (package uring has the figures). On epoll the two tie
-// under load and parked wins the one-connection rows outright (one context
-// switch per round trip instead of 1.8, 27 µs of CPU instead of 38,
-// in-process 175k against 37k round trips/s): a parked loop wakes from the
-// netpoller with no thread hand-off. A service that mostly waits on a few
-// connections per loop may prefer parked on io_uring too
-// (RINGLOOP_THREADING=parked).
+// thread submitted. Parked wins one connection in-process (2.7x locked, yet
+// half of net: a ring's completion work still runs on a thread, then the
+// netpoller's eventfd wakes the loop). On epoll the two tie under load and
+// parked wins one connection outright (one context switch per round trip
+// instead of 1.7, 26 µs of CPU instead of 32, in-process 177k against 40k
+// round trips/s): a parked loop wakes from the netpoller with no thread
+// hand-off. A service that mostly waits on a few connections per loop may
+// prefer parked on io_uring too (RINGLOOP_THREADING=parked).
 //
 // A group follows its mode's loop count: GOMAXPROCS-1 locked loops (at
 // least one), GOMAXPROCS parked ones.

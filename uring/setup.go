@@ -153,14 +153,13 @@ func (d *Driver) setup() error {
 		reasons = append(reasons, "overflow: kernel without FEAT_NODROP may drop CQEs on overflow; size the CQ generously")
 	}
 	// A parked loop arms every request single-shot, from the thread its
-	// goroutine runs on at that moment (package doc). One connection's
-	// 128 B ping-pong with its client goroutine in the same process,
-	// GOMAXPROCS=2, three alternating runs: 37-41k round trips/s and 22-25
-	// µs of CPU each multishot, 96-109k and 9.4-11.2 µs re-armed; at 64
-	// connections in-process a tie (135-156k vs 157-159k). The cost: a
-	// pinned server at GOMAXPROCS=1 with 64 connections moves 4-10% fewer
-	// messages (make bench quick: 179k vs 160-173k), where io_uring's
-	// default, the locked loop, keeps multishot.
+	// goroutine runs on at that moment (package doc). make bench-compare,
+	// before and after (2026-11-23, 18:37 and 21:49 UTC): one connection
+	// with its client goroutines in the same process (i2-echo-c1-128)
+	// went from 0.17x net to 0.48x (102k round trips/s, 10.2 µs of CPU
+	// each); a pinned server at GOMAXPROCS=1 with 64 connections from
+	// 0.78x the C server to 0.71x, where io_uring's default, the locked
+	// loop, keeps multishot.
 	noMulti := cfg.Parked
 	const parkedWhy = "a parked loop re-arms from the thread it runs on"
 	d.acceptMulti = f.MultishotAccept && !noMulti
