@@ -95,13 +95,13 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	timeout := driver.NoWait
 	blocking := false
 	deadline := wakeNone
-	spinning := false
-	if !l.hasTasks() && !l.busyPolling() {
-		if spinning = l.spin.poll(now() - l.lastActive); spinning {
-			l.stats.spins.Add(1)
-		}
+	idle := !l.hasTasks() && !l.busyPolling()
+	// The clock is read only when the loop has a spin window to check.
+	spinning := idle && l.spin.window > 0 && l.spin.poll(now()-l.lastActive)
+	if spinning {
+		l.stats.spins.Add(1)
 	}
-	if !l.hasTasks() && !l.busyPolling() && !spinning {
+	if idle && !spinning {
 		if d, ok := l.heap.NextDeadline(); ok {
 			deadline = d
 		}

@@ -205,7 +205,7 @@ func testFullFDTable(t *testing.T, e *Env) {
 		t.Fatal(err)
 	}
 	h.Own(cfd)
-	release := fillFDTable(t)
+	release := FillFDTable(t)
 	if err := unix.Connect(cfd, sa); err != nil { // blocking: in the backlog on return
 		release()
 		t.Fatal(err)
@@ -231,10 +231,12 @@ func testFullFDTable(t *testing.T, e *Env) {
 	h.Until(0, "the accept's cancel", func() bool { return a.Done })
 }
 
-// fillFDTable lowers RLIMIT_NOFILE to just above the lowest free descriptor
-// and takes every free one below it. release (also run at cleanup) gives
-// them back and restores the limit.
-func fillFDTable(t *testing.T) (release func()) {
+// FillFDTable lowers RLIMIT_NOFILE to just above the lowest free descriptor
+// and takes every free one below it, so that the next descriptor the
+// process asks for fails with EMFILE. release (also run at cleanup) gives
+// them back and restores the limit. The limit is the process's: tests that
+// use it must not run in parallel.
+func FillFDTable(t testing.TB) (release func()) {
 	t.Helper()
 	var old unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {

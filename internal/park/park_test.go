@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ringloop/ringloop/driver/drivertest"
 	"github.com/ringloop/ringloop/internal/park"
 )
 
@@ -66,51 +67,13 @@ func newWaiter(t *testing.T, c *counter) *park.Waiter {
 func TestUseBeforeTheFDTableFills(t *testing.T) {
 	c := newCounter(t)
 	w := newWaiter(t, c)
-	fillFDTable(t)
+	drivertest.FillFDTable(t)
 	go c.signal(t)
 	if n, err := w.Wait(time.Minute); n != 1 || err != nil {
 		t.Fatalf("Wait with the fd table full = %d, %v; want 1, nil", n, err)
 	}
 	if err := w.Use(c.fd); err != nil {
 		t.Fatalf("Use of the fd in use again: %v", err)
-	}
-}
-
-// fillFDTable lowers RLIMIT_NOFILE to just above the lowest free descriptor
-// and takes every descriptor below it; cleanup gives them back.
-func fillFDTable(t *testing.T) {
-	t.Helper()
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-		t.Fatal(err)
-	}
-	free, err := unix.Dup(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unix.Close(free)
-	var fillers []int
-	t.Cleanup(func() {
-		for _, fd := range fillers {
-			unix.Close(fd)
-		}
-		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-			t.Error(err)
-		}
-	})
-	lim := unix.Rlimit{Cur: uint64(free + 4), Max: old.Max}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		fd, err := unix.Dup(0)
-		if err != nil {
-			if !errors.Is(err, unix.EMFILE) {
-				t.Fatal(err)
-			}
-			return
-		}
-		fillers = append(fillers, fd)
 	}
 }
 
