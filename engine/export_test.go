@@ -59,3 +59,8 @@ func (c *Conn) SendBufferCaps() (out, sending, asyncBuf, asyncSpare int) {
 	defer c.async.mu.Unlock()
 	return cap(c.out), cap(c.sending), cap(c.async.buf), cap(c.async.spare)
 }
+
+// UseFakeTimers (tests only, before l starts) makes l's timers read clock
+// (from UseFakeClock) too, so that deadlines and the loop's waits count the
+// same fake time and a timer falls due only when the test moves the clock.
+func (l *Loop) UseFakeTimers(clock *atomic.Int64) { l.heap.SetClock(clock.Load) }

@@ -353,28 +353,42 @@ func TestExecuteStress(t *testing.T) {
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// TestStallDetectorReportsLongTasks: a task that runs past the threshold is
+// reported with how long it took; a quick one is not. The loop runs on a fake
+// clock, so a quick task takes no time at all however slow the machine, and
+// the long one takes exactly what it adds to the clock.
 func TestStallDetectorReportsLongTasks(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		clock, restore := engine.UseFakeClock()
+		defer restore() // before the loop's Close, which runs on the real clock
 		reports := make(chan engine.StallReport, 4)
-		l := newLoop(t, c, engine.WithStallDetector(5*time.Millisecond, func(r engine.StallReport) { reports <- r }))
+		// No spin: on the fake clock an idle gap never grows.
+		l := newLoop(t, c, engine.WithAdaptiveSpin(0),
+			engine.WithStallDetector(5*time.Millisecond, func(r engine.StallReport) { reports <- r }))
 		_, err := l.Submit(func() error { return nil }).Await(context.Background())
 		require.NoError(t, err)
-		require.Empty(t, reports, "a quick task is no stall")
-		require.NoError(t, l.ExecuteFunc(func() { time.Sleep(20 * time.Millisecond) }))
+		const took = 20 * time.Millisecond
+		require.NoError(t, l.ExecuteFunc(func() { clock.Add(int64(took)) }))
 		select {
-		case r := <-reports:
+		case r := <-reports: // reports come in order: a quick task's would be first
 			require.Equal(t, "task", r.What)
-			require.GreaterOrEqual(t, r.Took, 20*time.Millisecond)
+			require.Equal(t, took, r.Took)
 			require.Same(t, l, r.Loop)
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatal("no stall reported")
 		}
-		require.GreaterOrEqual(t, l.Metrics().Longest, 20*time.Millisecond)
+		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, reports, "a quick task is no stall")
+		require.Equal(t, took, l.Metrics().Longest)
 	})
 }
 
 // TestBusyPoll: within the window after work the loop polls instead of
 // sleeping, so a new task needs no driver wake-up; after it, the loop sleeps.
+// The window is checked on a fake clock: while it stands still the loop must
+// poll without ever blocking; once it passes the window, the loop must block
+// in the driver, and then a task needs a wake-up again.
 func TestBusyPoll(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c, engine.WithBusyPoll(time.Hour))
@@ -387,13 +401,27 @@ func TestBusyPoll(t *testing.T) {
 		}
 		require.Equal(t, wakes, l.Metrics().Wakes, "a busy-polling loop needed wake-ups")
 
-		l2 := newLoop(t, c, engine.WithBusyPoll(20*time.Millisecond))
+		clock, restore := engine.UseFakeClock()
+		defer restore()
+		const window = 20 * time.Millisecond
+		w := &waitRecorder{}
+		l2 := newLoop(t, c, engine.WithBusyPoll(window),
+			engine.WithDriverWrapper(func(d driver.Driver) driver.Driver { w.Driver = d; return w }))
 		_, err = l2.Submit(func() error { return nil }).Await(context.Background())
 		require.NoError(t, err)
-		time.Sleep(50 * time.Millisecond) // past the window: the loop goes to sleep
-		it := l2.Metrics().Iterations
-		time.Sleep(50 * time.Millisecond)
-		require.LessOrEqual(t, l2.Metrics().Iterations-it, uint64(1), "the loop kept polling past its window")
+		blocking, it := w.blocking.Load(), l2.Metrics().Iterations
+		testenv.Eventually(t, 30*time.Second, "1000 polls within the window", func() bool {
+			return l2.Metrics().Iterations-it >= 1000
+		})
+		require.Equal(t, blocking, w.blocking.Load(), "the loop slept within its busy-poll window")
+		clock.Add(int64(window)) // past the window: the loop goes to sleep
+		testenv.Eventually(t, 30*time.Second, "a blocking wait past the window", func() bool {
+			return w.blocking.Load() > blocking
+		})
+		wakes = l2.Metrics().Wakes
+		_, err = l2.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.Greater(t, l2.Metrics().Wakes, wakes, "a task for a loop asleep past its window needs a wake-up")
 	})
 	_, err := engine.New(engine.WithBusyPoll(-1))
 	require.Error(t, err)

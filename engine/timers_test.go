@@ -58,46 +58,73 @@ func TestTimersFireInOrderNeverEarly(t *testing.T) {
 }
 
 // TestWaitTimeoutIsTheNextDeadline: an idle loop with one timer sleeps until
-// it: the driver is asked to wait no longer than the timer's delay (the loop
-// computes the timeout from the deadline), in very few iterations, and the
-// timer never fires early.
+// it: the driver is asked to wait exactly the time left to the timer's
+// deadline (the loop computes the timeout from it), never longer, after at
+// most a few non-blocking polls, and the timer never fires early. The loop and
+// its timers run on a fake clock that moves only when the test moves it, so
+// the timeout asked for is exact and no count depends on the machine's speed.
 func TestWaitTimeoutIsTheNextDeadline(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		clock, restore := engine.UseFakeClock()
+		defer restore() // before the loop's Close, which runs on the real clock
 		w := &waitRecorder{}
-		l := newLoop(t, c, engine.WithDriverWrapper(func(d driver.Driver) driver.Driver { w.Driver = d; return w }))
+		// No spin: on the fake clock an idle gap never grows, so a locked
+		// loop would spin until the clock moves.
+		l := newLoop(t, c, engine.WithAdaptiveSpin(0),
+			engine.WithDriverWrapper(func(d driver.Driver) driver.Driver { w.Driver = d; return w }))
+		l.UseFakeTimers(clock)
 		_, err := l.Submit(func() error { return nil }).Await(context.Background())
 		require.NoError(t, err)
-		m0 := l.Metrics()
 		const d = 100 * time.Millisecond
-		fired := make(chan time.Duration, 1)
+		fired := make(chan int64, 1)
+		polls := w.polls.Load()
 		w.longest.Store(0)
-		start := time.Now()
-		_, err = l.ScheduleFunc(func() { fired <- time.Since(start) }, d)
+		s, err := l.ScheduleFunc(func() { fired <- clock.Load() }, d)
 		require.NoError(t, err)
-		took := <-fired
-		m := l.Metrics()
-		// A locked loop may spin for a moment after the task that scheduled
-		// the timer (WithAdaptiveSpin); what it must not do is poll on until
-		// the deadline: few iterations besides those polls.
-		iters := m.Iterations - m0.Iterations - (m.Spins - m0.Spins)
-		require.GreaterOrEqual(t, took, d)
+		deadline := s.Deadline()
+		require.Equal(t, clock.Load()+int64(d), deadline)
+		// The clock stands still: the loop must come to ask for exactly d.
+		testenv.Eventually(t, 30*time.Second, "a wait of the time left to the deadline", func() bool {
+			return w.longest.Load() == int64(d)
+		})
+		select {
+		case at := <-fired:
+			t.Fatalf("the timer fired at %d, before its deadline %d", at, deadline)
+		default:
+		}
+		clock.Add(int64(d))
+		select {
+		case at := <-fired:
+			require.GreaterOrEqual(t, at, deadline, "the timer fired early")
+		case <-time.After(30 * time.Second):
+			t.Fatal("the timer did not fire once its deadline passed")
+		}
 		require.LessOrEqual(t, w.longest.Load(), int64(d), "the loop asked to sleep past the deadline")
-		require.Greater(t, w.longest.Load(), int64(d/2), "the loop never asked to sleep towards the deadline")
-		require.LessOrEqual(t, iters, uint64(6), "the loop spun instead of sleeping until the deadline")
-		t.Logf("%s: fired after %v in %d iterations", c, took, iters)
+		// Polls: the iteration that took the timer in, and the one that ran
+		// it; spinning towards the deadline would make them countless.
+		n := w.polls.Load() - polls
+		require.LessOrEqual(t, n, int64(6), "the loop polled instead of sleeping until the deadline")
+		t.Logf("%s: %d non-blocking polls, %d blocking waits", c, n, w.blocking.Load())
 	})
 }
 
 // waitRecorder wraps a driver and records the longest finite timeout the
-// loop asked it to wait (WaitForever is not finite).
+// loop asked it to wait (WaitForever is not finite), and counts the
+// non-blocking polls and the blocking waits.
 type waitRecorder struct {
 	driver.Driver
-	longest atomic.Int64
+	longest         atomic.Int64
+	polls, blocking atomic.Int64
 }
 
 func (w *waitRecorder) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
 	if int64(timeout) > w.longest.Load() {
 		w.longest.Store(int64(timeout))
+	}
+	if timeout == driver.NoWait {
+		w.polls.Add(1)
+	} else {
+		w.blocking.Add(1)
 	}
 	return w.Driver.Wait(timeout, fn)
 }
@@ -110,31 +137,57 @@ func (w *waitRecorder) Enable() error {
 	return nil
 }
 
+// TestFixedRateCatchesUp: a fixed-rate task that stalls for five periods is
+// run again at once for each period it missed, then keeps its rate, never
+// ahead of it. On a fake clock (the loop's and its timers') the stall is the
+// task moving the clock, and "at once" means without the clock moving again.
 func TestFixedRateCatchesUp(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		l := newLoop(t, c)
+		clock, restore := engine.UseFakeClock()
+		defer restore()
+		l := newLoop(t, c, engine.WithAdaptiveSpin(0))
+		l.UseFakeTimers(clock)
 		const period = 20 * time.Millisecond
-		var runs []time.Time
-		done := make(chan struct{})
-		start := time.Now()
+		var runs []int64 // clock readings, touched on the loop
+		caught, done := make(chan struct{}), make(chan struct{})
+		start := clock.Load()
 		_, err := l.ScheduleFuncAtFixedRate(func() {
-			if len(runs) == 8 {
-				return // the test reads runs now
+			if len(runs) == 7 {
+				return
 			}
-			runs = append(runs, time.Now())
-			if len(runs) == 1 {
-				time.Sleep(5 * period) // a stall: the next runs come back to back
-			}
-			if len(runs) == 8 {
+			runs = append(runs, clock.Load())
+			switch len(runs) {
+			case 1:
+				clock.Add(int64(5 * period)) // a stall: runs 2..6 fall due
+			case 6:
+				close(caught)
+			case 7:
 				close(done)
 			}
 		}, period, period)
 		require.NoError(t, err)
-		<-done
-		// After the stall, runs 2..6 were already due: they run immediately.
-		require.Less(t, runs[2].Sub(runs[1]), period/2, "fixed rate did not catch up")
+		clock.Add(int64(period)) // the first run falls due
+		select {
+		case <-caught:
+		case <-time.After(30 * time.Second):
+			t.Fatal("fixed rate did not catch up: the runs missed in a stall wait for the clock")
+		}
+		// The seventh run is due a period after the stall's end: not yet.
+		var n int
+		_, err = l.Submit(func() error { n = len(runs); return nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 6, n, "a run came before its time")
+		clock.Add(int64(period))
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the rate did not go on after catching up")
+		}
+		for i, r := range runs[1:6] {
+			require.Equal(t, start+int64(6*period), r, "run %d waited for the clock after the stall", i+2)
+		}
 		for i, r := range runs { // run i is due at start + (i+1) periods, never earlier
-			require.GreaterOrEqual(t, r.Sub(start), time.Duration(i+1)*period, "run %d ran ahead of its rate", i)
+			require.GreaterOrEqual(t, r, start+int64(i+1)*int64(period), "run %d ran ahead of its rate", i)
 		}
 	})
 }
