@@ -85,10 +85,10 @@ func requireNeverEarly(t *testing.T, d *epollfallback.Driver) {
 	}
 }
 
-// TestPwait2SubMillisecond: with epoll_pwait2, a 200 µs Wait can end well
-// before a millisecond (at least once in 20 tries, on a busy machine); on a
-// kernel without it (5.10) the native driver rounds up instead, never
-// returning early.
+// TestPwait2SubMillisecond: with epoll_pwait2, a 200 µs Wait hands the
+// kernel the time left as it is, in nanoseconds (at most 200 µs, not rounded
+// up to a millisecond), and never returns early; on a kernel without it
+// (5.10) the native driver rounds up instead, never returning early.
 func TestPwait2SubMillisecond(t *testing.T) {
 	d := mustNew(t, driver.Native)
 	if !d.Features().EpollPwait2 {
@@ -98,18 +98,26 @@ func TestPwait2SubMillisecond(t *testing.T) {
 		requireNeverEarly(t, d)
 		return
 	}
-	best := time.Hour
-	for i := 0; i < 20; i++ {
+	const to = 200 * time.Microsecond
+	for i := 0; ; i++ {
+		d.ResetPwait2Timeout()
 		start := time.Now()
-		d.Wait(200*time.Microsecond, func(*driver.Completion) {})
-		el := time.Since(start)
-		if el < 200*time.Microsecond {
-			t.Fatalf("Wait(200µs) returned after %v", el)
+		n, err := d.Wait(to, func(*driver.Completion) {})
+		if el := time.Since(start); err != nil || n != 0 || el < to {
+			t.Fatalf("Wait(%v): %d, %v after %v", to, n, err, el)
 		}
-		best = min(best, el)
-	}
-	if best >= time.Millisecond {
-		t.Fatalf("fastest Wait(200µs) took %v: timeouts are rounded to milliseconds", best)
+		got := d.Pwait2Timeout()
+		if got > to {
+			t.Fatalf("Wait(%v) asked epoll_pwait2 for %v: the timeout was rounded up", to, got)
+		}
+		if got > 0 {
+			return
+		}
+		// Zero: the deadline passed before the first epoll_pwait2 (the
+		// goroutine was descheduled for 200 µs), so no call had a timeout.
+		if i == 1000 {
+			t.Fatalf("Wait(%v) never called epoll_pwait2 with a timeout in %d tries", to, i)
+		}
 	}
 }
 
@@ -183,23 +191,45 @@ func TestFairnessBudget(t *testing.T) {
 }
 
 // TestEventsWithoutCompletionsDoNotEndWait: readiness that no op wants (data
-// on a socket polled only for POLLPRI) does not end a Wait early.
+// on a socket polled only for POLLPRI) does not end a Wait early. A byte is
+// queued before the Wait, so the socket's EPOLLIN edge is pending when the
+// Wait starts, however slow the machine; more bytes keep coming meanwhile.
 func TestEventsWithoutCompletionsDoNotEndWait(t *testing.T) {
 	d := mustNew(t, driver.Native)
 	fd, peer := drivertest.TCPPair(t)
 	defer unix.Close(fd)
 	d.Poll(fd, 1, unix.POLLPRI)
 	d.Wait(0, func(c *driver.Completion) { t.Errorf("completion %+v", *c) })
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if n, _ := unix.IoctlGetInt(fd, unix.SIOCINQ); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the byte never arrived")
+		}
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
-		for i := 0; i < 5; i++ {
-			time.Sleep(3 * time.Millisecond)
-			peer.Write([]byte("x"))
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+				peer.Write([]byte("x"))
+			}
 		}
 	}()
 	const to = 40 * time.Millisecond
 	start := time.Now()
 	n, err := d.Wait(to, func(c *driver.Completion) { t.Errorf("completion %+v", *c) })
-	if el := time.Since(start); err != nil || n != 0 || el < to {
+	el := time.Since(start)
+	close(stop)
+	<-stopped
+	if err != nil || n != 0 || el < to {
 		t.Fatalf("Wait(%v): %d, %v after %v", to, n, err, el)
 	}
 }
