@@ -102,14 +102,24 @@ func TestTimeouts(t *testing.T) {
 
 // TestSlowReader: a client that pipelines requests for 16 KiB responses and
 // never reads makes the server stop serving it once the connection's output
-// passes the high watermark; the handler never runs with more than that
-// buffered, and once the client reads, every response arrives in order.
+// passes the high watermark: no handler starts while the connection is
+// unwritable (in the fast API, none runs with more than the high watermark
+// buffered); once the client reads, every response arrives in order. The
+// test waits for the connection to turn unwritable (the client never reads,
+// so it must), not for a pause of some length.
 func TestSlowReader(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		for _, mode := range []string{"fast", "adapter"} {
 			t.Run(mode, func(t *testing.T) {
 				testenv.CheckLeaks(t)
-				var maxBuffered, served atomic.Int64
+				var maxBuffered, served, unwritableRuns atomic.Int64
+				obs := &connCatcher{}
+				started := func() {
+					served.Add(1)
+					if !obs.conn.Load().Writable() {
+						unwritableRuns.Add(1)
+					}
+				}
 				payload := strings.Repeat("p", 16<<10)
 				var s *httpserver.Server
 				var err error
@@ -118,18 +128,23 @@ func TestSlowReader(t *testing.T) {
 						if b := int64(r.Conn().Buffered()); b > maxBuffered.Load() {
 							maxBuffered.Store(b)
 						}
-						served.Add(1)
+						started()
 						_, _ = fmt.Fprintf(w, "%s %s", r.Path(), payload)
 					}))
 				} else {
 					s, err = httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-						served.Add(1)
+						started()
 						_, _ = fmt.Fprintf(w, "%s %s", r.URL.Path, payload)
 					}))
 				}
 				require.NoError(t, err)
-				base := onLoop(t, c, s)
-				conn := dial(t, base)
+				loop, err := engine.New(c.Options()...)
+				require.NoError(t, err)
+				t.Cleanup(func() { require.NoError(t, loop.Close()) })
+				a, err := s.Listen(loop, "tcp", "127.0.0.1:0", engine.WithObserver(obs))
+				require.NoError(t, err)
+				t.Cleanup(func() { require.NoError(t, s.Close()) })
+				conn := dial(t, "http://"+a.String())
 				const n = 1500 // 24 MiB of responses: far more than the socket buffers hold
 				go func() {
 					for i := range n {
@@ -138,20 +153,16 @@ func TestSlowReader(t *testing.T) {
 						}
 					}
 				}()
-				// The server stalls: served stops growing short of n. Wait for
-				// a stall, bounded.
-				deadline := time.Now().Add(20 * time.Second)
-				last, still := int64(-1), 0
-				for still < 50 && time.Now().Before(deadline) {
-					cur := served.Load()
-					if cur == last {
-						still++
-					} else {
-						still, last = 0, cur
-					}
-					time.Sleep(2 * time.Millisecond)
-				}
+				testenv.Eventually(t, 30*time.Second, "the connection unwritable", func() bool {
+					c := obs.conn.Load()
+					return c != nil && !c.Writable()
+				})
+				// What the loop was doing when the output passed the high
+				// watermark (serving the requests it had read) is over now.
+				_, err = loop.Submit(func() error { return nil }).Await(context.Background())
+				require.NoError(t, err)
 				require.Less(t, served.Load(), int64(n), "the server stopped serving a client that does not read")
+				require.Zero(t, unwritableRuns.Load(), "a handler started while the connection was unwritable")
 				require.LessOrEqual(t, maxBuffered.Load(), int64(engine.DefaultHighWatermark))
 				br := bufio.NewReader(conn)
 				for i := range n {
@@ -165,10 +176,18 @@ func TestSlowReader(t *testing.T) {
 					require.NoError(t, err)
 					require.True(t, strings.HasPrefix(string(b), fmt.Sprintf("/%d ", i)), "response %d in order", i)
 				}
+				require.Zero(t, unwritableRuns.Load(), "a handler started while the connection was unwritable")
+				require.LessOrEqual(t, maxBuffered.Load(), int64(engine.DefaultHighWatermark))
 			})
 		}
 	})
 }
+
+// connCatcher keeps the last connection a listener opened.
+type connCatcher struct{ conn atomic.Pointer[engine.Conn] }
+
+func (o *connCatcher) ConnOpened(c *engine.Conn)            { o.conn.Store(c) }
+func (o *connCatcher) ConnClosed(c *engine.Conn, err error) {}
 
 // TestShutdown: Shutdown closes idle connections at once, lets a request in
 // flight finish (its connection then closes), and returns; a new connection
