@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 PKGS  := ./...
 
-.PHONY: all deps build test test-nocgo test-bench test-kernels fuzz vet demo bench bench-quick bench-compare bench-readme latency fmt
+.PHONY: all deps build test test-nocgo test-bench test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt
 
 all: build
 
@@ -35,19 +35,29 @@ build: deps
 vet:
 	$(GO) vet $(PKGS)
 
+# staticcheck: the pinned release (fetched through the module proxy on first
+# use), on the module with and without cgo (the epoll-only build has files of
+# its own), and on the bench module.
+STATICCHECK_VERSION := v0.7.0
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+staticcheck:
+	$(STATICCHECK) $(PKGS)
+	CGO_ENABLED=0 $(STATICCHECK) $(PKGS)
+	cd bench && $(STATICCHECK) ./...
+
 fmt:
 	gofmt -l -w .
 
-# test: static checks; one line on whether io_uring can run here (where it
-# cannot, io_uring tests skip saying why and the epoll half runs; with
-# RINGLOOP_REQUIRE_URING=1, as CI sets, that is a failure); the race-enabled
-# suite (every integration test runs each backend under each kernel profile
-# inside the suite; fault tests run children under a seccomp filter); the
-# integration suites again without the race detector at full size (2000
-# connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks); the
+# test: static checks (vet, staticcheck, gofmt); one line on whether io_uring
+# can run here (where it cannot, io_uring tests skip saying why and the epoll
+# half runs; with RINGLOOP_REQUIRE_URING=1, as CI sets, that is a failure);
+# the race-enabled suite (every integration test runs each backend under each
+# kernel profile inside the suite; fault tests run children under a seccomp
+# filter); the integration suites again without the race detector at full
+# size (2000 connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks); the
 # CGO_ENABLED=0 build and suite on the epoll driver; short fuzz runs; then
 # the suites on real Debian kernels under qemu (test-kernels, ~15 min).
-test: deps vet
+test: deps vet staticcheck
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 	@set -o pipefail; $(GO) test -count=1 -v -run '^TestHost$$' ./internal/uringcheck | grep '^io_uring:'

@@ -215,12 +215,6 @@ func TestIORatio100RunsAllTasks(t *testing.T) {
 	})
 }
 
-func spin(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-	}
-}
-
 type panicky struct{ unreg chan error }
 
 func (p *panicky) OnReady(w *engine.Watch, ev uint32)        { panic("ready blew up") }

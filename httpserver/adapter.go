@@ -342,7 +342,6 @@ type stdWriter struct {
 	cl        int64 // declared Content-Length, -1 if none
 	written   int64
 	buf       []byte
-	closeConn bool
 	fr        framing
 }
 

@@ -2,10 +2,10 @@ package loopgroup_test
 
 import (
 	"context"
+	"go/build"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +18,7 @@ func goTool(t *testing.T) string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	p := filepath.Join(build.Default.GOROOT, "bin", "go") // the toolchain that built this test
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("no go command to build the examples: %v", err)
 	}

@@ -167,15 +167,15 @@ func runWithin(t *testing.T, cmd *exec.Cmd, d time.Duration) error {
 
 // echoserver is one running examples/echoserver.
 type echoserver struct {
-	cmd            *exec.Cmd
-	stdin          io.WriteCloser
-	stderr         *testenv.SyncBuffer
-	done           chan error
-	first          string // its first line
-	addr, backend  string
-	profile        string
-	reason         string
-	exited, killed bool
+	cmd           *exec.Cmd
+	stdin         io.WriteCloser
+	stderr        *testenv.SyncBuffer
+	done          chan error
+	first         string // its first line
+	addr, backend string
+	profile       string
+	reason        string
+	exited        bool
 }
 
 // listeningLine is the echoserver's first line on stdout.

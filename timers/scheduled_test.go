@@ -403,13 +403,12 @@ func TestConcurrentCancelStress(t *testing.T) {
 // testLoop is a minimal event loop: one goroutine owns the heap, runs queued
 // tasks and due timers, and advances a fake clock by 10 µs per iteration.
 type testLoop struct {
-	mu    sync.Mutex
-	q     []tasks.Task
-	h     *Heap
-	clk   *fakeClock
-	end   atomic.Int64
-	done  chan struct{}
-	onOwn atomic.Bool // set only while the loop goroutine runs a task
+	mu   sync.Mutex
+	q    []tasks.Task
+	h    *Heap
+	clk  *fakeClock
+	end  atomic.Int64
+	done chan struct{}
 }
 
 func newTestLoop() *testLoop {
