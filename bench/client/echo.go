@@ -27,7 +27,8 @@ type EchoConfig struct {
 	Warmup   time.Duration
 	Duration time.Duration
 	// Verify varies every message and checks the SHA-256 of all bytes
-	// received against all bytes sent, per connection.
+	// received against all bytes sent, per connection; each connection then
+	// exchanges at least one message, however late it starts.
 	Verify bool
 	// TLS speaks TLS 1.3 on every connection, the server's certificate
 	// unchecked (a loopback benchmark). Handshakes finish before the
@@ -38,12 +39,16 @@ type EchoConfig struct {
 // EchoResult is what an echo run measured. Msgs and the latencies count the
 // measured window only; Total counts warm-up too (costs divide by it).
 type EchoResult struct {
-	Msgs     int64         `json:"msgs"`
-	Total    int64         `json:"total_msgs"`
-	Seconds  float64       `json:"seconds"`
-	Rate     float64       `json:"msgs_per_sec"`
-	Latency  stats.Latency `json:"latency"`
-	Verified bool          `json:"verified"` // every byte checked (Verify)
+	Msgs    int64         `json:"msgs"`
+	Total   int64         `json:"total_msgs"`
+	Seconds float64       `json:"seconds"`
+	Rate    float64       `json:"msgs_per_sec"`
+	Latency stats.Latency `json:"latency"`
+	// Checked counts the messages whose echo was compared with what was
+	// sent (Verify); Verified says every message of every connection was,
+	// each connection had at least one, and all matched.
+	Checked  int64 `json:"checked_msgs"`
+	Verified bool  `json:"verified"`
 }
 
 // RunEcho drives an echo server and measures it.
@@ -68,7 +73,8 @@ func RunEcho(ctx context.Context, c EchoConfig) (EchoResult, error) {
 	}
 	defer closeAll(conns)
 	rec := stats.NewRecorder()
-	var measured, total atomic.Int64
+	var measured, total, checked atomic.Int64
+	var unchecked atomic.Int32 // connections that compared nothing
 	start := time.Now()
 	from, until := start.Add(c.Warmup), start.Add(c.Warmup+c.Duration)
 	errs := make(chan error, c.Conns)
@@ -80,8 +86,13 @@ func RunEcho(ctx context.Context, c EchoConfig) (EchoResult, error) {
 			if deadline, ok := ctx.Deadline(); ok {
 				_ = cn.SetDeadline(deadline)
 			}
-			if err := pingPong(cn, i, c, from, until, rec, &measured, &total); err != nil {
+			n, err := pingPong(cn, i, c, from, until, rec, &measured, &total)
+			if err != nil {
 				errs <- fmt.Errorf("echo: connection %d: %w", i, err)
+			}
+			checked.Add(n)
+			if n == 0 {
+				unchecked.Add(1)
 			}
 		}()
 	}
@@ -90,14 +101,21 @@ func RunEcho(ctx context.Context, c EchoConfig) (EchoResult, error) {
 	if err := errors.Join(collect(errs)...); err != nil {
 		return EchoResult{}, err
 	}
-	r := EchoResult{Msgs: measured.Load(), Total: total.Load(), Seconds: c.Duration.Seconds(), Latency: rec.Summary(), Verified: c.Verify}
-	r.Rate = float64(r.Msgs) / r.Seconds
+	r := EchoResult{Msgs: measured.Load(), Total: total.Load(), Seconds: c.Duration.Seconds(), Latency: rec.Summary(), Checked: checked.Load()}
+	r.Verified = c.Verify && unchecked.Load() == 0 && r.Checked == r.Total
+	if r.Seconds > 0 {
+		r.Rate = float64(r.Msgs) / r.Seconds
+	}
 	return r, nil
 }
 
-func pingPong(cn net.Conn, id int, c EchoConfig, from, until time.Time, rec *stats.Recorder, measured, total *atomic.Int64) error {
+// pingPong runs one connection and returns how many messages it checked
+// (Verify) against what it sent: all of them, or none when verification
+// failed or was not asked for.
+func pingPong(cn net.Conn, id int, c EchoConfig, from, until time.Time, rec *stats.Recorder, measured, total *atomic.Int64) (int64, error) {
 	msg, buf := make([]byte, c.Size), make([]byte, c.Size)
 	hs, hr := sha256.New(), sha256.New()
+	var n int64
 	for j := 0; ; j++ {
 		if c.Verify {
 			for k := range msg {
@@ -105,30 +123,31 @@ func pingPong(cn net.Conn, id int, c EchoConfig, from, until time.Time, rec *sta
 			}
 		}
 		t := time.Now()
-		if !t.Before(until) {
+		if !t.Before(until) && (j > 0 || !c.Verify) {
 			break
 		}
 		if _, err := cn.Write(msg); err != nil {
-			return err
+			return 0, err
 		}
 		if _, err := io.ReadFull(cn, buf); err != nil {
-			return err
+			return 0, err
 		}
 		done := time.Now()
 		total.Add(1)
-		if !t.Before(from) {
+		if !t.Before(from) && t.Before(until) {
 			measured.Add(1)
 			rec.Record(done.Sub(t))
 		}
 		if c.Verify {
 			hs.Write(msg)
 			hr.Write(buf)
+			n++
 		}
 	}
 	if c.Verify && string(hs.Sum(nil)) != string(hr.Sum(nil)) {
-		return errors.New("echoed bytes differ from the bytes sent (SHA-256)")
+		return 0, errors.New("echoed bytes differ from the bytes sent (SHA-256)")
 	}
-	return nil
+	return n, nil
 }
 
 func collect(errs <-chan error) []error {

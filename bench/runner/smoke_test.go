@@ -118,8 +118,9 @@ func TestEchoServersLoseNothing(t *testing.T) {
 			for _, size := range []int{1, 1000, 16 << 10} {
 				res, err := client.RunEcho(ctx, client.EchoConfig{Addr: srv.addr, Conns: 32, Size: size, Duration: 100 * time.Millisecond, Verify: true, TLS: useTLS})
 				require.NoError(t, err, "size %d", size)
-				require.True(t, res.Verified)
-				require.Positive(t, res.Total)
+				require.True(t, res.Verified, "size %d: every message of every connection checked", size)
+				require.Equal(t, res.Total, res.Checked, "size %d: messages checked", size)
+				require.GreaterOrEqual(t, res.Checked, int64(32), "size %d: a message per connection at least", size)
 			}
 		})
 	}
