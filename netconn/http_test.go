@@ -133,7 +133,7 @@ func TestTLS(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, bytes.Equal(msg, got))
 			require.True(t, cli.ConnectionState().HandshakeComplete)
-			require.NoError(t, cli.CloseWrite()) // close_notify, then TCP half-close
+			require.NoError(t, cli.CloseWrite()) // close_notify only: crypto/tls leaves the TCP side open
 			require.NoError(t, <-done)
 			_, err = cli.Read(got)
 			require.True(t, errors.Is(err, io.EOF), "after the server closed: %v", err)
