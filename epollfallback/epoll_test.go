@@ -1,7 +1,6 @@
 package epollfallback_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"strings"
 	"sync"
@@ -413,16 +412,32 @@ func TestWakeRacesClose(t *testing.T) {
 // blocked Wait.
 func TestWakeCounter(t *testing.T) {
 	d := mustNew(t, driver.Native)
-	var buf [8]byte
-	binary.NativeEndian.PutUint64(buf[:], 1)
-	for i := 0; i < 100; i++ {
-		if err := d.Wake(); err != nil {
-			t.Fatal(err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 100; i++ {
+			if err := d.Wake(); err != nil {
+				t.Error(err)
+				return
+			}
+			// With no ops and no timeout, only the wake ends the Wait.
+			if _, err := d.Wait(driver.WaitForever, func(*driver.Completion) {}); err != nil {
+				t.Error(err)
+				return
+			}
 		}
-		start := time.Now()
-		d.Wait(10*time.Second, func(*driver.Completion) {})
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("wake %d lost", i)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Error("a wake was lost: Wait(WaitForever) still blocked after 30 s")
+		for { // release it
+			_ = d.Wake()
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
 		}
 	}
 }
