@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // FDHandler receives readiness of a watched fd (Netty's NioTask). Both
@@ -121,7 +122,7 @@ func (w *Watch) ready(events uint32) {
 	defer func() {
 		if p := recover(); p != nil {
 			w.loop.reportPanic("fd handler", p)
-			w.err = fmt.Errorf("%w: %v", ErrPanicked, p)
+			w.err = fmt.Errorf("engine: OnReady: %w", tasks.NewPanicError(p))
 			w.stop()
 		}
 	}()
