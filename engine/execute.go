@@ -42,6 +42,13 @@ func (l *Loop) ExecuteLazy(t tasks.Task) error { return l.offer(l.taskQ, t, fals
 // for per-iteration flushes.
 func (l *Loop) ExecuteAfterIteration(t tasks.Task) error { return l.offer(l.tailQ, t, true) }
 
+// ExecuteListener queues a future's listener (tasks.ListenerExecutor, used
+// by the promises bound to the loop): the loop takes it even when its task
+// ring is bounded (WithMaxPendingTasks) and full, since a listener finishes
+// work already accepted, and losing it or running it on the completing
+// goroutine would be worse. It fails only once the loop has shut down.
+func (l *Loop) ExecuteListener(t tasks.Task) error { return l.offer(l.connQ, t, true) }
+
 // offer is the one submission path: announce, check state, offer, reject
 // policy, lazy start, wake.
 func (l *Loop) offer(q tasks.Queue, t tasks.Task, wake bool) error {

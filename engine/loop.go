@@ -54,7 +54,7 @@ type Loop struct {
 
 	taskQ tasks.Queue
 	tailQ tasks.Queue
-	connQ tasks.Queue // AsyncWrite drains: unbounded, at most one per connection
+	connQ tasks.Queue // AsyncWrite drains (at most one per connection) and future listeners: unbounded
 	heap  *timers.Heap
 
 	quietNanos   atomic.Int64
