@@ -49,6 +49,15 @@ func (c *Conn) onClose() {
 	c.h.OnClose(c, c.closeErr)
 }
 
+// recoverHook is deferred around a user hook that has no connection to end
+// (an observer, a chooser, a stall detector, OnUnregistered): a panic is
+// reported and the loop goes on.
+func (l *Loop) recoverHook(what string) {
+	if p := recover(); p != nil {
+		l.reportPanic(what, p)
+	}
+}
+
 // recoverCallback is deferred around a callback: it reports a panic and
 // closes the connection with an error wrapping a *tasks.PanicError.
 func (c *Conn) recoverCallback(what string) {

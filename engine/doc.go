@@ -21,8 +21,15 @@
 //  5. While shutting down: close registrations and confirm shutdown with
 //     Netty's quiet-period / timeout rules.
 //
-// A panic in a task is recovered, logged through slog with its stack, and the
-// loop goes on.
+// Panics: a panic in a task (Execute) is recovered, logged through slog with
+// its stack, and the loop goes on; one in a function given to Submit fails
+// its future with a *tasks.PanicError instead. A panic in a connection's
+// callback ends that connection only (OnClose gets a *tasks.PanicError); one
+// in another user hook (an observer, a chooser, OnUnregistered, the stall
+// detector) is logged. A panic in the engine's own code is a bug in ringloop:
+// the state it left half updated is not run on. The loop logs it once and
+// stops: its connections are closed with an error wrapping ErrLoopPanicked,
+// and its termination future fails with that error.
 //
 // # Lifecycle
 //

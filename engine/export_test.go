@@ -59,3 +59,10 @@ func (c *Conn) SendBufferCaps() (out, sending, asyncBuf, asyncSpare int) {
 	defer c.async.mu.Unlock()
 	return cap(c.out), cap(c.sending), cap(c.async.buf), cap(c.async.spare)
 }
+
+// WithDispatchHook (tests only) calls fn for each completion the loop
+// receives, as the engine's own code, before routing it: a panic in fn is a
+// panic of the engine, not of a handler.
+func WithDispatchHook(fn func(*driver.Completion)) Option {
+	return func(c *config) error { c.onDispatch = fn; return nil }
+}

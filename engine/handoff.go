@@ -277,8 +277,8 @@ func (ln *Listener) releaseHandoffID() {
 }
 
 // receiveHandoff serves an fd another loop sent with MSG_RING (on the target
-// loop, from onCompletion). A panic in OnOpen is reported, as for any
-// completion.
+// loop, from onCompletion). OnOpen's panic ends that connection only, as for
+// any connection.
 func (l *Loop) receiveHandoff(c *driver.Completion) {
 	idx, gen, _ := splitTag(c.Tag)
 	fd := int(c.Res)
@@ -301,11 +301,6 @@ func (l *Loop) receiveHandoff(c *driver.Completion) {
 		ln.cfg.refused(l, fd)
 		return
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			l.reportPanic("completion handler", p)
-		}
-	}()
 	newConn(l, fd, ln.h, ln.cfg).open()
 }
 

@@ -82,6 +82,7 @@ type Loop struct {
 	ioFirst       int64 // time of the first completion of this Wait
 	completions   int   // completions in this Wait
 	inWait        bool  // the driver's Wait is running (see afterGoexit)
+	fault         error // set when the loop's own code panicked (see fail)
 	appendDue     func(tasks.Task)
 	flushList     []*Conn // connections written to this iteration
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
@@ -43,7 +45,16 @@ func (l *Loop) run() {
 			return
 		}
 		if p := recover(); p != nil {
-			panic(p) // a fault of the loop itself (user code is recovered)
+			// The loop's own code panicked (user code is recovered where
+			// it runs): stop the loop, one level deeper. A second panic
+			// here means the shutdown itself is broken: the process
+			// cannot be trusted to clean up, so it goes on panicking.
+			if l.fault != nil {
+				panic(p)
+			}
+			l.fail(p)
+			l.run()
+			return
 		}
 		l.afterGoexit()
 	}()
@@ -206,12 +217,18 @@ func (l *Loop) busyPolling() bool {
 }
 
 // onCompletion routes one completion to its registration; stale tags (a slot
-// reused since the op was armed) are dropped.
+// reused since the op was armed) are dropped. User callbacks are recovered
+// where they run (callbacks.go); a panic that reaches here is the engine's
+// own and stops the loop (fail), while the driver goes on with its batch.
 func (l *Loop) onCompletion(c *driver.Completion) {
+	defer l.recoverFault()
 	if l.completions == 0 {
 		l.ioFirst = now()
 	}
 	l.completions++
+	if h := l.cfg.onDispatch; h != nil {
+		h(c)
+	}
 	// Hand-off hook (handoff.go): an fd another loop sent with MSG_RING has
 	// no registration here.
 	if _, _, k := splitTag(c.Tag); k == opHandoff {
@@ -223,17 +240,47 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 		l.stats.stale.Add(1)
 		return
 	}
-	l.dispatch(r, k, c)
+	r.complete(k, c)
 }
 
-// dispatch calls a registration, recovering a panic so the loop survives.
-func (l *Loop) dispatch(r registration, k opKind, c *driver.Completion) {
-	defer func() {
-		if p := recover(); p != nil {
-			l.reportPanic("completion handler", p)
+// ErrLoopPanicked: the loop's own code panicked, a bug in ringloop rather
+// than in a handler or a task. The loop stops: its connections are closed
+// with an error wrapping it (and a *tasks.PanicError with the value and the
+// stack), the same error fails its termination future (Close returns it),
+// and it is logged once.
+var ErrLoopPanicked = errors.New("engine: the loop's own code panicked; the loop stopped")
+
+// recoverFault is deferred around the engine's own code that runs inside
+// the driver's Wait: a panic there stops the loop (fail).
+func (l *Loop) recoverFault() {
+	if p := recover(); p != nil {
+		if l.fault != nil {
+			l.stats.panics.Add(1) // already stopping: logged once
+			return
 		}
-	}()
-	r.complete(k, c)
+		l.fail(p)
+	}
+}
+
+// fail records the loop's own panic and starts a shutdown with no quiet
+// period (on the loop): the state it left half updated is not run on, only
+// torn down.
+func (l *Loop) fail(p any) {
+	l.stats.panics.Add(1)
+	l.fault = fmt.Errorf("%w: %w", ErrLoopPanicked, tasks.NewPanicError(p))
+	l.cfg.logger.Error("ringloop: internal error: the loop's own code panicked; the loop stops and closes its connections",
+		slog.String("loop", l.String()), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+	l.quietNanos.Store(0)
+	l.raiseState(ShuttingDown)
+}
+
+// closeCause is why the loop closes what it still serves: ErrShutdown, or
+// the fault that stopped it.
+func (l *Loop) closeCause() error {
+	if l.fault != nil {
+		return l.fault
+	}
+	return ErrShutdown
 }
 
 // runTasks runs due timers and queued tasks for up to budget nanoseconds
@@ -337,11 +384,17 @@ func (l *Loop) checkStall(what string, d int64) {
 	if th := l.cfg.stallThreshold; th > 0 && time.Duration(d) > th {
 		r := StallReport{Loop: l, What: what, Took: time.Duration(d)}
 		if l.cfg.onStall != nil {
-			l.cfg.onStall(r)
+			l.onStall(r)
 		} else {
 			l.cfg.logger.Warn("ringloop: stall", slog.String("loop", l.String()), slog.String("what", what), slog.Duration("took", r.Took))
 		}
 	}
+}
+
+// onStall calls the stall detector's function, a user hook.
+func (l *Loop) onStall(r StallReport) {
+	defer l.recoverHook("stall detector")
+	l.cfg.onStall(r)
 }
 
 // StallReport describes a task or completion batch that ran longer than the
