@@ -31,6 +31,23 @@
 // stops: its connections are closed with an error wrapping ErrLoopPanicked,
 // and its termination future fails with that error.
 //
+// # Driver failures: no rebuild
+//
+// Netty rebuilds its selector after 512 premature empty wake-ups in a row, a
+// workaround for a JDK epoll bug that spun on readiness it never reported.
+// ringloop does not rebuild its driver, like Go's netpoller, tokio, monoio
+// and gnet. Both drivers keep waiting through their own completions, stale
+// readiness and EINTR (and round epoll_wait's timeout up), so a blocking
+// wait returns early only for a producer's wake that landed after the loop
+// woke for another reason: one at a time, counted in Metrics.EmptyWakeups,
+// never a run. What makes a wait fail is transient (EBUSY, EAGAIN: handled
+// inside the drivers) or a broken ring or epoll fd (closed behind the loop's
+// back, EFAULT, a wrong thread), which a rebuild cannot mend: reaping the old
+// ring fails too, and closing an fd number someone else now owns would do
+// harm. A failing wait is logged (at the 1st, 2nd, 4th... failure in a row),
+// counted (Metrics.WaitErrors) and retried after a back-off growing to a
+// second; the loop can always be shut down.
+//
 // # Lifecycle
 //
 // States follow Netty: NotStarted → Started → ShuttingDown → Shutdown →

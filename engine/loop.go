@@ -74,7 +74,6 @@ type Loop struct {
 	lastExec      int64
 	shutdownStart int64
 	shutdownBegun bool
-	emptyWakes    int
 	waitFails     int   // driver waits failed in a row
 	shutdownPoll  int64 // while the quiet period runs: wake by then to re-check
 	lastActive    int64 // last iteration with completions or tasks (busy poll, spin)

@@ -23,7 +23,6 @@ type config struct {
 	parent         Parent
 	stallThreshold time.Duration
 	onStall        func(StallReport)
-	rebuildAfter   int
 	busyPoll       time.Duration
 	spinLimit      time.Duration                              // locked loops' adaptive spin (WithAdaptiveSpin)
 	threading      Threading                                  // 0: RINGLOOP_THREADING, else the backend's DefaultThreading
@@ -33,12 +32,11 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		backend:      BackendAuto,
-		ioRatio:      DefaultIORatio,
-		reject:       tasks.Reject(),
-		logger:       slog.Default(),
-		rebuildAfter: DefaultRebuildThreshold,
-		spinLimit:    DefaultSpinLimit,
+		backend:   BackendAuto,
+		ioRatio:   DefaultIORatio,
+		reject:    tasks.Reject(),
+		logger:    slog.Default(),
+		spinLimit: DefaultSpinLimit,
 	}
 }
 
@@ -46,9 +44,6 @@ func defaultConfig() config {
 const (
 	// DefaultIORatio gives I/O and tasks equal time.
 	DefaultIORatio = 50
-	// DefaultRebuildThreshold is how many premature empty wake-ups in a row
-	// make the loop rebuild its driver (Netty's SELECTOR_AUTO_REBUILD_THRESHOLD).
-	DefaultRebuildThreshold = 512
 	// DefaultQuietPeriod and DefaultShutdownTimeout are ShutdownGracefully's
 	// defaults.
 	DefaultQuietPeriod     = 2 * time.Second
@@ -183,19 +178,6 @@ func WithAdaptiveSpin(limit time.Duration) Option {
 			return fmt.Errorf("engine: adaptive spin limit %v (expected >= 0)", limit)
 		}
 		c.spinLimit = limit
-		return nil
-	}
-}
-
-// WithRebuildThreshold sets how many premature empty wake-ups in a row make
-// the loop rebuild its driver (default 512; below 3 disables the guard, as
-// Netty).
-func WithRebuildThreshold(n int) Option {
-	return func(c *config) error {
-		if n < 3 {
-			n = 0
-		}
-		c.rebuildAfter = n
 		return nil
 	}
 }

@@ -21,7 +21,9 @@ const taskBatch = 64
 
 // loopErrorBackoff throttles a loop whose driver keeps failing: the first
 // failure waits the least, each failure in a row doubles it up to the most
-// (Netty's handleLoopException always sleeps one second).
+// (Netty's handleLoopException always sleeps one second). The loop retries
+// the same driver: there is no rebuild (see the package doc, Driver
+// failures).
 var loopErrorBackoff = struct{ least, most time.Duration }{10 * time.Millisecond, time.Second}
 
 // testClock, set only by tests (export_test.go), replaces the loop's clock so
@@ -178,35 +180,18 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	l.flushConns()
 	l.publishGauges()
 
-	// Netty's empty-wakeup guard: a blocking wait that returned early with
-	// nothing to do and nobody waking it. EINTR never gets here: the
-	// drivers retry it.
+	// Count premature empty returns (Metrics.EmptyWakeups): a blocking wait
+	// that returned early with nothing to do and nobody waking it. The
+	// drivers keep waiting through their own completions, stale readiness
+	// and EINTR, so only a producer's wake that lands after the loop woke
+	// for another reason gets here; the count is for diagnosis (Netty
+	// rebuilds its selector on a run of them, a JDK epoll bug).
 	switch {
 	case l.completions > 0 || ran > 0 || woken || !blocking:
-		l.emptyWakes = 0
-	case deadline != wakeNone && end >= deadline:
-		l.emptyWakes = 0 // a normal timeout
+	case deadline != wakeNone && end >= deadline: // a normal timeout
 	default:
-		l.emptyWakes++
 		l.stats.emptyWakes.Add(1)
-		if n := l.cfg.rebuildAfter; n > 0 && l.emptyWakes >= n {
-			l.cfg.logger.Warn("ringloop: wait returned prematurely too often in a row; rebuilding the driver",
-				slog.String("loop", l.String()), slog.Int("times", l.emptyWakes))
-			if err := l.rebuildDriver(); err != nil {
-				l.cfg.logger.Error("ringloop: driver rebuild failed", slog.Any("err", err))
-			}
-			l.stats.rebuilds.Add(1)
-			l.emptyWakes = 0
-		}
 	}
-}
-
-// rebuild replaces the driver's kernel object, if the driver can.
-func (l *Loop) rebuild() error {
-	if r, ok := l.drv.(driver.Rebuilder); ok {
-		return r.Rebuild()
-	}
-	return nil
 }
 
 // busyPolling reports whether the loop should poll without blocking because
@@ -405,25 +390,20 @@ type StallReport struct {
 	Took time.Duration
 }
 
-// loopError handles a failing Wait: count it, rebuild the driver, back off.
-// The log says so at the 1st, 2nd, 4th, 8th... failure in a row, so a driver
-// that keeps failing is reported clearly without flooding the log.
+// loopError handles a failing Wait: count it, back off, retry. The log says
+// so at the 1st, 2nd, 4th, 8th... failure in a row, so a driver that keeps
+// failing is reported clearly without flooding the log.
 func (l *Loop) loopError(err error) {
 	l.waitFails++
 	n := l.waitFails
 	l.stats.waitErrors.Add(1)
-	report := n&(n-1) == 0
-	if report {
-		msg := "ringloop: driver wait failed; rebuilding the driver"
+	if n&(n-1) == 0 {
+		msg := "ringloop: driver wait failed; retrying after a back-off"
 		if n > 1 {
-			msg = "ringloop: driver keeps failing; rebuilding it after each failure"
+			msg = "ringloop: driver keeps failing; retrying after a back-off"
 		}
 		l.cfg.logger.Error(msg, slog.String("loop", l.String()), slog.Int("failures in a row", n), slog.Any("err", err))
 	}
-	if rerr := l.rebuildDriver(); rerr != nil && report {
-		l.cfg.logger.Error("ringloop: driver rebuild failed", slog.String("loop", l.String()), slog.Any("err", rerr))
-	}
-	l.stats.rebuilds.Add(1)
 	d := loopErrorBackoff.most
 	if n < 32 {
 		d = min(d, loopErrorBackoff.least<<(n-1))
