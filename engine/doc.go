@@ -26,8 +26,10 @@
 // its future with a *tasks.PanicError instead. A panic in a connection's
 // callback ends that connection only (OnClose gets a *tasks.PanicError); one
 // in another user hook (an observer, a chooser, OnUnregistered, the stall
-// detector) is logged. A panic in the engine's own code is a bug in ringloop:
-// the state it left half updated is not run on. The loop logs it once and
+// detector) is logged. A panic in the engine's own code (completion routing,
+// the loop's iteration, its own tasks: hand-offs, idle timers, AsyncWrite
+// drains, connect timeouts) is a bug in ringloop: the state it left half
+// updated is not run on. The loop logs it once and
 // stops: its connections are closed with an error wrapping ErrLoopPanicked,
 // and its termination future fails with that error.
 //

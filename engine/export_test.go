@@ -60,9 +60,11 @@ func (c *Conn) SendBufferCaps() (out, sending, asyncBuf, asyncSpare int) {
 	return cap(c.out), cap(c.sending), cap(c.async.buf), cap(c.async.spare)
 }
 
-// WithDispatchHook (tests only) calls fn for each completion the loop
-// receives, as the engine's own code, before routing it: a panic in fn is a
-// panic of the engine, not of a handler.
-func WithDispatchHook(fn func(*driver.Completion)) Option {
-	return func(c *config) error { c.onDispatch = fn; return nil }
+// WithFaultHook (tests only) calls fn as the engine's own code: at "completion"
+// before each completion is routed, at "iteration" at the start of each
+// loop iteration (outside the driver's Wait), and at "engine task" before
+// each of the engine's own tasks runs. A panic in fn is a panic of the
+// engine, not of a handler.
+func WithFaultHook(fn func(at string)) Option {
+	return func(c *config) error { c.testFault = fn; return nil }
 }

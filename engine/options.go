@@ -27,7 +27,7 @@ type config struct {
 	spinLimit      time.Duration                              // locked loops' adaptive spin (WithAdaptiveSpin)
 	threading      Threading                                  // 0: RINGLOOP_THREADING, else the backend's DefaultThreading
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
-	onDispatch     func(*driver.Completion)                   // tests: runs as the engine's own code, before each completion is routed
+	testFault      func(at string)                            // tests: called as the engine's own code (see export_test.go)
 }
 
 func defaultConfig() config {

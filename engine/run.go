@@ -105,6 +105,9 @@ func (l *Loop) hasTasks() bool {
 // iterate runs one iteration of the loop.
 func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	l.stats.iterations.Add(1)
+	if h := l.cfg.testFault; h != nil {
+		h("iteration")
+	}
 	timeout := driver.NoWait
 	blocking := false
 	deadline := wakeNone
@@ -211,8 +214,8 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 		l.ioFirst = now()
 	}
 	l.completions++
-	if h := l.cfg.onDispatch; h != nil {
-		h(c)
+	if h := l.cfg.testFault; h != nil {
+		h("completion")
 	}
 	// Hand-off hook (handoff.go): an fd another loop sent with MSG_RING has
 	// no registration here.
@@ -239,13 +242,28 @@ var ErrLoopPanicked = errors.New("engine: the loop's own code panicked; the loop
 // the driver's Wait: a panic there stops the loop (fail).
 func (l *Loop) recoverFault() {
 	if p := recover(); p != nil {
-		if l.fault != nil {
-			l.stats.panics.Add(1) // already stopping: logged once
-			return
-		}
-		l.fail(p)
+		l.engineFault(p)
 	}
 }
+
+// engineFault stops the loop for a panic of its own code, once.
+func (l *Loop) engineFault(p any) {
+	if l.fault != nil {
+		l.stats.panics.Add(1) // already stopping: logged once
+		return
+	}
+	l.fail(p)
+}
+
+// engineTask marks the tasks that are the engine's own code (the user
+// callbacks they call are recovered where they run): a panic in one stops
+// the loop, as in the engine's code anywhere else.
+type engineTask interface{ engineTask() }
+
+func (*handoff) engineTask()        {}
+func (*idleTask) engineTask()       {}
+func (*asyncDrain) engineTask()     {}
+func (*connectTimeout) engineTask() {}
 
 // fail records the loop's own panic and starts a shutdown with no quiet
 // period (on the loop): the state it left half updated is not run on, only
@@ -339,13 +357,23 @@ func (l *Loop) pollTask() tasks.Task {
 }
 
 // safeRun runs one task, recovering and reporting a panic (Netty's
-// safeExecute). With a stall detector it also times the task.
+// safeExecute); an engine task's panic stops the loop instead. With a stall
+// detector it also times the task.
 func (l *Loop) safeRun(t tasks.Task) {
 	defer func() {
 		if p := recover(); p != nil {
+			if _, ok := t.(engineTask); ok {
+				l.engineFault(p)
+				return
+			}
 			l.reportPanic("task", p)
 		}
 	}()
+	if h := l.cfg.testFault; h != nil {
+		if _, ok := t.(engineTask); ok {
+			h("engine task")
+		}
+	}
 	if l.cfg.stallThreshold > 0 {
 		s := now()
 		t.Run()
