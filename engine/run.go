@@ -54,6 +54,7 @@ func (l *Loop) run() {
 			if l.fault != nil {
 				panic(p)
 			}
+			l.inWait = false
 			l.fail(p)
 			l.run()
 			return
