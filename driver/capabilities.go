@@ -25,9 +25,3 @@ type Messenger interface {
 	// instead. Target must not replace or close its ring before done.
 	MsgRing(target Driver, t Tag, res int32, done Tag) error
 }
-
-// Rebuilder replaces the kernel object behind the driver (the epoll set or
-// the ring) keeping every armed op; the loop's empty-wakeup guard calls it.
-type Rebuilder interface {
-	Rebuild() error
-}

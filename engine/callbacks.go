@@ -1,10 +1,15 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ringloop/ringloop/tasks"
+)
 
 // The handler's callbacks, each behind a recover: a panic ends the
 // connection that was being served (closed, unsent bytes dropped, OnClose
-// told why with an error wrapping ErrPanicked) and nothing else. Without it
+// told why with an error wrapping a *tasks.PanicError, which matches
+// ErrPanicked) and nothing else. Without it
 // the loop's own recover would keep the loop alive but leave the connection
 // half served: never read again, never closed, its fd and slot held.
 
@@ -44,11 +49,20 @@ func (c *Conn) onClose() {
 	c.h.OnClose(c, c.closeErr)
 }
 
+// recoverHook is deferred around a user hook that has no connection to end
+// (an observer, a chooser, a stall detector, OnUnregistered): a panic is
+// reported and the loop goes on.
+func (l *Loop) recoverHook(what string) {
+	if p := recover(); p != nil {
+		l.reportPanic(what, p)
+	}
+}
+
 // recoverCallback is deferred around a callback: it reports a panic and
-// closes the connection with an error wrapping ErrPanicked.
+// closes the connection with an error wrapping a *tasks.PanicError.
 func (c *Conn) recoverCallback(what string) {
 	if p := recover(); p != nil {
 		c.loop.reportPanic(what, p)
-		c.abortWith(fmt.Errorf("%w in %s: %v", ErrPanicked, what, p))
+		c.abortWith(fmt.Errorf("engine: %s: %w", what, tasks.NewPanicError(p)))
 	}
 }

@@ -476,14 +476,23 @@ func (c *Conn) maybeRelease() {
 	c.onClose()
 }
 
-func (c *Conn) shutdown() { c.closeWith(ErrShutdown) }
+// shutdown closes the connection as its loop stops: gracefully, or at once
+// with the cause when the loop's own code panicked (its state is not to be
+// trusted with a flush).
+func (c *Conn) shutdown() {
+	if err := c.loop.fault; err != nil {
+		c.abortWith(err)
+		return
+	}
+	c.closeWith(ErrShutdown)
+}
 
 func (c *Conn) abandon() {
 	if c.st != connClosed {
 		_ = unix.Close(c.fd) // never handed to CloseFD; one issued is not repeated
 	}
 	if c.closeErr == nil {
-		c.closeErr = ErrShutdown
+		c.closeErr = c.loop.closeCause()
 	}
 	c.st, c.closeDone, c.recvArmed, c.inFlight, c.connArmed = connClosed, true, false, false, false
 	c.maybeRelease()

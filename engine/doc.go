@@ -21,8 +21,34 @@
 //  5. While shutting down: close registrations and confirm shutdown with
 //     Netty's quiet-period / timeout rules.
 //
-// A panic in a task is recovered, logged through slog with its stack, and the
-// loop goes on.
+// Panics: a panic in a task (Execute) is recovered, logged through slog with
+// its stack, and the loop goes on; one in a function given to Submit fails
+// its future with a *tasks.PanicError instead. A panic in a connection's
+// callback ends that connection only (OnClose gets a *tasks.PanicError); one
+// in another user hook (an observer, a chooser, OnUnregistered, the stall
+// detector) is logged. A panic in the engine's own code (completion routing,
+// the loop's iteration, its own tasks: hand-offs, idle timers, AsyncWrite
+// drains, connect timeouts) is a bug in ringloop: the state it left half
+// updated is not run on. The loop logs it once and
+// stops: its connections are closed with an error wrapping ErrLoopPanicked,
+// and its termination future fails with that error.
+//
+// # Driver failures: no rebuild
+//
+// Netty rebuilds its selector after 512 premature empty wake-ups in a row, a
+// workaround for a JDK epoll bug that spun on readiness it never reported.
+// ringloop does not rebuild its driver, like Go's netpoller, tokio, monoio
+// and gnet. Both drivers keep waiting through their own completions, stale
+// readiness and EINTR (and round epoll_wait's timeout up), so a blocking
+// wait returns early only for a producer's wake that landed after the loop
+// woke for another reason: one at a time, counted in Metrics.EmptyWakeups,
+// never a run. What makes a wait fail is transient (EBUSY, EAGAIN: handled
+// inside the drivers) or a broken ring or epoll fd (closed behind the loop's
+// back, EFAULT, a wrong thread), which a rebuild cannot mend: reaping the old
+// ring fails too, and closing an fd number someone else now owns would do
+// harm. A failing wait is logged (at the 1st, 2nd, 4th... failure in a row),
+// counted (Metrics.WaitErrors) and retried after a back-off growing to a
+// second; the loop can always be shut down.
 //
 // # Lifecycle
 //

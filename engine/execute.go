@@ -12,9 +12,10 @@ import (
 // errNilTask rejects a nil task up front (Netty throws NullPointerException).
 var errNilTask = errors.New("engine: nil task")
 
-// ErrPanicked wraps the value a submitted function, or a handler callback,
-// panicked with.
-var ErrPanicked = errors.New("engine: panicked")
+// ErrPanicked matches the error of a recovered panic (a *tasks.PanicError,
+// which carries the value and the stack): a submitted function's, in its
+// future, or a handler callback's, in OnClose. It is tasks.ErrPanicked.
+var ErrPanicked = tasks.ErrPanicked
 
 // Execute queues t to run on the loop, starting the loop if needed, and wakes
 // it if it sleeps. It returns ErrShutdown once the loop has shut down and
@@ -40,6 +41,13 @@ func (l *Loop) ExecuteLazy(t tasks.Task) error { return l.offer(l.taskQ, t, fals
 // iteration's tasks, even when no task ran, without a time budget: the place
 // for per-iteration flushes.
 func (l *Loop) ExecuteAfterIteration(t tasks.Task) error { return l.offer(l.tailQ, t, true) }
+
+// ExecuteListener queues a future's listener (tasks.ListenerExecutor, used
+// by the promises bound to the loop): the loop takes it even when its task
+// ring is bounded (WithMaxPendingTasks) and full, since a listener finishes
+// work already accepted, and losing it or running it on the completing
+// goroutine would be worse. It fails only once the loop has shut down.
+func (l *Loop) ExecuteListener(t tasks.Task) error { return l.offer(l.connQ, t, true) }
 
 // offer is the one submission path: announce, check state, offer, reject
 // policy, lazy start, wake.
@@ -105,49 +113,25 @@ func (l *Loop) wakeupBefore(deadline int64) {
 	}
 }
 
-// Submit runs fn on the loop and returns a future of its error.
+// Submit runs fn on the loop and returns a future of its error; see Submit.
 func (l *Loop) Submit(fn func() error) tasks.Future[struct{}] {
+	if fn == nil {
+		return tasks.Failed[struct{}](errNilTask)
+	}
 	return Submit(l, func() (struct{}, error) { return struct{}{}, fn() })
 }
 
-// Submit runs fn on loop l and returns a future of its result. If the loop
-// refuses the task the future fails with the reason (ErrShutdown,
-// ErrRejected). A panic in fn fails the future.
+// Submit runs fn on loop l and returns a future of its result: it is
+// tasks.Submit, with l as the executor. If the loop refuses the task the
+// future fails with the reason (ErrShutdown, ErrRejected). The future can be
+// cancelled until fn starts, not after. A panic in fn fails the future with a
+// *tasks.PanicError (errors.Is(err, ErrPanicked)); it is the caller's to see,
+// so the loop neither logs it nor counts it in Metrics.Panics.
 func Submit[T any](l *Loop, fn func() (T, error)) tasks.Future[T] {
-	p := tasks.NewPromise[T](l)
 	if fn == nil {
-		p.Fail(errNilTask)
-		return p
+		return tasks.Failed[T](errNilTask)
 	}
-	if err := l.Execute(&promiseTask[T]{l: l, p: p, fn: fn}); err != nil {
-		p.Fail(err)
-	}
-	return p
-}
-
-// promiseTask runs a function and completes its promise (Netty's PromiseTask).
-type promiseTask[T any] struct {
-	l  *Loop
-	p  *tasks.Promise[T]
-	fn func() (T, error)
-}
-
-func (t *promiseTask[T]) Run() {
-	if t.p.IsDone() { // cancelled before it ran
-		return
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			t.l.reportPanic("task", r)
-			t.p.Fail(fmt.Errorf("%w: %v", ErrPanicked, r))
-		}
-	}()
-	v, err := t.fn()
-	if err != nil {
-		t.p.Fail(err)
-	} else {
-		t.p.Succeed(v)
-	}
+	return tasks.Submit(l, fn)
 }
 
 // start moves NotStarted → Started and launches the loop goroutine; a failed

@@ -64,3 +64,12 @@ func (c *Conn) SendBufferCaps() (out, sending, asyncBuf, asyncSpare int) {
 // (from UseFakeClock) too, so that deadlines and the loop's waits count the
 // same fake time and a timer falls due only when the test moves the clock.
 func (l *Loop) UseFakeTimers(clock *atomic.Int64) { l.heap.SetClock(clock.Load) }
+
+// WithFaultHook (tests only) calls fn as the engine's own code: at "completion"
+// before each completion is routed, at "iteration" at the start of each
+// loop iteration (outside the driver's Wait), and at "engine task" before
+// each of the engine's own tasks runs. A panic in fn is a panic of the
+// engine, not of a handler.
+func WithFaultHook(fn func(at string)) Option {
+	return func(c *config) error { c.testFault = fn; return nil }
+}

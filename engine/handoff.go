@@ -39,11 +39,11 @@ import (
 // and submits it later, so a closed ring refuses it, and a ring fd number
 // reused meanwhile would deliver it to the wrong loop. So each target loop
 // counts the messages in flight towards it, and before it releases its
-// driver (a shutdown hook, registered before the first message) or rebuilds
-// it, it keeps reaping its ring until they have all arrived (closing their
-// fds if it is shutting down). The sender raises the count before it checks
-// that the target is running and not rebuilding, so either the target sees
-// the message or the sender sees the gate closed and uses the task ring.
+// driver (a shutdown hook, registered before the first message) it keeps
+// reaping its ring until they have all arrived (closing their fds if it is
+// shutting down). The sender raises the count before it checks that the
+// target is running, so either the target sees the message or the sender
+// sees it stopping and uses the task ring.
 //
 // Each message also stays a registration of the sending loop (sentHandoff,
 // carrying the fd) until the sender's driver reports it posted or refused:
@@ -147,7 +147,7 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 	dst := target.drv
 	ht := handoffTargetOf(target)
 	ht.inflight.Add(1)
-	if target.State() != Started || ht.gated.Load() {
+	if target.State() != Started {
 		ht.inflight.Add(-1)
 		return false
 	}
@@ -208,11 +208,9 @@ func (s *sentHandoff) shutdown() {}
 // message was posted is unknown, so the fd is left to the target.
 func (s *sentHandoff) abandon() { s.ln.loop.reg.remove(s.idx, s.gen) }
 
-// handoffTarget counts the MSG_RING hand-offs in flight towards one loop;
-// gated closes it to new ones while the loop rebuilds its driver.
+// handoffTarget counts the MSG_RING hand-offs in flight towards one loop.
 type handoffTarget struct {
 	inflight atomic.Int64
-	gated    atomic.Bool
 	once     sync.Once
 }
 
@@ -250,19 +248,6 @@ func (l *Loop) drainHandoffs(ht *handoffTarget) {
 	}
 }
 
-// rebuildDriver replaces the driver's kernel object (on the loop). MSG_RING
-// hand-offs towards the loop are gated first and those in flight reaped, so
-// none is prepared with the old ring's fd and submitted after it closed.
-func (l *Loop) rebuildDriver() error {
-	if v, ok := handoffTargets.Load(l); ok {
-		ht := v.(*handoffTarget)
-		ht.gated.Store(true)
-		defer ht.gated.Store(false)
-		l.drainHandoffs(ht)
-	}
-	return l.rebuild()
-}
-
 // handoffDone records one message received (or never sent).
 func (ln *Listener) handoffDone() {
 	if ln.ho.inflight.Add(-1) == 0 && ln.ho.closed.Load() {
@@ -277,8 +262,8 @@ func (ln *Listener) releaseHandoffID() {
 }
 
 // receiveHandoff serves an fd another loop sent with MSG_RING (on the target
-// loop, from onCompletion). A panic in OnOpen is reported, as for any
-// completion.
+// loop, from onCompletion). OnOpen's panic ends that connection only, as for
+// any connection.
 func (l *Loop) receiveHandoff(c *driver.Completion) {
 	idx, gen, _ := splitTag(c.Tag)
 	fd := int(c.Res)
@@ -301,11 +286,6 @@ func (l *Loop) receiveHandoff(c *driver.Completion) {
 		ln.cfg.refused(l, fd)
 		return
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			l.reportPanic("completion handler", p)
-		}
-	}()
 	newConn(l, fd, ln.h, ln.cfg).open()
 }
 

@@ -105,23 +105,15 @@ func TestHandoffRefusedByKernelFallsBack(t *testing.T) {
 	require.Zero(t, ln.ho.inflight.Load(), "the listener's count came down")
 }
 
-// TestHandoffGatedWhileTargetRebuilds: while the target gates hand-offs (it
-// rebuilds its ring) the fd takes the task ring; once open again, MSG_RING,
-// whose report (posted) releases the sender's registration.
-func TestHandoffGatedWhileTargetRebuilds(t *testing.T) {
+// TestHandoffMsgRingSettles: a MSG_RING hand-off is served, and its report
+// (posted) releases the sender's registration and both counts.
+func TestHandoffMsgRingSettles(t *testing.T) {
 	a, b, ln, h := handoffPair(t)
 	ht := handoffTargetOf(b)
-	ht.gated.Store(true)
-	fd := socketFD(t)
-	onLoopWait(t, a, func() { ln.handOff(b, fd) })
-	require.Equal(t, fd, h.waitOpen(t).FD())
-	require.Equal(t, HandoffStats{Task: 1}, ln.HandoffStats())
-
-	ht.gated.Store(false)
 	fd2 := socketFD(t)
 	onLoopWait(t, a, func() { ln.handOff(b, fd2) })
 	require.Equal(t, fd2, h.waitOpen(t).FD())
-	require.Equal(t, HandoffStats{Task: 1, MsgRing: 1}, ln.HandoffStats())
+	require.Equal(t, HandoffStats{MsgRing: 1}, ln.HandoffStats())
 	// The sender's report (on a) and the receiver's count-down (on b, after
 	// OnOpen returned) come from two loops: wait for both.
 	deadline := time.Now().Add(10 * time.Second)

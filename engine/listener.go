@@ -279,13 +279,19 @@ func (ln *Listener) accepted(fd int) {
 	}
 	target := ln.loop
 	if ln.cfg.chooser != nil {
-		if t := ln.cfg.chooser(); t != nil {
+		if t := ln.choose(); t != nil {
 			target = t
 		}
 	}
 	// Hand-off hook (handoff.go): serve here, or send the fd to target with
 	// MSG_RING or through its task ring.
 	ln.handOff(target, fd)
+}
+
+// choose calls the chooser, a user hook (a panic: serve here).
+func (ln *Listener) choose() *Loop {
+	defer ln.loop.recoverHook("chooser")
+	return ln.cfg.chooser()
 }
 
 // handoff starts serving an accepted fd on another loop.

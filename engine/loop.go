@@ -54,7 +54,7 @@ type Loop struct {
 
 	taskQ tasks.Queue
 	tailQ tasks.Queue
-	connQ tasks.Queue // AsyncWrite drains: unbounded, at most one per connection
+	connQ tasks.Queue // AsyncWrite drains (at most one per connection) and future listeners: unbounded
 	heap  *timers.Heap
 
 	quietNanos   atomic.Int64
@@ -74,7 +74,6 @@ type Loop struct {
 	lastExec      int64
 	shutdownStart int64
 	shutdownBegun bool
-	emptyWakes    int
 	waitFails     int   // driver waits failed in a row
 	shutdownPoll  int64 // while the quiet period runs: wake by then to re-check
 	lastActive    int64 // last iteration with completions or tasks (busy poll, spin)
@@ -82,6 +81,7 @@ type Loop struct {
 	ioFirst       int64 // time of the first completion of this Wait
 	completions   int   // completions in this Wait
 	inWait        bool  // the driver's Wait is running (see afterGoexit)
+	fault         error // set when the loop's own code panicked (see fail)
 	appendDue     func(tasks.Task)
 	flushList     []*Conn // connections written to this iteration
 }

@@ -9,7 +9,7 @@ import (
 // goroutine.
 type stats struct {
 	iterations, waits, wakes, completions, stale atomic.Uint64
-	tasks, panics, emptyWakes, rebuilds          atomic.Uint64
+	tasks, panics, emptyWakes                    atomic.Uint64
 	waitErrors, acceptErrors                     atomic.Uint64
 	ioNanos, taskNanos, longest                  atomic.Uint64
 	timers, registrations                        atomic.Int64 // gauges, published each iteration
@@ -35,8 +35,7 @@ type Metrics struct {
 	TasksRun     uint64        // tasks, timers and tail tasks run
 	Panics       uint64        // tasks and handlers that panicked or called runtime.Goexit
 	EmptyWakeups uint64        // premature empty returns from blocking waits
-	Rebuilds     uint64        // driver rebuilds
-	WaitErrors   uint64        // driver waits that failed (each is followed by a rebuild)
+	WaitErrors   uint64        // driver waits that failed (each is retried after a back-off)
 	AcceptErrors uint64        // accepts that failed on this loop's listeners (EMFILE...)
 	IOTime       time.Duration // time spent handling completions
 	TaskTime     time.Duration // time spent running tasks
@@ -61,7 +60,6 @@ func (l *Loop) Metrics() Metrics {
 		TasksRun:     s.tasks.Load(),
 		Panics:       s.panics.Load(),
 		EmptyWakeups: s.emptyWakes.Load(),
-		Rebuilds:     s.rebuilds.Load(),
 		WaitErrors:   s.waitErrors.Load(),
 		AcceptErrors: s.acceptErrors.Load(),
 		IOTime:       time.Duration(s.ioNanos.Load()),

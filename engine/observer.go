@@ -35,9 +35,14 @@ func (c *connConfig) refused(target *Loop, fd int) {
 	unix.Close(fd)
 	for _, o := range c.observers {
 		if h, ok := o.(HandoffObserver); ok {
-			h.HandoffRefused(target)
+			handoffRefused(h, target)
 		}
 	}
+}
+
+func handoffRefused(h HandoffObserver, target *Loop) {
+	defer target.recoverHook("HandoffObserver.HandoffRefused")
+	h.HandoffRefused(target)
 }
 
 // WithObserver adds o to the connections of a Listen or Dial; several
@@ -52,14 +57,27 @@ func WithObserver(o ConnObserver) ConnOption {
 	}
 }
 
+// Observers are user hooks: a panic in one is reported and the others still
+// run.
+
 func (c *Conn) observeOpened() {
 	for _, o := range c.cfg.observers {
-		o.ConnOpened(c)
+		c.observeOpenedBy(o)
 	}
+}
+
+func (c *Conn) observeOpenedBy(o ConnObserver) {
+	defer c.loop.recoverHook("ConnObserver.ConnOpened")
+	o.ConnOpened(c)
 }
 
 func (c *Conn) observeClosed() {
 	for _, o := range c.cfg.observers {
-		o.ConnClosed(c, c.closeErr)
+		c.observeClosedBy(o)
 	}
+}
+
+func (c *Conn) observeClosedBy(o ConnObserver) {
+	defer c.loop.recoverHook("ConnObserver.ConnClosed")
+	o.ConnClosed(c, c.closeErr)
 }

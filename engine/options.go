@@ -23,21 +23,20 @@ type config struct {
 	parent         Parent
 	stallThreshold time.Duration
 	onStall        func(StallReport)
-	rebuildAfter   int
 	busyPoll       time.Duration
 	spinLimit      time.Duration                              // locked loops' adaptive spin (WithAdaptiveSpin)
 	threading      Threading                                  // 0: RINGLOOP_THREADING, else the backend's DefaultThreading
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
+	testFault      func(at string)                            // tests: called as the engine's own code (see export_test.go)
 }
 
 func defaultConfig() config {
 	return config{
-		backend:      BackendAuto,
-		ioRatio:      DefaultIORatio,
-		reject:       tasks.Reject(),
-		logger:       slog.Default(),
-		rebuildAfter: DefaultRebuildThreshold,
-		spinLimit:    DefaultSpinLimit,
+		backend:   BackendAuto,
+		ioRatio:   DefaultIORatio,
+		reject:    tasks.Reject(),
+		logger:    slog.Default(),
+		spinLimit: DefaultSpinLimit,
 	}
 }
 
@@ -45,9 +44,6 @@ func defaultConfig() config {
 const (
 	// DefaultIORatio gives I/O and tasks equal time.
 	DefaultIORatio = 50
-	// DefaultRebuildThreshold is how many premature empty wake-ups in a row
-	// make the loop rebuild its driver (Netty's SELECTOR_AUTO_REBUILD_THRESHOLD).
-	DefaultRebuildThreshold = 512
 	// DefaultQuietPeriod and DefaultShutdownTimeout are ShutdownGracefully's
 	// defaults.
 	DefaultQuietPeriod     = 2 * time.Second
@@ -182,19 +178,6 @@ func WithAdaptiveSpin(limit time.Duration) Option {
 			return fmt.Errorf("engine: adaptive spin limit %v (expected >= 0)", limit)
 		}
 		c.spinLimit = limit
-		return nil
-	}
-}
-
-// WithRebuildThreshold sets how many premature empty wake-ups in a row make
-// the loop rebuild its driver (default 512; below 3 disables the guard, as
-// Netty).
-func WithRebuildThreshold(n int) Option {
-	return func(c *config) error {
-		if n < 3 {
-			n = 0
-		}
-		c.rebuildAfter = n
 		return nil
 	}
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
@@ -19,7 +21,9 @@ const taskBatch = 64
 
 // loopErrorBackoff throttles a loop whose driver keeps failing: the first
 // failure waits the least, each failure in a row doubles it up to the most
-// (Netty's handleLoopException always sleeps one second).
+// (Netty's handleLoopException always sleeps one second). The loop retries
+// the same driver: there is no rebuild (see the package doc, Driver
+// failures).
 var loopErrorBackoff = struct{ least, most time.Duration }{10 * time.Millisecond, time.Second}
 
 // testClock, set only by tests (export_test.go), replaces the loop's clock so
@@ -43,7 +47,17 @@ func (l *Loop) run() {
 			return
 		}
 		if p := recover(); p != nil {
-			panic(p) // a fault of the loop itself (user code is recovered)
+			// The loop's own code panicked (user code is recovered where
+			// it runs): stop the loop, one level deeper. A second panic
+			// here means the shutdown itself is broken: the process
+			// cannot be trusted to clean up, so it goes on panicking.
+			if l.fault != nil {
+				panic(p)
+			}
+			l.inWait = false
+			l.fail(p)
+			l.run()
+			return
 		}
 		l.afterGoexit()
 	}()
@@ -92,6 +106,9 @@ func (l *Loop) hasTasks() bool {
 // iterate runs one iteration of the loop.
 func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	l.stats.iterations.Add(1)
+	if h := l.cfg.testFault; h != nil {
+		h("iteration")
+	}
 	timeout := driver.NoWait
 	blocking := false
 	deadline := wakeNone
@@ -167,35 +184,18 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	l.flushConns()
 	l.publishGauges()
 
-	// Netty's empty-wakeup guard: a blocking wait that returned early with
-	// nothing to do and nobody waking it. EINTR never gets here: the
-	// drivers retry it.
+	// Count premature empty returns (Metrics.EmptyWakeups): a blocking wait
+	// that returned early with nothing to do and nobody waking it. The
+	// drivers keep waiting through their own completions, stale readiness
+	// and EINTR, so only a producer's wake that lands after the loop woke
+	// for another reason gets here; the count is for diagnosis (Netty
+	// rebuilds its selector on a run of them, a JDK epoll bug).
 	switch {
 	case l.completions > 0 || ran > 0 || woken || !blocking:
-		l.emptyWakes = 0
-	case deadline != wakeNone && end >= deadline:
-		l.emptyWakes = 0 // a normal timeout
+	case deadline != wakeNone && end >= deadline: // a normal timeout
 	default:
-		l.emptyWakes++
 		l.stats.emptyWakes.Add(1)
-		if n := l.cfg.rebuildAfter; n > 0 && l.emptyWakes >= n {
-			l.cfg.logger.Warn("ringloop: wait returned prematurely too often in a row; rebuilding the driver",
-				slog.String("loop", l.String()), slog.Int("times", l.emptyWakes))
-			if err := l.rebuildDriver(); err != nil {
-				l.cfg.logger.Error("ringloop: driver rebuild failed", slog.Any("err", err))
-			}
-			l.stats.rebuilds.Add(1)
-			l.emptyWakes = 0
-		}
 	}
-}
-
-// rebuild replaces the driver's kernel object, if the driver can.
-func (l *Loop) rebuild() error {
-	if r, ok := l.drv.(driver.Rebuilder); ok {
-		return r.Rebuild()
-	}
-	return nil
 }
 
 // busyPolling reports whether the loop should poll without blocking because
@@ -206,12 +206,18 @@ func (l *Loop) busyPolling() bool {
 }
 
 // onCompletion routes one completion to its registration; stale tags (a slot
-// reused since the op was armed) are dropped.
+// reused since the op was armed) are dropped. User callbacks are recovered
+// where they run (callbacks.go); a panic that reaches here is the engine's
+// own and stops the loop (fail), while the driver goes on with its batch.
 func (l *Loop) onCompletion(c *driver.Completion) {
+	defer l.recoverFault()
 	if l.completions == 0 {
 		l.ioFirst = now()
 	}
 	l.completions++
+	if h := l.cfg.testFault; h != nil {
+		h("completion")
+	}
 	// Hand-off hook (handoff.go): an fd another loop sent with MSG_RING has
 	// no registration here.
 	if _, _, k := splitTag(c.Tag); k == opHandoff {
@@ -223,17 +229,62 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 		l.stats.stale.Add(1)
 		return
 	}
-	l.dispatch(r, k, c)
+	r.complete(k, c)
 }
 
-// dispatch calls a registration, recovering a panic so the loop survives.
-func (l *Loop) dispatch(r registration, k opKind, c *driver.Completion) {
-	defer func() {
-		if p := recover(); p != nil {
-			l.reportPanic("completion handler", p)
-		}
-	}()
-	r.complete(k, c)
+// ErrLoopPanicked: the loop's own code panicked, a bug in ringloop rather
+// than in a handler or a task. The loop stops: its connections are closed
+// with an error wrapping it (and a *tasks.PanicError with the value and the
+// stack), the same error fails its termination future (Close returns it),
+// and it is logged once.
+var ErrLoopPanicked = errors.New("engine: the loop's own code panicked; the loop stopped")
+
+// recoverFault is deferred around the engine's own code that runs inside
+// the driver's Wait: a panic there stops the loop (fail).
+func (l *Loop) recoverFault() {
+	if p := recover(); p != nil {
+		l.engineFault(p)
+	}
+}
+
+// engineFault stops the loop for a panic of its own code, once.
+func (l *Loop) engineFault(p any) {
+	if l.fault != nil {
+		l.stats.panics.Add(1) // already stopping: logged once
+		return
+	}
+	l.fail(p)
+}
+
+// engineTask marks the tasks that are the engine's own code (the user
+// callbacks they call are recovered where they run): a panic in one stops
+// the loop, as in the engine's code anywhere else.
+type engineTask interface{ engineTask() }
+
+func (*handoff) engineTask()        {}
+func (*idleTask) engineTask()       {}
+func (*asyncDrain) engineTask()     {}
+func (*connectTimeout) engineTask() {}
+
+// fail records the loop's own panic and starts a shutdown with no quiet
+// period (on the loop): the state it left half updated is not run on, only
+// torn down.
+func (l *Loop) fail(p any) {
+	l.stats.panics.Add(1)
+	l.fault = fmt.Errorf("%w: %w", ErrLoopPanicked, tasks.NewPanicError(p))
+	l.cfg.logger.Error("ringloop: internal error: the loop's own code panicked; the loop stops and closes its connections",
+		slog.String("loop", l.String()), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+	l.quietNanos.Store(0)
+	l.raiseState(ShuttingDown)
+}
+
+// closeCause is why the loop closes what it still serves: ErrShutdown, or
+// the fault that stopped it.
+func (l *Loop) closeCause() error {
+	if l.fault != nil {
+		return l.fault
+	}
+	return ErrShutdown
 }
 
 // runTasks runs due timers and queued tasks for up to budget nanoseconds
@@ -307,13 +358,23 @@ func (l *Loop) pollTask() tasks.Task {
 }
 
 // safeRun runs one task, recovering and reporting a panic (Netty's
-// safeExecute). With a stall detector it also times the task.
+// safeExecute); an engine task's panic stops the loop instead. With a stall
+// detector it also times the task.
 func (l *Loop) safeRun(t tasks.Task) {
 	defer func() {
 		if p := recover(); p != nil {
+			if _, ok := t.(engineTask); ok {
+				l.engineFault(p)
+				return
+			}
 			l.reportPanic("task", p)
 		}
 	}()
+	if h := l.cfg.testFault; h != nil {
+		if _, ok := t.(engineTask); ok {
+			h("engine task")
+		}
+	}
 	if l.cfg.stallThreshold > 0 {
 		s := now()
 		t.Run()
@@ -337,11 +398,17 @@ func (l *Loop) checkStall(what string, d int64) {
 	if th := l.cfg.stallThreshold; th > 0 && time.Duration(d) > th {
 		r := StallReport{Loop: l, What: what, Took: time.Duration(d)}
 		if l.cfg.onStall != nil {
-			l.cfg.onStall(r)
+			l.onStall(r)
 		} else {
 			l.cfg.logger.Warn("ringloop: stall", slog.String("loop", l.String()), slog.String("what", what), slog.Duration("took", r.Took))
 		}
 	}
+}
+
+// onStall calls the stall detector's function, a user hook.
+func (l *Loop) onStall(r StallReport) {
+	defer l.recoverHook("stall detector")
+	l.cfg.onStall(r)
 }
 
 // StallReport describes a task or completion batch that ran longer than the
@@ -352,25 +419,20 @@ type StallReport struct {
 	Took time.Duration
 }
 
-// loopError handles a failing Wait: count it, rebuild the driver, back off.
-// The log says so at the 1st, 2nd, 4th, 8th... failure in a row, so a driver
-// that keeps failing is reported clearly without flooding the log.
+// loopError handles a failing Wait: count it, back off, retry. The log says
+// so at the 1st, 2nd, 4th, 8th... failure in a row, so a driver that keeps
+// failing is reported clearly without flooding the log.
 func (l *Loop) loopError(err error) {
 	l.waitFails++
 	n := l.waitFails
 	l.stats.waitErrors.Add(1)
-	report := n&(n-1) == 0
-	if report {
-		msg := "ringloop: driver wait failed; rebuilding the driver"
+	if n&(n-1) == 0 {
+		msg := "ringloop: driver wait failed; retrying after a back-off"
 		if n > 1 {
-			msg = "ringloop: driver keeps failing; rebuilding it after each failure"
+			msg = "ringloop: driver keeps failing; retrying after a back-off"
 		}
 		l.cfg.logger.Error(msg, slog.String("loop", l.String()), slog.Int("failures in a row", n), slog.Any("err", err))
 	}
-	if rerr := l.rebuildDriver(); rerr != nil && report {
-		l.cfg.logger.Error("ringloop: driver rebuild failed", slog.String("loop", l.String()), slog.Any("err", rerr))
-	}
-	l.stats.rebuilds.Add(1)
 	d := loopErrorBackoff.most
 	if n < 32 {
 		d = min(d, loopErrorBackoff.least<<(n-1))

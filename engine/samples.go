@@ -68,7 +68,6 @@ func (l *Loop) Samples() []Sample {
 		{"tasks_total", "Tasks, timers and tail tasks run.", Counter, float64(m.TasksRun), lb},
 		{"panics_total", "Tasks and handlers that panicked.", Counter, float64(m.Panics), lb},
 		{"empty_wakeups_total", "Premature empty returns from blocking waits.", Counter, float64(m.EmptyWakeups), lb},
-		{"rebuilds_total", "Driver rebuilds.", Counter, float64(m.Rebuilds), lb},
 		{"wait_errors_total", "Driver waits that failed.", Counter, float64(m.WaitErrors), lb},
 		{"accept_errors_total", "Accepts that failed on this loop's listeners.", Counter, float64(m.AcceptErrors), lb},
 		{"handoffs_total", "Accepted connections handed to other loops.", Counter, float64(m.Handoffs), lb},

@@ -122,7 +122,11 @@ func (l *Loop) terminate() {
 	l.raiseState(Terminated)
 	l.tid.Store(0)
 	l.g.Store(0)
-	l.term.Succeed(struct{}{})
+	if l.fault != nil {
+		l.term.Fail(l.fault)
+	} else {
+		l.term.Succeed(struct{}{})
+	}
 }
 
 // registrationDrainTimeout bounds how long a terminating loop waits for the

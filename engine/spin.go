@@ -36,6 +36,10 @@ type spinner struct {
 	limit  int64 // the longest window; 0: never spin
 	window int64 // the current window; 0: block at once
 	slot   bool  // this loop holds one of the process's spinning slots
+	// slots caches GOMAXPROCS/2: reading GOMAXPROCS takes the scheduler's
+	// lock, so it is read again only on the way to a blocking wait (a spin
+	// refused or run out), which costs far more.
+	slots int32
 }
 
 // poll reports whether the loop, with nothing to do and idle for idle
@@ -47,19 +51,29 @@ func (s *spinner) poll(idle int64) bool {
 			if s.window /= 2; s.window < minSpin {
 				s.window = 0
 			}
+			s.slots = procSlots()
 		}
 		s.release()
 		return false
 	}
 	if !s.slot {
 		n := spinners.Load()
-		if n >= int32(runtime.GOMAXPROCS(0)/2) || !spinners.CompareAndSwap(n, n+1) {
+		if n >= s.slots {
+			// Refused by the cached bound: GOMAXPROCS may have grown.
+			if s.slots = procSlots(); n >= s.slots {
+				return false
+			}
+		}
+		if !spinners.CompareAndSwap(n, n+1) {
 			return false
 		}
 		s.slot = true
 	}
 	return true
 }
+
+// procSlots is how many loops may spin at once: GOMAXPROCS/2.
+func procSlots() int32 { return int32(runtime.GOMAXPROCS(0) / 2) }
 
 // worked records work that ended an idle gap of gap nanoseconds, found by a
 // spin (spun) or after a blocking wait.

@@ -95,6 +95,15 @@ func TestSpinSlots(t *testing.T) {
 	if n := spinners.Load(); n != 0 {
 		t.Fatalf("%d spinning slots held", n)
 	}
+	// The bound is cached; a spin that runs out (the loop is about to
+	// block) reads GOMAXPROCS again, so a shrink is seen from the next spin.
+	runtime.GOMAXPROCS(1)
+	if a.poll(a.window) {
+		t.Fatal("spins past its window")
+	}
+	if a.window == 0 || a.poll(0) {
+		t.Fatalf("spins at GOMAXPROCS=1 after the bound was read again (window %d)", a.window)
+	}
 }
 
 // TestSpinOnlyLockedWithoutBusyPoll: the spin is a locked loop's; parked

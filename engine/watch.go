@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // FDHandler receives readiness of a watched fd (Netty's NioTask). Both
@@ -112,6 +113,13 @@ func (w *Watch) complete(_ opKind, c *driver.Completion) {
 	if err == nil && c.Res < 0 && c.Res != -int32(unix.ECANCELED) {
 		err = c.Err()
 	}
+	w.unregistered(err)
+}
+
+// unregistered calls OnUnregistered, the last callback: a panic there is
+// only reported.
+func (w *Watch) unregistered(err error) {
+	defer w.loop.recoverHook("OnUnregistered")
 	w.h.OnUnregistered(w, err)
 }
 
@@ -121,16 +129,21 @@ func (w *Watch) ready(events uint32) {
 	defer func() {
 		if p := recover(); p != nil {
 			w.loop.reportPanic("fd handler", p)
-			w.err = fmt.Errorf("%w: %v", ErrPanicked, p)
+			w.err = fmt.Errorf("engine: OnReady: %w", tasks.NewPanicError(p))
 			w.stop()
 		}
 	}()
 	w.h.OnReady(w, events)
 }
 
-func (w *Watch) shutdown() { w.stop() }
+func (w *Watch) shutdown() {
+	if w.err == nil {
+		w.err = w.loop.fault // nil unless the loop's own code panicked
+	}
+	w.stop()
+}
 
 func (w *Watch) abandon() {
 	w.loop.reg.remove(w.idx, w.gen)
-	w.h.OnUnregistered(w, nil)
+	w.unregistered(w.loop.fault)
 }

@@ -72,9 +72,6 @@
 // completion or a Wake. Wake writes an eventfd, which is registered
 // edge-triggered and never read: every write raises an edge.
 //
-// Rebuild creates a new epoll set and re-adds every registered fd (and the
-// eventfd); an fd that cannot be re-added ends its ops with that -errno.
-//
 // # Ownership
 //
 // fds used with the driver must be closed through CloseFD while they have

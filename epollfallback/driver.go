@@ -204,42 +204,6 @@ func (d *Driver) Wake() error {
 	}
 }
 
-// Rebuild replaces the epoll set, re-adding the eventfd and every registered
-// fd; the ops of an fd that cannot be re-added end with that -errno.
-func (d *Driver) Rebuild() error {
-	if d.closed.Load() {
-		return driver.ErrClosed
-	}
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("epollfallback: rebuild: epoll_create1: %w", err)
-	}
-	if err := d.addWake(epfd); err != nil {
-		unix.Close(epfd)
-		return fmt.Errorf("epollfallback: rebuild: add eventfd: %w", err)
-	}
-	if err := d.usePark(epfd); err != nil {
-		unix.Close(epfd)
-		return fmt.Errorf("epollfallback: rebuild: %w", err)
-	}
-	for fd, st := range d.fds {
-		if st == nil || st.flags&fRegistered == 0 {
-			continue
-		}
-		st.gen++
-		ev := unix.EpollEvent{Events: st.interest(), Fd: int32(fd), Pad: int32(st.gen)}
-		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-			st.flags &^= fRegistered | readyMask
-			d.endAll(st, negErrno(err))
-			d.queueSub(fd, st)
-		}
-	}
-	old := d.epfd
-	d.epfd = epfd
-	unix.Close(old)
-	return nil
-}
-
 // Close releases the epoll set and the eventfd; armed ops are dropped
 // without completions. The fds the ops used stay open: they belong to the
 // caller.

@@ -267,35 +267,6 @@ func TestCloseFDCancelsArmedOps(t *testing.T) {
 	}
 }
 
-// TestRebuildDropsVanishedFD: an fd closed behind the driver's back cannot
-// be re-added by Rebuild; its op ends with an error (-EBADF, or -EINVAL when
-// the new epoll fd took its number), the others survive.
-func TestRebuildDropsVanishedFD(t *testing.T) {
-	d := mustNew(t, driver.Native)
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[1])
-	fd, peer := drivertest.TCPPair(t)
-	defer unix.Close(fd)
-	d.Poll(p[0], 1, unix.POLLIN)
-	d.Recv(fd, 2)
-	d.Wait(0, func(c *driver.Completion) { t.Errorf("completion %+v", *c) })
-	unix.Close(p[0])
-	if err := d.Rebuild(); err != nil {
-		t.Fatal(err)
-	}
-	peer.Write([]byte("ok"))
-	res := map[driver.Tag]int32{}
-	for deadline := time.Now().Add(5 * time.Second); len(res) < 2 && time.Now().Before(deadline); {
-		d.Wait(10*time.Millisecond, func(c *driver.Completion) { res[c.Tag] = c.Res })
-	}
-	if res[1] >= 0 || res[2] != 2 {
-		t.Fatalf("results %v: want poll -errno, recv 2 bytes", res)
-	}
-}
-
 // TestWaitBatchLimit: one Wait hands over at most DefaultWaitBatch
 // completions; the rest follow in the next.
 func TestWaitBatchLimit(t *testing.T) {

@@ -41,7 +41,7 @@ type Server struct {
 	std  http.Handler
 
 	mu        sync.Mutex
-	loops     map[*engine.Loop]*loopState
+	loops     sync.Map // *engine.Loop → *loopState; read without a lock on every open
 	listeners []*engine.Listener
 	groups    []*loopgroup.Server
 	closing   atomic.Bool
@@ -73,7 +73,7 @@ func newServer(opts []Option, fast Handler, std http.Handler) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, fast: fast, std: std, loops: map[*engine.Loop]*loopState{}, drained: make(chan struct{})}, nil
+	return &Server{cfg: cfg, fast: fast, std: std, drained: make(chan struct{})}, nil
 }
 
 // Listen serves on one loop: it accepts on l and serves every connection
@@ -150,12 +150,11 @@ func (s *Server) beginClose(force bool) {
 			_ = ln.Close()
 		}
 	}
-	s.mu.Lock()
-	states := make([]*loopState, 0, len(s.loops))
-	for _, ls := range s.loops {
-		states = append(states, ls)
-	}
-	s.mu.Unlock()
+	var states []*loopState
+	s.loops.Range(func(_, v any) bool {
+		states = append(states, v.(*loopState))
+		return true
+	})
 	for _, ls := range states {
 		_, _ = ls.loop.Submit(func() error { ls.closeConns(force); return nil }).Await(context.Background())
 	}
@@ -175,12 +174,13 @@ func (s *Server) finishClose() error {
 	}
 	s.mu.Lock()
 	groups := s.groups
-	for _, ls := range s.loops {
-		if ls.tick != nil {
+	s.mu.Unlock()
+	s.loops.Range(func(_, v any) bool {
+		if ls := v.(*loopState); ls.tick != nil {
 			ls.tick.Cancel()
 		}
-	}
-	s.mu.Unlock()
+		return true
+	})
 	for _, g := range groups {
 		_ = g.Close()
 	}
@@ -209,19 +209,24 @@ type loopState struct {
 	scratch []byte
 }
 
-// stateFor returns the loop's state, creating it (and its tick) on first use.
+// stateFor returns the loop's state, creating it (and its tick) on first use
+// (on l). Only l itself creates its entry, so a lookup needs no lock, and the
+// entry is stored complete: Shutdown and Close read its tick from elsewhere.
 func (s *Server) stateFor(l *engine.Loop) *loopState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ls := s.loops[l]
-	if ls == nil {
-		ls = &loopState{s: s, loop: l}
-		ls.onTick()
-		if !s.closing.Load() {
-			d := s.cfg.tick()
-			ls.tick, _ = l.ScheduleFuncAtFixedRate(ls.onTick, d, d)
-		}
-		s.loops[l] = ls
+	if v, ok := s.loops.Load(l); ok {
+		return v.(*loopState)
+	}
+	ls := &loopState{s: s, loop: l}
+	ls.onTick()
+	if !s.closing.Load() {
+		d := s.cfg.tick()
+		ls.tick, _ = l.ScheduleFuncAtFixedRate(ls.onTick, d, d)
+	}
+	s.loops.Store(l, ls)
+	if ls.tick != nil && s.closing.Load() {
+		// Close began meanwhile and may have missed the entry: a loop
+		// that joins a closing server gets no tick, as before.
+		ls.tick.Cancel()
 	}
 	return ls
 }

@@ -45,8 +45,11 @@
 //
 // Promise[T] implements Future[T] without a goroutine, and without a channel
 // unless a caller blocks in Await. Listeners run once, on the promise's
-// executor by default; when that executor refuses them they run inline
-// instead. Await on the promise's own loop returns ErrDeadlock.
+// executor by default; an event loop takes them even with its task queue
+// full (ListenerExecutor). When the executor refuses one (shut down) it runs
+// on a goroutine of its own, never inline on the goroutine that completed
+// the promise, which may be another loop. Await on the promise's own loop
+// returns ErrDeadlock.
 // PromiseTask and Submit wrap a function into a task that completes a
 // promise (Netty's newTaskFor / submit).
 //

@@ -33,9 +33,14 @@ type Future[T any] interface {
 	// own executor; with no executor either, fn runs inline in the
 	// completing goroutine (or in AddListener when already done). Pass
 	// Inline to run inline regardless. When ex is the caller's own loop
-	// (ex.InEventLoop()), fn runs inline too. If ex rejects the listener
-	// (full queue or shut down), fn runs inline rather than being lost.
-	// Listeners added before completion run in the order they were added.
+	// (ex.InEventLoop()), fn runs inline too. A ListenerExecutor (an
+	// event loop) takes listeners even with its task queue full. If ex
+	// refuses fn (shut down, or a plain Executor that is full), fn runs on
+	// a goroutine of its own rather than being lost, never on the
+	// completing goroutine, which may be another loop: fn then runs
+	// concurrently with whatever ex still runs. Listeners added before
+	// completion run in the order they were added, on an executor that
+	// takes them all.
 	AddListener(ex Executor, fn func(Future[T]))
 }
 
@@ -228,20 +233,42 @@ func (p *Promise[T]) AddListener(ex Executor, fn func(Future[T])) {
 	p.notify(l)
 }
 
+// ListenerExecutor is an optional interface of an Executor whose task queue
+// a user may bound (an event loop): ExecuteListener queues a future's
+// listener on a path that bound does not apply to, since the listener
+// finishes work the executor already accepted. It fails only once the
+// executor has shut down.
+type ListenerExecutor interface {
+	ExecuteListener(t Task) error
+}
+
 // notify runs one listener of the done promise.
 func (p *Promise[T]) notify(l listener[T]) {
 	if l.ex != nil && l.ex != Inline && !l.ex.InEventLoop() {
 		fn := l.fn
-		if l.ex.Execute(Func(func() { fn(p) })) == nil {
-			return
+		t := Func(func() { fn(p) })
+		var err error
+		if le, ok := l.ex.(ListenerExecutor); ok {
+			err = le.ExecuteListener(t)
+		} else {
+			err = l.ex.Execute(t)
 		}
-		// The executor refused (full or shut down): run it here rather than
-		// lose it.
+		if err != nil {
+			// Refused: a goroutine of its own, not the completing one
+			// (which may be another loop), rather than lose it.
+			go p.run(l.fn)
+		}
+		return
 	}
+	p.run(l.fn)
+}
+
+// run calls a listener, reporting a panic.
+func (p *Promise[T]) run(fn func(Future[T])) {
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Error("tasks: future listener panicked", "panic", r)
 		}
 	}()
-	l.fn(p)
+	fn(p)
 }

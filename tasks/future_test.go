@@ -177,14 +177,65 @@ func TestListenerExecutors(t *testing.T) {
 	eq(t, onEx.Load(), int32(2), "listener on its own loop ran inline")
 	eq(t, ex.q.Len(), 0, "no task queued")
 
-	// An executor that refuses: the listener runs inline rather than never.
-	shut := newQueueExecutor()
-	shut.reject = ErrShutdown
-	s := NewPromise[int](shut)
+}
+
+// TestRefusedListenerRunsOffTheCompleter: a listener its executor refuses
+// (shut down, or full with no listener path) still runs, but never on the
+// goroutine that completes the promise, which may be another loop: here the
+// listener waits until Succeed has returned, so running it inline would
+// hang Succeed.
+func TestRefusedListenerRunsOffTheCompleter(t *testing.T) {
+	for _, why := range []error{ErrShutdown, ErrRejected} {
+		ex := newQueueExecutor()
+		ex.reject = why
+		p := NewPromise[int](ex)
+		succeeded, ran := make(chan struct{}), make(chan int, 1)
+		p.AddListener(nil, func(f Future[int]) {
+			<-succeeded
+			v, _, _ := f.TryGet()
+			ran <- v
+		})
+		go func() { p.Succeed(7); close(succeeded) }()
+		select {
+		case v := <-ran:
+			eq(t, v, 7, "listener's value")
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v: the refused listener never ran, or ran inside Succeed", why)
+		}
+		// Added after completion: the same, off the caller.
+		p.AddListener(nil, func(Future[int]) { ran <- 8 })
+		select {
+		case v := <-ran:
+			eq(t, v, 8, "late listener")
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v: the late refused listener never ran", why)
+		}
+	}
+}
+
+// listenerExecutor refuses tasks but takes listeners, as a loop with a full
+// bounded ring does.
+type listenerExecutor struct{ *queueExecutor }
+
+func (e listenerExecutor) ExecuteListener(t Task) error {
+	if !e.q.Offer(t) {
+		return ErrRejected
+	}
+	return nil
+}
+
+// TestListenerExecutorTakesListeners: an executor with a listener path gets
+// its listeners there even when Execute refuses.
+func TestListenerExecutorTakesListeners(t *testing.T) {
+	ex := listenerExecutor{newQueueExecutor()}
+	ex.reject = ErrRejected
+	p := NewPromise[int](ex)
 	var ran atomic.Int32
-	s.AddListener(nil, func(Future[int]) { ran.Add(1) })
-	s.Succeed(1)
-	eq(t, ran.Load(), int32(1), "refused listener ran inline")
+	p.AddListener(nil, func(Future[int]) { ran.Add(1) })
+	p.Succeed(1)
+	eq(t, ran.Load(), int32(0), "listener ran before its executor")
+	eq(t, DrainAll(ex.q, nil), 1, "listeners on the executor")
+	eq(t, ran.Load(), int32(1), "listener ran")
 }
 
 func TestListenerPanicDoesNotStopOthers(t *testing.T) {

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 )
@@ -29,7 +30,7 @@ func (t *PromiseTask[T]) Run() {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			t.Fail(&PanicError{Value: r, Stack: debug.Stack()})
+			t.Fail(NewPanicError(r))
 		}
 	}()
 	v, err := t.fn()
@@ -50,17 +51,31 @@ func Submit[T any](ex Executor, fn func() (T, error)) Future[T] {
 	return t
 }
 
-// PanicError is the failure of a PromiseTask whose function panicked.
+// PanicError is the one error a recovered panic becomes, wherever ringloop
+// recovers one: a PromiseTask's function (Submit), a scheduled task, a
+// connection's handler callback. errors.As finds it with the value and the
+// stack; errors.Is(err, ErrPanicked) holds for it, and so does errors.Is with
+// the panic value when that is an error.
 type PanicError struct {
 	Value any    // what was passed to panic
 	Stack []byte // the goroutine's stack at the panic
 }
 
-// Error says the task panicked and with what.
-func (e *PanicError) Error() string { return fmt.Sprintf("tasks: task panicked: %v", e.Value) }
+// ErrPanicked matches every *PanicError with errors.Is.
+var ErrPanicked = errors.New("tasks: panicked")
+
+// Error says what panicked and with what.
+func (e *PanicError) Error() string { return fmt.Sprintf("tasks: panicked: %v", e.Value) }
+
+// Is reports whether target is ErrPanicked.
+func (e *PanicError) Is(target error) bool { return target == ErrPanicked }
 
 // Unwrap returns the panic value when it is an error, so errors.Is sees it.
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
 }
+
+// NewPanicError returns the PanicError of a value just recovered, with the
+// current goroutine's stack (call it in the deferred function).
+func NewPanicError(v any) *PanicError { return &PanicError{Value: v, Stack: debug.Stack()} }

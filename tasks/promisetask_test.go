@@ -23,6 +23,12 @@ func TestPromiseTask(t *testing.T) {
 	DrainAll(ex.q, nil)
 	var pe *PanicError
 	must(t, errors.As(h.Err(), &pe) && errors.Is(h.Err(), boom) && len(pe.Stack) > 0, "panic result: %v", h.Err())
+	must(t, errors.Is(h.Err(), ErrPanicked), "a PanicError does not match ErrPanicked: %v", h.Err())
+
+	// A value that is not an error: still ErrPanicked, the value kept.
+	k := Submit(ex, func() (int, error) { panic("plain") })
+	DrainAll(ex.q, nil)
+	must(t, errors.As(k.Err(), &pe) && pe.Value == "plain" && errors.Is(k.Err(), ErrPanicked), "panic result: %v", k.Err())
 }
 
 func TestPromiseTaskCancel(t *testing.T) {

@@ -33,9 +33,7 @@ func (b *bufPool) registerRing(r *liburing.Ring) error {
 	return nil
 }
 
-// newRing maps a buffer ring and registers it with r, leaving the pool's
-// current one alone (Rebuild prepares the new ring's before it lets the old
-// ring go).
+// newRing maps a buffer ring and registers it with r.
 func (b *bufPool) newRing(r *liburing.Ring) ([]byte, uint32, error) {
 	entries := uint32(1)
 	for int(entries) < b.count {

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// drainTimeout bounds how long Close (and Rebuild) wait for the kernel to
+// drainTimeout bounds how long Close waits for the kernel to
 // hand back cancelled requests.
 const drainTimeout = 2 * time.Second
 

@@ -7,7 +7,7 @@
 // New may run on any goroutine: the ring is created disabled
 // (IORING_SETUP_R_DISABLED) and Enable, called by the engine from its
 // locked loop thread (or by the first Wait), starts it there. With
-// SINGLE_ISSUER|DEFER_TASKRUN (6.1) every Wait, Rebuild and Close must then
+// SINGLE_ISSUER|DEFER_TASKRUN (6.1) every Wait and Close must then
 // run on that OS thread, so the loop goroutine holds runtime.LockOSThread,
 // and so must tests. Wake may be called from any goroutine.
 //

@@ -62,12 +62,6 @@ type Driver struct {
 	closeLater bool
 	tid        int
 
-	// Rebuild state: completions reaped from the old ring wait in stash.
-	stashing       bool
-	stash          []stashed
-	rebuildPending int
-	wakeOld        bool
-
 	comp  driver.Completion
 	stats Stats
 }
@@ -85,7 +79,6 @@ type Stats struct {
 	SilentErr     uint64 // ... that failed (buffer provisioning should not)
 	NoBufs        uint64 // receives parked on ENOBUFS
 	MsgRingFailed uint64 // MSG_RING sends the kernel refused
-	Rebuilds      uint64
 }
 
 // recvMode is how Recv runs.
@@ -263,7 +256,7 @@ func (d *Driver) armWake() {
 // errors.ErrUnsupported when the kernel or profile lacks MSG_RING, and when
 // target is not an io_uring driver, not started or closed; the caller then
 // uses a task ring and Wake instead. The engine keeps t and done unique as
-// for any op. Target's ring fd is read now: target must not rebuild or close
+// for any op. Target's ring fd is read now: target must not close
 // its ring until the done completion.
 func (d *Driver) MsgRing(to driver.Driver, t driver.Tag, res int32, done driver.Tag) error {
 	target, _ := to.(*Driver)

@@ -17,7 +17,7 @@ type Driver struct{}
 // Stats counts what the driver did (see the cgo build).
 type Stats struct {
 	Enters, Runs, Submitted, Completions, SQFull, Overflow, EINTR uint64
-	Silent, SilentErr, NoBufs, MsgRingFailed, Rebuilds            uint64
+	Silent, SilentErr, NoBufs, MsgRingFailed                      uint64
 }
 
 // New reports that io_uring is unavailable: liburing needs cgo.
@@ -65,9 +65,6 @@ func (d *Driver) Wake() error { return driver.ErrClosed }
 
 // Enable reports driver.ErrClosed.
 func (d *Driver) Enable() error { return driver.ErrClosed }
-
-// Rebuild reports driver.ErrClosed.
-func (d *Driver) Rebuild() error { return driver.ErrClosed }
 
 // MsgRing reports driver.ErrClosed.
 func (d *Driver) MsgRing(target *Driver, t driver.Tag, res int32) error { return driver.ErrClosed }

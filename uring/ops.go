@@ -46,14 +46,12 @@ type op struct {
 	cancel bool // Cancel was called
 	multi  bool // the live SQE is multishot
 	pinned bool
-	// rebuild: the request is in the ring being replaced by Rebuild.
-	rebuild bool
-	events  uint32
-	next    int32 // free list
-	p       []byte
-	sent    int
-	pin     runtime.Pinner
-	rbuf    []byte // plain receive buffer (mmapped), kept with the slot
+	events uint32
+	next   int32 // free list
+	p      []byte
+	sent   int
+	pin    runtime.Pinner
+	rbuf   []byte // plain receive buffer (mmapped), kept with the slot
 }
 
 const opChunk = 256
@@ -102,7 +100,7 @@ func (t *opTable) alloc(kind opKind, fd int, tag driver.Tag) (int32, *op) {
 	o := t.at(idx)
 	o.gen = (o.gen + 1) & uint32(udGenMask)
 	o.tag, o.fd, o.kind = tag, int32(fd), kind
-	o.state, o.inUse, o.cancel, o.multi, o.rebuild = stLive, true, false, false, false
+	o.state, o.inUse, o.cancel, o.multi = stLive, true, false, false
 	t.index.put(tag, idx)
 	t.live++
 	return idx, o

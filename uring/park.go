@@ -60,5 +60,5 @@ func (d *Driver) parkPoll() (int, error) {
 
 // queued reports work waiting for the next Wait rather than for the kernel.
 func (d *Driver) queued() bool {
-	return d.nsq > 0 || d.nret > 0 || len(d.parked) > 0 || len(d.synth) > 0 || len(d.stash) > 0
+	return d.nsq > 0 || d.nret > 0 || len(d.parked) > 0 || len(d.synth) > 0
 }

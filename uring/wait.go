@@ -54,7 +54,7 @@ func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 		d.unpark()
 		t := int64(timeout)
 		switch {
-		case len(d.synth) > 0 || len(d.stash) > 0 || total > 0 || woke:
+		case len(d.synth) > 0 || total > 0 || woke:
 			t = 0
 		case timeout < 0:
 			t = -1
@@ -67,9 +67,6 @@ func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 		n, err := d.run(t, len(d.cqes))
 		if err != nil {
 			return total, err
-		}
-		if len(d.stash) > 0 {
-			total += d.deliverStash(fn)
 		}
 		total += d.deliverSynth(fn)
 		d.cqHead, d.cqTail = 0, n
@@ -115,14 +112,6 @@ func (d *Driver) run(timeout int64, maxCQE int) (int, error) {
 // emit calls fn with one completion; Data is cleared afterwards so that the
 // driver's buffers are not kept reachable through it.
 func (d *Driver) emit(fn func(*driver.Completion), t driver.Tag, res int32, more bool, data []byte) {
-	if d.stashing {
-		var cp []byte
-		if len(data) > 0 {
-			cp = append([]byte(nil), data...)
-		}
-		d.stash = append(d.stash, stashed{t, res, more, cp})
-		return
-	}
 	c := &d.comp
 	c.Tag, c.Res, c.More, c.Data = t, res, more, data
 	fn(c)
@@ -189,7 +178,6 @@ func (d *Driver) handle(c *liburing.CQE, fn func(*driver.Completion), woke *bool
 		case udWake:
 			*woke = true
 			d.wakeArm = false
-			d.wakeOld = false
 			if !d.closed.Load() {
 				d.armWake()
 			}
@@ -214,16 +202,6 @@ func (d *Driver) handle(c *liburing.CQE, fn func(*driver.Completion), woke *bool
 	res := c.Res
 	if !more {
 		o.state = stEnded
-		if o.rebuild {
-			o.rebuild = false
-			d.rebuildPending--
-			if res == eCanceled && !o.cancel && d.rearmAfterRebuild(idx, o) {
-				if hasBuf {
-					d.giveBack(bid)
-				}
-				return 0
-			}
-		}
 	}
 	switch o.kind {
 	case kindAccept:
@@ -240,23 +218,6 @@ func (d *Driver) handle(c *liburing.CQE, fn func(*driver.Completion), woke *bool
 		}
 	}
 	return d.final(fn, idx, o, res) // connect, close, nop, msg ring
-}
-
-// rearmAfterRebuild re-queues an op that Rebuild cancelled in the old ring.
-func (d *Driver) rearmAfterRebuild(idx int32, o *op) bool {
-	switch o.kind {
-	case kindAccept:
-		d.armAccept(idx, o)
-	case kindRecv:
-		d.armRecv(idx, o)
-	case kindPoll:
-		d.armPoll(idx, o)
-	case kindSend:
-		d.armSend(idx, o)
-	default:
-		return false
-	}
-	return true
 }
 
 // rearmOrEnd follows a successful result whose SQE has ended: the op goes

@@ -12,82 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// testRebuild: Rebuild with an accept, a receive, a poll and a blocked send
-// armed (and an op prepared but not yet submitted) keeps all of them: each
-// then completes as if nothing happened. A second Rebuild changes nothing.
-func testRebuild(t *testing.T, e *Env) {
-	h := e.New(t)
-	lfd, lsa := Listen(t, 16)
-	h.Own(lfd)
-	a := h.Accept(lfd)
-	fd, peer := TCPPair(t)
-	h.Own(fd)
-	SetBuffers(t, fd, 64<<10, 0)
-	peer.SetReadBuffer(128 << 10)
-	var got []byte
-	r := h.Recv(fd, func(p []byte) { got = append(got, p...) })
-	var pp [2]int
-	if err := unix.Pipe2(pp[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	prd, pwr := h.Own(pp[0]), h.Own(pp[1])
-	p := h.Poll(prd, unix.POLLIN)
-	big := randomBytes(5, 2<<20)
-	s := h.Send(fd, big)
-	for i := 0; i < 3; i++ {
-		h.Wait(time.Millisecond)
-	}
-	if s.Done {
-		t.Fatalf("send to a reader that does not read ended: %s", ErrnoRes(s.Res))
-	}
-	if err := h.D.(driver.Rebuilder).Rebuild(); err != nil {
-		t.Fatalf("Rebuild: %v", err)
-	}
-	fd2, peer2 := TCPPair(t)
-	h.Own(fd2)
-	r2 := h.Recv(fd2, nil) // prepared before the second Rebuild, not yet submitted
-	if err := h.D.(driver.Rebuilder).Rebuild(); err != nil {
-		t.Fatalf("second Rebuild: %v", err)
-	}
-	// Accept.
-	conn, err := net.Dial("tcp4", (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: lsa.Port}).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	h.Until(0, "accept after Rebuild", func() bool { return len(a.More) == 1 })
-	// Receive.
-	peer.Write([]byte("after"))
-	h.Until(0, "receive after Rebuild", func() bool { return string(got) == "after" })
-	peer2.Write([]byte("x"))
-	h.Until(0, "receive prepared across Rebuild", func() bool { return r2.Bytes == 1 })
-	// Poll.
-	unix.Write(pwr, []byte{1})
-	h.Until(0, "poll after Rebuild", func() bool { return len(p.More) >= 1 })
-	// The blocked send continues once the peer reads.
-	sum, errc := make(chan []byte, 1), make(chan error, 1)
-	go slowReader(peer, len(big), sum, errc)
-	h.Until(30*time.Second, "blocked send after Rebuild", func() bool { return s.Done })
-	if s.Res != int32(len(big)) {
-		t.Fatalf("send after Rebuild: %s", ErrnoRes(s.Res))
-	}
-	select {
-	case <-sum:
-	case err := <-errc:
-		t.Fatal(err)
-	}
-	for _, op := range []*Op{a, r, r2, p} {
-		if op.Done {
-			t.Fatalf("%s ended across Rebuild: %s", op.Kind, ErrnoRes(op.Res))
-		}
-		h.Cancel(op)
-	}
-	h.Until(0, "cancels", func() bool { return AllDone(a, r, r2, p) })
-	// And the driver still wakes.
-	h.D.Wake()
-	h.Wait(driver.WaitForever)
-}
-
 // testFDCleanup: creating a driver, using every op and closing it leaves the
 // process with the fds and goroutines it had before.
 func testFDCleanup(t *testing.T, e *Env) {
@@ -122,9 +46,6 @@ func testFDCleanup(t *testing.T, e *Env) {
 		p := h.Poll(pp[0], unix.POLLIN)
 		h.D.Wake()
 		h.Wait(0)
-		if err := d.(driver.Rebuilder).Rebuild(); err != nil {
-			t.Fatal(err)
-		}
 		h.Cancel(a)
 		h.Cancel(r)
 		h.Cancel(p)

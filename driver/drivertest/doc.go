@@ -20,8 +20,8 @@
 // final one, that More is set only by multishot ops and that Data matches
 // Res (the Harness does this); and, per test, the behaviour the contract
 // promises: accept storms, checksummed receives and partial sends, connect,
-// cancel racing completion, close with ops in flight, polls, wakes, timeouts,
-// Rebuild and fd cleanup.
+// cancel racing completion, close with ops in flight, polls, wakes, timeouts
+// and fd cleanup.
 //
 // The suite assumes what the contract says and no more: sends on one fd are
 // issued one at a time (the contract does not order concurrent sends), and

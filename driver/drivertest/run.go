@@ -66,7 +66,6 @@ var tests = []contractTest{
 	{"WakeBeforeWait", testWakeBeforeWait},
 	{"WaitTimeouts", testWaitTimeouts},
 	{"WaitReturnsCompletions", testWaitReturnsCompletions},
-	{"RebuildKeepsArmedOps", testRebuild},
 	{"FDCleanup", testFDCleanup},
 	{"FullFDTable", testFullFDTable},
 	{"UseAfterClose", testUseAfterClose},
