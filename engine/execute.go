@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/loopctl"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -40,6 +41,13 @@ func (l *Loop) ExecuteLazy(t tasks.Task) error { return l.offer(l.taskQ, t, fals
 // iteration's tasks, even when no task ran, without a time budget: the place
 // for per-iteration flushes.
 func (l *Loop) ExecuteAfterIteration(t tasks.Task) error { return l.offer(l.tailQ, t, true) }
+
+// control queues t on the loop's control ring (see Loop.ctlQ), the path of
+// the library's own work: no user bound applies, so it is refused only once
+// the loop has shut down (ErrShutdown), when the caller must still not lose
+// what t carries (close the fd, report it). It starts and wakes the loop as
+// Execute does.
+func (l *Loop) control(t tasks.Task) error { return l.offer(l.ctlQ, t, true) }
 
 // offer is the one submission path: announce, check state, offer, reject
 // policy, lazy start, wake.
@@ -189,4 +197,8 @@ func (l *Loop) main(ready chan<- error) {
 	l.lastExec = now()
 	ready <- nil
 	l.run()
+}
+
+func init() {
+	loopctl.Register(func(l loopctl.Executor, t tasks.Task) error { return l.(*Loop).control(t) })
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // FDHandler receives readiness of a watched fd (Netty's NioTask). Both
@@ -55,13 +56,18 @@ func (l *Loop) RegisterFD(fd int, events uint32, h FDHandler) (*Watch, error) {
 	return w, nil
 }
 
-// onLoop runs fn on the loop: directly when called there, else as a task
-// whose result the caller waits for.
+// onLoop runs fn on the loop: directly when called there, else on the
+// control ring, waiting for its result (a full task ring cannot refuse it;
+// a loop that has shut down returns ErrShutdown).
 func (l *Loop) onLoop(fn func() error) error {
 	if l.InEventLoop() {
 		return fn()
 	}
-	_, err := Submit(l, func() (struct{}, error) { return struct{}{}, fn() }).Await(context.Background())
+	p := tasks.NewPromise[struct{}](l)
+	if err := l.control(&promiseTask[struct{}]{l: l, p: p, fn: func() (struct{}, error) { return struct{}{}, fn() }}); err != nil {
+		return err
+	}
+	_, err := p.Await(context.Background())
 	return err
 }
 
