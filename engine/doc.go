@@ -24,6 +24,16 @@
 // A panic in a task is recovered, logged through slog with its stack, and the
 // loop goes on.
 //
+// Besides the task ring, which WithMaxPendingTasks may bound, a loop has a
+// control ring for the library's own work: closes, aborts, half-closes and
+// read or accept pauses asked from other goroutines, AsyncWrite drains,
+// accepted connections handed over from another loop, dial cancels, and the
+// work of ringloop's other packages (netconn's steps, the http.Handler
+// adapter's responses, loopgroup.Offload's completions). It is unbounded,
+// each producer holding at most one entry per connection and kind, drained
+// before and after the tasks of every iteration, and refused only once the
+// loop has shut down, so a full task ring never drops the library's work.
+//
 // # Lifecycle
 //
 // States follow Netty: NotStarted → Started → ShuttingDown → Shutdown →
