@@ -44,7 +44,9 @@ type WritabilityHandler interface {
 // HalfCloseHandler is an optional Handler extension (Netty's
 // ALLOW_HALF_CLOSURE): when the peer shuts down its write side, OnReadClosed
 // is called instead of closing the connection, which stays open for writing
-// until Close.
+// until Close or CloseWrite. Once both directions are shut (the peer's FIN
+// seen and CloseWrite's FIN sent, in either order) the connection is closed,
+// after its output drained, and OnClose follows with io.EOF.
 type HalfCloseHandler interface {
 	OnReadClosed(c *Conn)
 }
