@@ -512,11 +512,14 @@ func (t *connCtl) request(r uint32) error {
 	for {
 		old := t.bits.Load()
 		nw := old | r | reqQueued
-		switch r { // the latest of pause and resume wins
-		case reqPause:
+		switch {
+		case r == reqPause: // the latest of pause and resume wins
 			nw &^= reqResume
-		case reqResume:
+		case r == reqResume:
 			nw &^= reqPause
+		case r == reqClose && old&reqAbort != 0,
+			r == reqCloseWrite && old&(reqAbort|reqClose) != 0:
+			nw = old | reqQueued // after an abort or close it would be a no-op
 		}
 		if !t.bits.CompareAndSwap(old, nw) {
 			continue
@@ -539,13 +542,17 @@ func (t *connCtl) Run() {
 	case r&reqPause != 0:
 		c.pauseRead()
 	}
+	// In the order they can have been asked (request drops those that
+	// would follow an abort or a close): a close then an abort ends a
+	// flush that is under way, as two separate calls on the loop would.
 	if r&reqCloseWrite != 0 {
 		c.closeWrite()
 	}
+	if r&reqClose != 0 {
+		c.closeWith(ErrConnClosed)
+	}
 	if r&reqAbort != 0 {
 		c.abortWith(ErrAborted)
-	} else if r&reqClose != 0 {
-		c.closeWith(ErrConnClosed)
 	}
 }
 
