@@ -15,7 +15,7 @@ var ErrWriteBufferFull = fmt.Errorf("engine: connection write buffer full: %w", 
 // asyncWriter is the part of a connection other goroutines write to.
 //
 // AsyncWrite appends under mu and queues one drain per batch on the loop's
-// connection ring, which is unbounded but holds at most one entry per
+// control ring, which is unbounded but holds at most one drain per
 // connection. The loop moves the bytes into the connection's outbound
 // buffer; a close first takes whatever AsyncWrite accepted before it, so
 // accepted bytes are sent before the FIN (or their loss is reported to
@@ -60,10 +60,10 @@ func (c *Conn) AsyncWrite(p []byte) error {
 	if !first {
 		return nil
 	}
-	// The connection ring is unbounded: only a loop past shutdown refuses,
+	// The control ring is unbounded: only a loop past shutdown refuses,
 	// and by then its close has taken (or will drop, reporting it) the
 	// bytes.
-	if err := c.loop.offer(c.loop.connQ, &a.drain, true); err != nil {
+	if err := c.loop.control(&a.drain); err != nil {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if a.err == nil { // not taken by a close: nobody will send them
@@ -84,7 +84,7 @@ func (d *asyncDrain) Run() {
 	if len(b) == 0 {
 		return
 	}
-	_, _ = c.Write(b) // a close takes the bytes first, so this cannot fail
+	_, _ = c.write(b) // a close takes the bytes first, so this cannot fail
 	c.async.recycle(b)
 	c.publishBuffered()
 }
@@ -115,7 +115,7 @@ func (a *asyncWriter) recycle(b []byte) {
 }
 
 // publishBuffered lets AsyncWrite see how much the loop holds (on the loop).
-func (c *Conn) publishBuffered() { c.async.loopBuf.Store(int64(c.Buffered())) }
+func (c *Conn) publishBuffered() { c.async.loopBuf.Store(int64(c.buffered())) }
 
 // closeAsync takes the bytes AsyncWrite accepted before a close and refuses
 // later ones with err; keep says whether they are still sent (a graceful

@@ -44,7 +44,9 @@ type WritabilityHandler interface {
 // HalfCloseHandler is an optional Handler extension (Netty's
 // ALLOW_HALF_CLOSURE): when the peer shuts down its write side, OnReadClosed
 // is called instead of closing the connection, which stays open for writing
-// until Close.
+// until Close or CloseWrite. Once both directions are shut (the peer's FIN
+// seen and CloseWrite's FIN sent, in either order) the connection is closed,
+// after its output drained, and OnClose follows with io.EOF.
 type HalfCloseHandler interface {
 	OnReadClosed(c *Conn)
 }
@@ -71,9 +73,13 @@ const (
 
 // Conn is a TCP or Unix stream connection served by one loop.
 //
-// Methods marked "on the loop" must be called from the connection's handler
-// callbacks or from tasks on its loop; from elsewhere use AsyncWrite, or hop
-// with Loop().Execute. Close, Abort and CloseWrite hop by themselves.
+// Every method is safe from any goroutine; each says what it does when
+// called off the connection's loop (from a goroutine other than its handler
+// callbacks and the loop's tasks). Write there behaves as AsyncWrite; Close,
+// Abort, CloseWrite, PauseRead and ResumeRead hand themselves to the loop on
+// its control ring, which a bounded task ring (WithMaxPendingTasks) cannot
+// refuse; Buffered reports the loop's last published count. The checks cost
+// a goroutine-identity compare (InEventLoop), no system call.
 type Conn struct {
 	loop *Loop
 	fd   int
@@ -109,15 +115,20 @@ type Conn struct {
 	idleFired [3]int64 // when each idle timeout last fired
 
 	dialer *dialer // while connecting (DialAsync)
-	value  any
-	laddr  net.Addr
+	value  atomic.Pointer[valueBox]
+	laddr  net.Addr // set before the connection is published (fillAddrs)
 	raddr  net.Addr
+	ctl    connCtl // requests from other goroutines
 }
+
+// valueBox holds a connection's user value (SetValue).
+type valueBox struct{ v any }
 
 func newConn(l *Loop, fd int, h Handler, cfg *connConfig) *Conn {
 	c := &Conn{loop: l, fd: fd, h: h, cfg: cfg}
 	c.writable.Store(true)
 	c.async.drain.c = c
+	c.ctl.c = c
 	c.wh, _ = h.(WritabilityHandler)
 	c.idleTask.c = c
 	c.idle.Init(&c.idleTask)
@@ -129,6 +140,7 @@ func (c *Conn) tag(k opKind) driver.Tag { return makeTag(c.idx, c.gen, k) }
 
 // open starts serving an established connection: OnOpen, reading, timers.
 func (c *Conn) open() {
+	c.fillAddrs()
 	c.st = connOpen
 	t := now()
 	c.lastRead, c.lastWr = t, t
@@ -154,37 +166,66 @@ func (c *Conn) Loop() *Loop { return c.loop }
 // FD returns the connection's file descriptor; do not close it.
 func (c *Conn) FD() int { return c.fd }
 
-// SetValue attaches a user value to the connection (on the loop).
-func (c *Conn) SetValue(v any) { c.value = v }
+// SetValue attaches a user value to the connection. Safe from any
+// goroutine; the value is published atomically, so another goroutine's Value
+// sees it or the previous one.
+func (c *Conn) SetValue(v any) { c.value.Store(&valueBox{v}) }
 
-// Value returns the user value (on the loop).
-func (c *Conn) Value() any { return c.value }
+// Value returns the user value, nil if none was set. Safe from any
+// goroutine.
+func (c *Conn) Value() any {
+	if b := c.value.Load(); b != nil {
+		return b.v
+	}
+	return nil
+}
 
-// LocalAddr returns the local address.
-func (c *Conn) LocalAddr() net.Addr {
+// fillAddrs reads the socket's addresses once, on the loop, before the
+// connection is handed to anyone (OnOpen, a dial's future): from then on
+// they are read-only, so LocalAddr and RemoteAddr need no synchronisation,
+// and they stay right after the fd is closed (and its number reused).
+func (c *Conn) fillAddrs() {
 	if c.laddr == nil {
 		if sa, err := unix.Getsockname(c.fd); err == nil {
 			c.laddr = sockaddrToAddr(sa, c.cfg.network)
 		}
 	}
-	return c.laddr
-}
-
-// RemoteAddr returns the peer's address.
-func (c *Conn) RemoteAddr() net.Addr {
 	if c.raddr == nil {
 		if sa, err := unix.Getpeername(c.fd); err == nil {
 			c.raddr = sockaddrToAddr(sa, c.cfg.network)
 		}
 	}
-	return c.raddr
 }
 
-// Write queues p to be sent (on the loop). The bytes are copied into the
+// LocalAddr returns the local address, read when the connection opened (nil
+// if the socket could not tell). Safe from any goroutine.
+func (c *Conn) LocalAddr() net.Addr { return c.laddr }
+
+// RemoteAddr returns the peer's address, read when the connection opened
+// (nil if the peer had already gone). Safe from any goroutine.
+func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
+
+// Write queues p to be sent. On the loop the bytes are copied into the
 // connection's outbound buffer and flushed once per loop iteration, so one
-// submission carries every send of the iteration. It never blocks: past the
+// submission carries every send of the iteration; it never blocks: past the
 // high watermark it still accepts, and reports the connection unwritable.
+//
+// Off the loop Write is AsyncWrite: it copies p, the loop sends it in the
+// order of the goroutine's writes, and it returns (0, err) with
+// ErrWriteBufferFull past the async write limit, ErrConnClosed or
+// ErrWriteClosed, accepting nothing.
 func (c *Conn) Write(p []byte) (int, error) {
+	if !c.loop.InEventLoop() {
+		if err := c.AsyncWrite(p); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.write(p)
+}
+
+// write is Write on the loop.
+func (c *Conn) write(p []byte) (int, error) {
 	if c.st >= connClosing || c.halfShut {
 		if c.halfShut && c.st < connClosing {
 			return 0, ErrWriteClosed
@@ -199,7 +240,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		c.lastWr = now()
 	}
 	c.queueFlush()
-	if c.writable.Load() && c.Buffered() > c.cfg.highWater {
+	if c.writable.Load() && c.buffered() > c.cfg.highWater {
 		c.setWritable(false)
 	}
 	return len(p), nil
@@ -213,8 +254,18 @@ func (c *Conn) queueFlush() {
 	}
 }
 
-// Buffered returns the bytes written and not yet sent (on the loop).
-func (c *Conn) Buffered() int { return len(c.out) + len(c.sending) }
+// Buffered returns the bytes written and not yet sent. Off the loop it is
+// the count the loop last published (after each flush and send), without
+// the bytes AsyncWrite holds that the loop has not taken yet.
+func (c *Conn) Buffered() int {
+	if !c.loop.InEventLoop() {
+		return int(c.async.loopBuf.Load())
+	}
+	return c.buffered()
+}
+
+// buffered is Buffered on the loop.
+func (c *Conn) buffered() int { return len(c.out) + len(c.sending) }
 
 // Writable reports whether the buffered bytes are under the high watermark
 // (or back under the low one). Safe from any goroutine: off the loop it is
@@ -287,6 +338,9 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 		if hh, ok := c.h.(HalfCloseHandler); ok && c.st == connOpen {
 			c.readEOF = true
 			c.onReadClosed(hh)
+			if c.wrShut && c.st == connOpen {
+				c.closeWith(io.EOF) // both directions are done
+			}
 		} else {
 			c.closeWith(io.EOF)
 		}
@@ -315,7 +369,7 @@ func (c *Conn) onSend(comp *driver.Completion) {
 	} else {
 		c.sending = c.sending[:0]
 	}
-	if !c.writable.Load() && c.Buffered() < c.cfg.lowWater {
+	if !c.writable.Load() && c.buffered() < c.cfg.lowWater {
 		c.setWritable(true)
 	}
 	if len(c.out) > 0 && c.st != connClosed {
@@ -331,11 +385,16 @@ func (c *Conn) onSend(comp *driver.Completion) {
 }
 
 // afterDrain runs when nothing is left to send: a pending half-close or close
-// happens now.
+// happens now. A half-closed connection whose peer has also shut down its
+// side is closed: both directions are done.
 func (c *Conn) afterDrain() {
 	if c.halfShut && !c.wrShut && c.st == connOpen {
 		c.wrShut = true
 		_ = unix.Shutdown(c.fd, unix.SHUT_WR)
+		if c.readEOF {
+			c.closeWith(io.EOF)
+			return
+		}
 	}
 	if c.st == connClosing {
 		c.finish()
@@ -343,31 +402,63 @@ func (c *Conn) afterDrain() {
 }
 
 // Close flushes what was written and then closes the connection; OnClose
-// follows with ErrConnClosed. Safe from any goroutine.
-func (c *Conn) Close() error { return c.onLoop(func() { c.closeWith(ErrConnClosed) }) }
+// follows with ErrConnClosed. Off the loop it hands itself to the loop's
+// control ring and returns at once; it returns ErrShutdown only once the
+// loop has shut down, which closed the connection itself.
+func (c *Conn) Close() error {
+	if c.loop.InEventLoop() {
+		c.closeWith(ErrConnClosed)
+		return nil
+	}
+	return c.ctl.request(reqClose)
+}
 
 // Abort closes the connection now, dropping unsent bytes, and resets it (the
-// peer sees ECONNRESET). Safe from any goroutine.
-func (c *Conn) Abort() error { return c.onLoop(func() { c.abortWith(ErrAborted) }) }
+// peer sees ECONNRESET). Off the loop it hands itself to the loop, as Close.
+func (c *Conn) Abort() error {
+	if c.loop.InEventLoop() {
+		c.abortWith(ErrAborted)
+		return nil
+	}
+	return c.ctl.request(reqAbort)
+}
 
 // CloseWrite half-closes: once the written bytes are sent the peer reads EOF;
-// reading goes on. Safe from any goroutine.
+// reading goes on. Once the peer has shut down its side too (a
+// HalfCloseHandler's OnReadClosed), the connection is closed and OnClose
+// follows with io.EOF. Off the loop it hands itself to the loop, as Close.
 func (c *Conn) CloseWrite() error {
-	return c.onLoop(func() {
-		if c.st != connOpen || c.halfShut {
-			return
-		}
-		c.closeAsync(ErrWriteClosed, true)
-		c.halfShut = true
-		if !c.inFlight && len(c.out) == 0 {
-			c.afterDrain()
-		}
-	})
+	if c.loop.InEventLoop() {
+		c.closeWrite()
+		return nil
+	}
+	return c.ctl.request(reqCloseWrite)
+}
+
+func (c *Conn) closeWrite() {
+	if c.st != connOpen || c.halfShut {
+		return
+	}
+	c.closeAsync(ErrWriteClosed, true)
+	c.halfShut = true
+	if !c.inFlight && len(c.out) == 0 {
+		c.afterDrain()
+	}
 }
 
 // PauseRead stops reading (Netty's autoRead off) so a fast peer cannot grow
-// memory; bytes already received still arrive (on the loop).
+// memory; bytes already received still arrive. Off the loop it hands itself
+// to the loop, where the latest of PauseRead and ResumeRead called off the
+// loop wins.
 func (c *Conn) PauseRead() {
+	if !c.loop.InEventLoop() {
+		_ = c.ctl.request(reqPause) // refused: the loop shut down, closing c
+		return
+	}
+	c.pauseRead()
+}
+
+func (c *Conn) pauseRead() {
 	if c.readPaused {
 		return
 	}
@@ -377,8 +468,17 @@ func (c *Conn) PauseRead() {
 	}
 }
 
-// ResumeRead starts reading again (on the loop).
+// ResumeRead starts reading again. Off the loop it hands itself to the loop,
+// as PauseRead.
 func (c *Conn) ResumeRead() {
+	if !c.loop.InEventLoop() {
+		_ = c.ctl.request(reqResume) // refused: the loop shut down, closing c
+		return
+	}
+	c.resumeRead()
+}
+
+func (c *Conn) resumeRead() {
 	if !c.readPaused {
 		return
 	}
@@ -388,14 +488,72 @@ func (c *Conn) ResumeRead() {
 	}
 }
 
-// onLoop runs fn on the connection's loop: at once when called there, else as
-// a task.
-func (c *Conn) onLoop(fn func()) error {
-	if c.loop.InEventLoop() {
-		fn()
-		return nil
+// Requests from other goroutines, collected in connCtl.bits.
+const (
+	reqClose uint32 = 1 << iota
+	reqAbort
+	reqCloseWrite
+	reqPause
+	reqResume
+	reqQueued // the connCtl task is on the control ring
+)
+
+// connCtl carries a connection's requests from other goroutines to its loop:
+// one pre-built task, on the control ring at most once at a time, and a word
+// of request bits, so that any number of calls costs no allocation and at
+// most one ring entry.
+type connCtl struct {
+	c    *Conn
+	bits atomic.Uint32
+}
+
+// request records r and queues the task unless it is queued already.
+func (t *connCtl) request(r uint32) error {
+	for {
+		old := t.bits.Load()
+		nw := old | r | reqQueued
+		switch {
+		case r == reqPause: // the latest of pause and resume wins
+			nw &^= reqResume
+		case r == reqResume:
+			nw &^= reqPause
+		case r == reqClose && old&reqAbort != 0,
+			r == reqCloseWrite && old&(reqAbort|reqClose) != 0:
+			nw = old | reqQueued // after an abort or close it would be a no-op
+		}
+		if !t.bits.CompareAndSwap(old, nw) {
+			continue
+		}
+		if old&reqQueued != 0 {
+			return nil
+		}
+		// Refused only once the loop has shut down: its shutdown closes
+		// the connection.
+		return t.c.loop.control(t)
 	}
-	return c.loop.ExecuteFunc(fn)
+}
+
+// Run applies the requests on the loop.
+func (t *connCtl) Run() {
+	c, r := t.c, t.bits.Swap(0)
+	switch {
+	case r&reqResume != 0:
+		c.resumeRead()
+	case r&reqPause != 0:
+		c.pauseRead()
+	}
+	// In the order they can have been asked (request drops those that
+	// would follow an abort or a close): a close then an abort ends a
+	// flush that is under way, as two separate calls on the loop would.
+	if r&reqCloseWrite != 0 {
+		c.closeWrite()
+	}
+	if r&reqClose != 0 {
+		c.closeWith(ErrConnClosed)
+	}
+	if r&reqAbort != 0 {
+		c.abortWith(ErrAborted)
+	}
 }
 
 // closeWith starts a graceful close: stop reading, flush, then close.

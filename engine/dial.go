@@ -166,16 +166,19 @@ func (d *dialer) start() {
 			if errors.Is(d.ctx.Err(), context.DeadlineExceeded) {
 				err = errConnectDeadline
 			}
-			_ = d.l.ExecuteFunc(func() {
+			// The control ring: a full task ring cannot drop the cancel.
+			// Refused only once the loop has shut down, which ends the
+			// connect itself.
+			_ = d.l.control(tasks.Func(func() {
 				if d.cur != nil {
 					d.cur.cancelConnect(err)
 				}
-			})
+			}))
 		})
 	}
 	if d.l.InEventLoop() {
 		d.try(nil)
-	} else if err := d.l.ExecuteFunc(func() { d.try(nil) }); err != nil {
+	} else if err := d.l.control(tasks.Func(func() { d.try(nil) })); err != nil {
 		d.fail(err)
 	}
 }
@@ -262,6 +265,7 @@ func (c *Conn) onConnect(comp *driver.Completion) {
 		}
 		c.dialer, d.cur = nil, nil
 		c.idle.Init(&c.idleTask)
+		c.fillAddrs() // before the future publishes c
 		d.p.Succeed(c)
 		c.open()
 		return

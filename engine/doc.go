@@ -50,6 +50,16 @@
 // counted (Metrics.WaitErrors) and retried after a back-off growing to a
 // second; the loop can always be shut down.
 //
+// Besides the task ring, which WithMaxPendingTasks may bound, a loop has a
+// control ring for the library's own work: closes, aborts, half-closes and
+// read or accept pauses asked from other goroutines, AsyncWrite drains,
+// accepted connections handed over from another loop, dial cancels, and the
+// work of ringloop's other packages (netconn's steps, the http.Handler
+// adapter's responses, loopgroup.Offload's completions). It is unbounded,
+// each producer holding at most one entry per connection and kind, drained
+// before and after the tasks of every iteration, and refused only once the
+// loop has shut down, so a full task ring never drops the library's work.
+//
 // # Lifecycle
 //
 // States follow Netty: NotStarted → Started → ShuttingDown → Shutdown →

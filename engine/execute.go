@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/loopctl"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -43,11 +44,18 @@ func (l *Loop) ExecuteLazy(t tasks.Task) error { return l.offer(l.taskQ, t, fals
 func (l *Loop) ExecuteAfterIteration(t tasks.Task) error { return l.offer(l.tailQ, t, true) }
 
 // ExecuteListener queues a future's listener (tasks.ListenerExecutor, used
-// by the promises bound to the loop): the loop takes it even when its task
-// ring is bounded (WithMaxPendingTasks) and full, since a listener finishes
+// by the promises bound to the loop): it rides on the control ring, so the loop
+// takes it even when its task ring is bounded (WithMaxPendingTasks) and full, since a listener finishes
 // work already accepted, and losing it or running it on the completing
 // goroutine would be worse. It fails only once the loop has shut down.
-func (l *Loop) ExecuteListener(t tasks.Task) error { return l.offer(l.connQ, t, true) }
+func (l *Loop) ExecuteListener(t tasks.Task) error { return l.offer(l.ctlQ, t, true) }
+
+// control queues t on the loop's control ring (see Loop.ctlQ), the path of
+// the library's own work: no user bound applies, so it is refused only once
+// the loop has shut down (ErrShutdown), when the caller must still not lose
+// what t carries (close the fd, report it). It starts and wakes the loop as
+// Execute does.
+func (l *Loop) control(t tasks.Task) error { return l.offer(l.ctlQ, t, true) }
 
 // offer is the one submission path: announce, check state, offer, reject
 // policy, lazy start, wake.
@@ -173,4 +181,8 @@ func (l *Loop) main(ready chan<- error) {
 	l.lastExec = now()
 	ready <- nil
 	l.run()
+}
+
+func init() {
+	loopctl.Register(func(l loopctl.Executor, t tasks.Task) error { return l.(*Loop).control(t) })
 }

@@ -25,9 +25,10 @@ import (
 //     write or a task-ring entry. The target's onCompletion routes opHandoff
 //     to receiveHandoff, which serves the fd with the listener's handler and
 //     configuration.
-//   - Task ring: otherwise (epoll, an older kernel or profile, a target that
+//   - Task: otherwise (epoll, an older kernel or profile, a target that
 //     has not started, a MsgRing error, or HandoffTask) the fd travels as a
-//     task on the target's task ring.
+//     task on the target's control ring (never its task ring, which the
+//     user may bound: a full one would drop the connection).
 //
 // Listener ids come from a small process-wide table read only on receipt. An
 // id stays reserved until its listener has closed and every message sent
@@ -43,11 +44,11 @@ import (
 // reaping its ring until they have all arrived (closing their fds if it is
 // shutting down). The sender raises the count before it checks that the
 // target is running, so either the target sees the message or the sender
-// sees it stopping and uses the task ring.
+// sees it stopping and uses the control ring.
 //
 // Each message also stays a registration of the sending loop (sentHandoff,
 // carrying the fd) until the sender's driver reports it posted or refused:
-// one the kernel refuses after MsgRing returned goes through the task ring
+// one the kernel refuses after MsgRing returned goes as a task
 // instead, and every count it raised comes down.
 
 // opHandoff is the op kind of a hand-off message. It is the highest kind, so
@@ -61,9 +62,9 @@ type HandoffMode uint32
 // The hand-off modes.
 const (
 	// HandoffAuto uses MSG_RING where both rings support it and the target
-	// loop runs, else the task ring (the default).
+	// loop runs, else a task on its control ring (the default).
 	HandoffAuto HandoffMode = iota
-	// HandoffTask always uses the target loop's task ring.
+	// HandoffTask always sends a task on the target loop's control ring.
 	HandoffTask
 )
 
@@ -79,9 +80,9 @@ func (m HandoffMode) String() string {
 // loops that serve them.
 type HandoffStats struct {
 	Local    uint64 // served by the accepting loop itself
-	Task     uint64 // handed over through the target loop's task ring
+	Task     uint64 // handed over as a task on the target loop's control ring
 	MsgRing  uint64 // handed over with IORING_OP_MSG_RING (posted, or on its way)
-	Fallback uint64 // MsgRing refused, at once or by the kernel; sent through the task ring (counted in Task too)
+	Fallback uint64 // MsgRing refused, at once or by the kernel; sent as a task (counted in Task too)
 }
 
 // handoffState is a listener's hand-off bookkeeping; the counters are written
@@ -126,16 +127,17 @@ func (ln *Listener) handOff(target *Loop, fd int) {
 	ln.sendTask(target, fd)
 }
 
-// sendTask hands fd to target through its task ring (closing it if the
-// target refuses: it is shutting down).
+// sendTask hands fd to target as a task on its control ring, which a full
+// task ring cannot refuse; a target that has shut down refuses, and the fd
+// is closed and the refusal reported to the observers.
 func (ln *Listener) sendTask(target *Loop, fd int) {
 	ln.ho.task.Add(1)
-	if err := target.Execute(&handoff{loop: target, fd: fd, h: ln.h, cfg: ln.cfg}); err != nil {
+	if err := target.control(&handoff{loop: target, fd: fd, h: ln.h, cfg: ln.cfg}); err != nil {
 		ln.cfg.refused(target, fd)
 	}
 }
 
-// sendMsgRing posts fd on target's ring; false means use the task ring.
+// sendMsgRing posts fd on target's ring; false means send a task.
 func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 	if !ln.loop.info.Features.MsgRing || !target.info.Features.MsgRing || target.State() != Started {
 		return false
@@ -193,7 +195,7 @@ func (s *sentHandoff) complete(_ opKind, c *driver.Completion) {
 		return // posted: the target counts it down and serves the fd
 	}
 	// The kernel refused it after MsgRing returned: the target will never
-	// see it, so the counts come down here and the fd takes the task ring.
+	// see it, so the counts come down here and the fd goes as a task.
 	s.ht.inflight.Add(-1)
 	ln.handoffDone()
 	ln.ho.msgRing.Add(^uint64(0))

@@ -33,7 +33,8 @@ type Listener struct {
 	closeDone bool
 	closed    *tasks.Promise[struct{}]
 
-	ho handoffState // hand-off hook: mode, counters, MSG_RING id (handoff.go)
+	ho  handoffState // hand-off hook: mode, counters, MSG_RING id (handoff.go)
+	ctl listenerCtl  // PauseAccept and ResumeAccept from other goroutines
 
 	backoff  time.Duration // current accept back-off, 0 after a success
 	lastLog  int64         // when an accept error was last logged
@@ -91,6 +92,7 @@ func Listen(l *Loop, network, addr string, h Handler, opts ...ConnOption) (*List
 // error); adopted: the fd came from ListenFD.
 func serveListener(l *Loop, fd, family int, h Handler, cfg *connConfig, adopted bool) (*Listener, error) {
 	ln := &Listener{loop: l, fd: fd, family: family, h: h, cfg: cfg, adopted: adopted, closed: tasks.NewPromise[struct{}](nil)}
+	ln.ctl.ln = ln
 	ln.shared.Store(adopted)
 	if lsa, err := unix.Getsockname(fd); err == nil {
 		ln.addr = sockaddrToAddr(lsa, cfg.network)
@@ -149,9 +151,19 @@ func (ln *Listener) arm() {
 
 // PauseAccept stops accepting (Netty's autoRead off on a server channel):
 // connections wait in the kernel's backlog, so a consumer that cannot keep up
-// bounds what the process holds. Accepts already completing still arrive
-// (on the loop).
+// bounds what the process holds. Accepts already completing still arrive.
+// Off the loop it hands itself to the loop's control ring (which a bounded
+// task ring cannot refuse), where the latest of PauseAccept and ResumeAccept
+// called off the loop wins.
 func (ln *Listener) PauseAccept() {
+	if !ln.loop.InEventLoop() {
+		ln.ctl.request(false)
+		return
+	}
+	ln.pauseAccept()
+}
+
+func (ln *Listener) pauseAccept() {
 	if ln.paused {
 		return
 	}
@@ -161,10 +173,55 @@ func (ln *Listener) PauseAccept() {
 	}
 }
 
-// ResumeAccept accepts again after PauseAccept (on the loop).
+// ResumeAccept accepts again after PauseAccept. Off the loop it hands
+// itself to the loop, as PauseAccept.
 func (ln *Listener) ResumeAccept() {
+	if !ln.loop.InEventLoop() {
+		ln.ctl.request(true)
+		return
+	}
+	ln.resumeAccept()
+}
+
+func (ln *Listener) resumeAccept() {
 	ln.paused = false
 	ln.arm()
+}
+
+// listenerCtl carries PauseAccept and ResumeAccept from other goroutines to
+// the listener's loop: one pre-built task, queued at most once at a time on
+// the control ring, and the latest wish.
+type listenerCtl struct {
+	ln    *Listener
+	state atomic.Uint32 // ctlIdle, or the wish with ctlQueued
+}
+
+const (
+	ctlPause  uint32 = 1
+	ctlResume uint32 = 2
+	ctlQueued uint32 = 4
+)
+
+func (t *listenerCtl) request(resume bool) {
+	wish := ctlPause
+	if resume {
+		wish = ctlResume
+	}
+	if t.state.Swap(wish|ctlQueued)&ctlQueued != 0 {
+		return
+	}
+	// Refused only once the loop has shut down, which closed the listener.
+	_ = t.ln.loop.control(t)
+}
+
+// Run applies the latest wish on the loop.
+func (t *listenerCtl) Run() {
+	switch t.state.Swap(0) &^ ctlQueued {
+	case ctlPause:
+		t.ln.pauseAccept()
+	case ctlResume:
+		t.ln.resumeAccept()
+	}
 }
 
 // Close stops accepting and closes the listening socket (connections already

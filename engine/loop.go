@@ -54,8 +54,15 @@ type Loop struct {
 
 	taskQ tasks.Queue
 	tailQ tasks.Queue
-	connQ tasks.Queue // AsyncWrite drains (at most one per connection) and future listeners: unbounded
-	heap  *timers.Heap
+	// ctlQ is the control ring: the library's own work (closes, read and
+	// accept resumes, hand-offs, AsyncWrite drains, responses of handlers
+	// on other goroutines, future listeners) never rides on taskQ, which the user may bound
+	// (WithMaxPendingTasks), so a full task ring cannot drop it. It is
+	// unbounded, but each producer holds at most a few entries at a time
+	// (one per connection and kind, or one per waiting caller), so its size
+	// is bounded by the connections and goroutines that feed it.
+	ctlQ tasks.Queue
+	heap *timers.Heap
 
 	quietNanos   atomic.Int64
 	timeoutNanos atomic.Int64
@@ -123,7 +130,7 @@ func New(opts ...Option) (*Loop, error) {
 		threading: th,
 		taskQ:     tasks.NewQueue(c.maxPending),
 		tailQ:     tasks.NewQueue(c.maxPending),
-		connQ:     tasks.NewUnbounded(0),
+		ctlQ:      tasks.NewUnbounded(0),
 	}
 	if th == ThreadingLocked && c.busyPoll == 0 {
 		l.spin.limit = int64(c.spinLimit)

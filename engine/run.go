@@ -100,7 +100,7 @@ func (l *Loop) afterGoexit() {
 // hasTasks reports work the loop must not sleep on: queued tasks, tail tasks,
 // or due timers already moved out of the heap.
 func (l *Loop) hasTasks() bool {
-	return l.dueHead < len(l.due) || l.taskQ.Len() > 0 || l.tailQ.Len() > 0 || l.connQ.Len() > 0
+	return l.dueHead < len(l.due) || l.taskQ.Len() > 0 || l.tailQ.Len() > 0 || l.ctlQ.Len() > 0
 }
 
 // iterate runs one iteration of the loop.
@@ -287,13 +287,15 @@ func (l *Loop) closeCause() error {
 	return ErrShutdown
 }
 
-// runTasks runs due timers and queued tasks for up to budget nanoseconds
-// (negative: no limit; the clock is read every 64 tasks, so at least 64 run),
-// then drains the tail and connection rings without a limit. It returns how many ran.
+// runTasks drains the control ring, runs due timers and queued tasks for up
+// to budget nanoseconds (negative: no limit; the clock is read every 64
+// tasks, so at least 64 run), then drains the tail and control rings without
+// a limit. It returns how many ran. The control ring is drained first too,
+// so that a flood of user tasks cannot hold the library's own work back.
 func (l *Loop) runTasks(start, budget int64) int {
+	ran := l.runControl()
 	l.fetchDue(start)
 	deadline := start + budget
-	ran := 0
 	for {
 		t := l.pollTask()
 		if t == nil {
@@ -311,15 +313,22 @@ func (l *Loop) runTasks(start, budget int64) int {
 		l.safeRun(t)
 		ran++
 	}
-	for t := l.connQ.Poll(); t != nil; t = l.connQ.Poll() {
-		l.safeRun(t)
-		ran++
-	}
+	ran += l.runControl()
 	if ran > 0 {
 		end := now()
 		l.lastExec = end
 		l.stats.tasks.Add(uint64(ran))
 		l.stats.taskNanos.Add(uint64(end - start))
+	}
+	return ran
+}
+
+// runControl drains the control ring and returns how many tasks ran.
+func (l *Loop) runControl() int {
+	ran := 0
+	for t := l.ctlQ.Poll(); t != nil; t = l.ctlQ.Poll() {
+		l.safeRun(t)
+		ran++
 	}
 	return ran
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/loopctl"
 )
 
 // stdRequest is one request served by an http.Handler. The fields after
@@ -240,7 +241,13 @@ func (sr *stdRequest) send(c *chunk) bool {
 	if sr.dead.Load() {
 		return false
 	}
-	if err := sr.loop.Execute(c); err != nil {
+	// The loop's control ring (package loopctl), never its task ring: a
+	// user's engine.WithMaxPendingTasks must not drop a response and hang
+	// the connection. One chunk per request is in flight (the handler
+	// waits for its ack), which bounds what a request puts there. It is
+	// refused only once the loop has shut down, which closed the
+	// connection.
+	if err := loopctl.Run(sr.loop, c); err != nil {
 		sr.dead.Store(true)
 		return false
 	}

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/loopctl"
 	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/timers"
 )
 
@@ -156,9 +158,25 @@ func (s *Server) beginClose(force bool) {
 		return true
 	})
 	for _, ls := range states {
-		_, _ = ls.loop.Submit(func() error { ls.closeConns(force); return nil }).Await(context.Background())
+		runOnLoop(ls.loop, func() { ls.closeConns(force) })
 	}
 	s.checkDrained()
+}
+
+// runOnLoop runs fn on l and waits for it: at once on l itself, else on l's
+// control ring (package loopctl), which a user's engine.WithMaxPendingTasks
+// cannot fill, so closing the server always reaches every connection. A
+// loop that has shut down refuses, and has closed its connections itself.
+func runOnLoop(l *engine.Loop, fn func()) {
+	if l.InEventLoop() {
+		fn()
+		return
+	}
+	done := make(chan struct{})
+	if loopctl.Run(l, tasks.Func(func() { defer close(done); fn() })) != nil {
+		return
+	}
+	<-done
 }
 
 // finishClose waits (boundedly) for the connections to report closed and
@@ -219,8 +237,14 @@ func (s *Server) stateFor(l *engine.Loop) *loopState {
 	ls := &loopState{s: s, loop: l}
 	ls.onTick()
 	if !s.closing.Load() {
+		// stateFor runs on l (OnOpen), where scheduling starts the timer at
+		// once, without the task ring a user may bound; it fails only once l
+		// has shut down, which closes every connection (so none is left
+		// without its deadlines).
 		d := s.cfg.tick()
-		ls.tick, _ = l.ScheduleFuncAtFixedRate(ls.onTick, d, d)
+		if t, err := l.ScheduleFuncAtFixedRate(ls.onTick, d, d); err == nil {
+			ls.tick = t
+		}
 	}
 	s.loops.Store(l, ls)
 	if ls.tick != nil && s.closing.Load() {

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/loopctl"
 )
 
 // NewExecutorGroup builds a group for blocking work (Netty's
@@ -37,7 +38,9 @@ func NewExecutorGroup(opts ...Option) (*Group, error) {
 // loop, where it may use c.Write and every other on-the-loop method. The
 // handler's loop never waits: it returns at once and serves other
 // connections meanwhile. If c's loop has shut down by the time work
-// finishes, done is not called. Offload returns the executor's refusal
+// finishes, done is not called (the loop's shutdown closed c); a full task
+// ring on c's loop never stops it (the result travels on the loop's control
+// ring, apart from user tasks). Offload returns the executor's refusal
 // (ErrShutdown, ErrRejected), in which case neither function runs.
 //
 // When the answer is only bytes to send, the work may instead call
@@ -71,7 +74,11 @@ func (t *offloadTask[T]) Run() {
 			var zero T
 			t.v, t.err = zero, fmt.Errorf("%w: %v", engine.ErrPanicked, p)
 		}
-		_ = t.c.Loop().Execute(t)
+		// Back on the connection's loop through its control ring (package
+		// loopctl), which a bounded task ring (WithMaxPendingTasks) cannot
+		// refuse; refused only once that loop has shut down, which closed
+		// the connection: done is then not called, as documented.
+		_ = loopctl.Run(t.c.Loop(), t)
 	}()
 	t.v, t.err = t.work()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/loopctl"
 )
 
 // Conn is a net.Conn whose socket a ringloop loop serves: the loop receives
@@ -49,7 +50,14 @@ type Conn struct {
 }
 
 // connTask runs one of a connection's steps on its loop; each connection
-// keeps its own, so queueing one allocates nothing.
+// keeps its own, so queueing one allocates nothing. They go on the loop's
+// control ring (package loopctl), not its task ring: a user's
+// engine.WithMaxPendingTasks must not drop a close or a read resume. Each
+// is queued at most once at a time (owed, resuming, closed, wshut), which
+// bounds what a connection puts there. They re-read the connection's state
+// on the loop instead of carrying a decision, which is why they are not
+// engine.Conn's own ResumeRead or Close: a resume decided on the reader's
+// goroutine could land after the loop paused again.
 type connTask struct {
 	nc *Conn
 	fn func(*Conn)
@@ -108,9 +116,9 @@ func (nc *Conn) Read(p []byte) (int, error) {
 			nc.resuming = nc.resuming || kick
 			nc.mu.Unlock()
 			if kick {
-				// On failure the loop is shutting down and closes the
-				// connection itself; buffered bytes stay readable.
-				_ = nc.loop.Execute(&nc.resumeT)
+				// Refused only once the loop has shut down, which closed
+				// the connection; buffered bytes stay readable.
+				_ = loopctl.Run(nc.loop, &nc.resumeT)
 			}
 			return n, nil
 		}
@@ -165,7 +173,7 @@ func (nc *Conn) Write(p []byte) (int, error) {
 			nc.owed = true
 			nc.mu.Unlock()
 			if kick {
-				if err := nc.loop.Execute(&nc.moveT); err != nil {
+				if err := loopctl.Run(nc.loop, &nc.moveT); err != nil { // the loop shut down
 					// Nothing was owed before, so wbuf holds only these k bytes.
 					nc.mu.Lock()
 					nc.wbuf, nc.owed = nc.wbuf[:0], false
@@ -212,8 +220,8 @@ func (nc *Conn) Close() error {
 	nc.mu.Unlock()
 	nc.rdl.stop()
 	nc.wdl.stop()
-	// On failure the loop is shutting down: it closes the socket itself.
-	_ = nc.loop.Execute(&nc.closeT)
+	// Refused only once the loop has shut down, which closed the socket.
+	_ = loopctl.Run(nc.loop, &nc.closeT)
 	return nil
 }
 
@@ -231,7 +239,7 @@ func (nc *Conn) CloseWrite() error {
 	if already {
 		return nil
 	}
-	if err := nc.loop.Execute(&nc.closeWriteT); err != nil {
+	if err := loopctl.Run(nc.loop, &nc.closeWriteT); err != nil { // the loop shut down
 		return nc.opError("close", err)
 	}
 	return nil

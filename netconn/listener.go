@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/loopctl"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -33,6 +34,11 @@ type Listener struct {
 	toggleT listenerTask
 }
 
+// listenerTask applies the pause wish on the accepting loop's control ring
+// (package loopctl), which a user's engine.WithMaxPendingTasks cannot fill:
+// a lost resume would stop accepting for good. It reads the latest wish
+// there rather than carry one, so a pause and a resume that cross cannot
+// land in the wrong order.
 type listenerTask struct{ l *Listener }
 
 // Run applies the latest paused state on the accepting loop.
@@ -120,7 +126,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 			l.toggling = l.toggling || kick
 			l.mu.Unlock()
 			if kick {
-				_ = l.ln.Loop().Execute(&l.toggleT) // fails only when the loop shuts down
+				// Refused only once the loop has shut down, which closed
+				// the listening socket.
+				_ = loopctl.Run(l.ln.Loop(), &l.toggleT)
 			}
 			return nc, nil
 		}
@@ -152,7 +160,7 @@ func (l *Listener) push(nc *Conn) {
 	l.mu.Unlock()
 	signal(l.ready)
 	if kick {
-		_ = l.ln.Loop().Execute(&l.toggleT)
+		_ = loopctl.Run(l.ln.Loop(), &l.toggleT) // as in Accept
 	}
 }
 

@@ -1,0 +1,115 @@
+package httpserver_test
+
+// The server's own work on a loop (the http.Handler adapter's responses, the
+// per-loop tick, closing connections) must not ride on the task ring a user
+// bounds with engine.WithMaxPendingTasks: a full one would drop a response
+// and hang the connection.
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/httpserver"
+	"github.com/ringloop/ringloop/internal/testenv"
+)
+
+// fillTaskRing holds l in a task and fills its bounded task ring until
+// Execute refuses; release lets the loop go (also at cleanup).
+func fillTaskRing(t *testing.T, l *engine.Loop) (release func()) {
+	t.Helper()
+	hold, running := make(chan struct{}), make(chan struct{})
+	require.NoError(t, l.ExecuteFunc(func() { close(running); <-hold }))
+	<-running
+	for i := 0; ; i++ {
+		if err := l.ExecuteFunc(func() {}); err != nil {
+			require.ErrorIs(t, err, engine.ErrRejected)
+			break
+		}
+		require.Less(t, i, 1<<16, "the task ring never filled")
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	return release
+}
+
+func boundedLoop(t *testing.T, c testenv.Combo) *engine.Loop {
+	t.Helper()
+	l, err := engine.New(c.Options(engine.WithMaxPendingTasks(16))...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// TestAdapterResponseWithFullTaskRing: a handler that answers while its
+// loop's task ring is full still gets its response to the client.
+func TestAdapterResponseWithFullTaskRing(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := boundedLoop(t, c)
+		entered, proceed := make(chan struct{}, 1), make(chan struct{})
+		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			entered <- struct{}{}
+			<-proceed
+			_, _ = w.Write([]byte("answered"))
+		}))
+		require.NoError(t, err)
+		addr, err := s.Listen(l, "tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer func() { require.NoError(t, s.Close()) }()
+		conn, err := net.Dial("tcp", addr.String())
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+		require.NoError(t, err)
+		<-entered
+		release := fillTaskRing(t, l)
+		close(proceed) // the handler answers while the ring is full
+		release()
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err, "the response must arrive")
+		defer resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode)
+		body := make([]byte, len("answered"))
+		_, err = resp.Body.Read(body)
+		if err != nil {
+			require.ErrorContains(t, err, "EOF")
+		}
+		require.Equal(t, "answered", string(body))
+	})
+}
+
+// TestTickWithFullTaskRing: the per-loop tick of a loop whose task ring was
+// full when its first connection opened still closes idle connections.
+func TestTickWithFullTaskRing(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := boundedLoop(t, c)
+		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
+			httpserver.WithTimeouts(0, 0, 50*time.Millisecond))
+		require.NoError(t, err)
+		addr, err := s.Listen(l, "tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer func() { require.NoError(t, s.Close()) }()
+		release := fillTaskRing(t, l)
+		conn, err := net.Dial("tcp", addr.String())
+		require.NoError(t, err)
+		defer conn.Close()
+		release()
+		// The idle timeout closes the connection: the client reads EOF.
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		n, err := conn.Read(make([]byte, 1))
+		require.Equal(t, 0, n)
+		require.Error(t, err)
+		require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "the idle connection was never closed")
+	})
+}
