@@ -49,6 +49,13 @@ var (
 	errExpectation   = &parseError{code: 417}
 )
 
+// maxBlankLines is how many empty lines (CRLF or LF) may precede a request
+// line: net/http skips up to four CR or LF bytes after a POST.
+const maxBlankLines = 2
+
+// maxChunkLine bounds a chunk-size line (size and extensions), as net/http.
+const maxChunkLine = 4096
+
 // parser reads one request at a time from a byte slice that starts at the
 // request's first byte and grows as data arrives; every call resumes where
 // the previous one stopped, so a request split into any number of pieces
@@ -58,6 +65,7 @@ type parser struct {
 
 	scan    int  // head: start of the next unparsed line
 	line    bool // head: the request line is parsed
+	blank   int  // head: empty lines skipped before the request line
 	headEnd int  // length of the head (request line to blank line); 0 until complete
 
 	method, target, proto span
@@ -116,6 +124,12 @@ func (p *parser) head(b []byte) (bool, *parseError) {
 				return false, errLineTooLong
 			}
 			p.scan = next
+			if hi == lo && p.blank < maxBlankLines {
+				// RFC 9112 section 2.2: an empty line before the request
+				// line (a client's stray CRLF after a body) is ignored.
+				p.blank++
+				continue
+			}
 			if err := p.requestLine(b, lo, hi); err != nil {
 				return false, err
 			}
@@ -387,22 +401,29 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 		case chunkSize:
 			i := bytes.IndexByte(b[p.rpos:], '\n')
 			if i < 0 {
-				if len(b)-p.rpos > 4096 {
+				if len(b)-p.rpos > maxChunkLine {
 					return false, errMalformed
 				}
 				return false, nil
 			}
 			line := b[p.rpos : p.rpos+i]
 			p.rpos += i + 1
-			if len(line) == 0 || line[len(line)-1] != '\r' {
+			// As net/http: the line ends in CRLF and holds no other CR (a
+			// bare CR in an extension is where parsers disagree on where
+			// the line ends), white space may end it, and the size runs
+			// up to the ';' of an extension with nothing between.
+			if len(line) == 0 || line[len(line)-1] != '\r' || bytes.IndexByte(line[:len(line)-1], '\r') >= 0 {
 				return false, errMalformed
 			}
 			line = line[:len(line)-1]
-			if k := bytes.IndexByte(line, ';'); k >= 0 {
-				line = line[:k]
+			if len(line) >= maxChunkLine {
+				return false, errMalformed
 			}
 			for len(line) > 0 && (line[len(line)-1] == ' ' || line[len(line)-1] == '\t') {
 				line = line[:len(line)-1]
+			}
+			if k := bytes.IndexByte(line, ';'); k >= 0 {
+				line = line[:k]
 			}
 			n, ok := parseHex(line)
 			if !ok {
@@ -412,7 +433,7 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 				p.cphase = chunkTrailer
 				continue
 			}
-			if int64(p.body.hi-p.body.lo)+n > int64(p.lim.maxBody) {
+			if n > int64(p.lim.maxBody) || int64(p.body.hi-p.body.lo)+n > int64(p.lim.maxBody) {
 				return false, errBodyTooBig
 			}
 			p.chunkLeft, p.cphase = n, chunkData
@@ -452,9 +473,13 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 			if p.trailerN > p.lim.maxHeaderBytes {
 				return false, errHeaderTooBig
 			}
-			if hi > lo && b[hi-1] == '\r' {
-				hi--
+			// Trailer lines end in CRLF, as every line of a chunked body
+			// (net/http accepts a bare LF here only when a CRLF CRLF
+			// follows somewhere in its buffer).
+			if hi == lo || b[hi-1] != '\r' {
+				return false, errMalformed
 			}
+			hi--
 			if hi == lo {
 				p.cphase = chunkDone
 				return true, nil
@@ -499,13 +524,13 @@ func parseLength(v []byte) int64 {
 	return n
 }
 
-// parseHex parses a chunk size (at most 15 hex digits, so it never
-// overflows).
+// parseHex parses a chunk size: at most 16 hex digits, as net/http; a
+// size past the int64 range reads as the largest int64 (over any limit).
 func parseHex(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > 15 {
+	if len(v) == 0 || len(v) > 16 {
 		return 0, false
 	}
-	var n int64
+	var n uint64
 	for _, c := range v {
 		var d byte
 		switch {
@@ -518,9 +543,9 @@ func parseHex(v []byte) (int64, bool) {
 		default:
 			return 0, false
 		}
-		n = n<<4 | int64(d)
+		n = n<<4 | uint64(d)
 	}
-	return n, true
+	return int64(min(n, 1<<63-1)), true
 }
 
 // forEachToken calls fn with each comma-separated, trimmed token of v.
