@@ -269,7 +269,7 @@ func (c *chunk) Run() {
 	ls := cs.ls
 	out := ls.scratch[:0]
 	if c.head {
-		keep := c.keep && sr.keep && !cs.s.closing.Load() && !cs.readEOF
+		keep := c.keep && sr.keep && !cs.s.closing.Load() && !cs.lastInput()
 		if c.fr.length < 0 && !c.fr.chunked && bodyAllowed(c.status) && !sr.isHEAD {
 			keep = false // close-delimited
 		}

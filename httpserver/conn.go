@@ -28,6 +28,7 @@ type conn struct {
 	blocked   bool  // output is above the high watermark: serving waits
 	paused    bool  // reading is paused
 	readEOF   bool  // the client shut down its write side
+	more      bool  // bytes follow the current request: it is not the last
 	lingering bool  // refused: dropping input until the close
 	closed    bool  // OnClose ran
 	continued bool  // "100 Continue" sent for the current request
@@ -77,6 +78,9 @@ func (cs *conn) onData(b []byte) {
 			cs.buf = append(cs.buf, b[n:]...)
 		}
 	} else {
+		if cs.busy {
+			cs.more = true
+		}
 		cs.buf = append(cs.buf, b...)
 		cs.serveBuffered()
 	}
@@ -176,6 +180,7 @@ func (cs *conn) serve(b []byte) int {
 			}
 		}
 		end := p.end()
+		cs.more = len(rb) > end
 		cs.dispatch(rb[:end])
 		off += end
 		p.reset()
@@ -239,8 +244,13 @@ func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 
 // keepAfter decides whether the connection survives the current response.
 func (cs *conn) keepAfter(p *parser, handlerClose bool) bool {
-	return p.keepAlive() && !handlerClose && !cs.s.closing.Load() && !cs.readEOF
+	return p.keepAlive() && !handlerClose && !cs.s.closing.Load() && !cs.lastInput()
 }
+
+// lastInput reports whether the current request is the last the client
+// sent: it shut down its side with nothing after this request. Requests
+// pipelined before the shutdown are still answered, on keep-alive.
+func (cs *conn) lastInput() bool { return cs.readEOF && !cs.more }
 
 // refuse answers a request the server will not serve, in net/http's format,
 // and closes the connection once the client has had time to read it.

@@ -481,3 +481,41 @@ func TestHeaderLineLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestPipelinedThenHalfClose: requests pipelined before the client shuts
+// down its write side are all answered, then the connection closes, on
+// every API. The adapter on goroutines used to see the shutdown before
+// its first handler returned and answer only that one, closing. The race
+// is the point, so each variant tries it many times.
+func TestPipelinedThenHalfClose(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				testenv.CheckLeaks(t)
+				s, err := v.make()
+				require.NoError(t, err)
+				base := onLoop(t, c, s)
+				for i := range 50 {
+					conn := dial(t, base)
+					_, err := io.WriteString(conn, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n")
+					require.NoError(t, err)
+					require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+					br := bufio.NewReader(conn)
+					for _, path := range []string{"/1", "/2"} {
+						res, err := http.ReadResponse(br, nil)
+						require.NoError(t, err, "run %d: response to %s", i, path)
+						b, err := io.ReadAll(res.Body)
+						require.NoError(t, err)
+						require.Contains(t, string(b), "uri="+path, "run %d", i)
+						if path == "/1" {
+							require.False(t, res.Close, "run %d: /1 is not the last request", i)
+						}
+					}
+					_, err = br.ReadByte()
+					require.ErrorIs(t, err, io.EOF, "run %d: closed after the last answer", i)
+					require.NoError(t, conn.Close())
+				}
+			})
+		}
+	})
+}
