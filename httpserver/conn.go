@@ -33,7 +33,7 @@ type conn struct {
 	closed    bool  // OnClose ran
 	continued bool  // "100 Continue" sent for the current request
 	started   bool  // the current request has begun (reqStart is set)
-	reqStart  int64 // unix ns (loop tick clock) of the current request's first byte
+	reqStart  int64 // unix ns when the current request's first byte was read
 	deadline  int64 // unix ns; 0: none
 	inflight  *stdRequest
 	base      context.Context // adapter: the parent of every request's context
@@ -50,9 +50,12 @@ func (cs *conn) idle() bool {
 	return !cs.busy && len(cs.buf) == 0 && cs.c.Buffered() == 0
 }
 
+// setDeadline sets the deadline d from now. It reads the clock rather than
+// taking the loop's tick time, which may be a tick old: a deadline counted
+// from there would fire up to a tick early.
 func (cs *conn) setDeadline(d time.Duration) {
 	if d > 0 {
-		cs.deadline = cs.ls.now + int64(d)
+		cs.deadline = time.Now().UnixNano() + int64(d)
 	} else {
 		cs.deadline = 0
 	}
@@ -125,7 +128,7 @@ func (cs *conn) afterServe() {
 		cs.setDeadline(cfg.idle)
 	} else {
 		if !cs.started {
-			cs.started, cs.reqStart = true, cs.ls.now
+			cs.started, cs.reqStart = true, time.Now().UnixNano()
 		}
 		d := cfg.read
 		if cs.p.headEnd == 0 && cfg.readHeader > 0 && (d <= 0 || cfg.readHeader < d) {

@@ -86,8 +86,10 @@ func WithLimits(headerBytes, headers, requestLine, body int) Option {
 // WithTimeouts sets how long a client may take to send a request's headers
 // (from its first byte), its whole request, and how long a keep-alive
 // connection may wait for its next request. Zero turns a timeout off. They
-// are checked on the loop's timer a few times per timeout, so they fire
-// within a quarter of their length (and at most a second) after expiring.
+// count from when the server read the first byte (or finished the last
+// response), never fire before they have elapsed, and are checked on the
+// loop's timer tick (a quarter of the shortest timeout, at most a second):
+// they fire up to one tick late, later only when the loop itself is late.
 func WithTimeouts(readHeader, read, idle time.Duration) Option {
 	return func(c *config) error {
 		if readHeader < 0 || read < 0 || idle < 0 {

@@ -519,3 +519,38 @@ func TestPipelinedThenHalfClose(t *testing.T) {
 		}
 	})
 }
+
+// TestHeaderTimeoutNeverEarly: the header timeout counts from the first
+// byte the server read, so a connection is never cut before the timeout has
+// passed since the client sent it (the client's clock read before it
+// dialled is a lower bound of that), and it is cut eventually. It used to
+// count from the loop's last tick and fire up to a tick early. Connections
+// start a fraction of a tick apart so that one of them lands just after a
+// tick.
+func TestHeaderTimeoutNeverEarly(t *testing.T) {
+	const timeout = 400 * time.Millisecond // a 100 ms tick
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(timeout, 0, time.Minute))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		const conns = 4
+		lived := make(chan time.Duration, conns)
+		for range conns {
+			start := time.Now()
+			conn := dial(t, base)
+			_, err := io.WriteString(conn, "GET / HTTP/1.1\r\n")
+			require.NoError(t, err)
+			go func() {
+				_, _ = io.Copy(io.Discard, conn) // until the server closes (or the 30 s deadline)
+				lived <- time.Since(start)
+			}()
+			time.Sleep(timeout / 4 / conns) // the client's pace, not a wait for the server
+		}
+		for range conns {
+			d := <-lived
+			require.GreaterOrEqual(t, d, timeout, "closed before the header timeout passed")
+			require.Less(t, d, 25*time.Second, "closed by the header timeout, not the test's deadline")
+		}
+	})
+}
