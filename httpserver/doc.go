@@ -14,7 +14,15 @@
 // bodies (with trailers; decoded in place), Expect: 100-continue,
 // keep-alive (HTTP/1.1 by default, HTTP/1.0 with Connection: keep-alive),
 // Connection: close, pipelining, HEAD, absolute-form targets (Host taken from
-// the target, as net/http) and OPTIONS *.
+// the target, as net/http) and OPTIONS *. Up to two empty lines before a
+// request line are skipped (RFC 9112 section 2.2: a client's stray CRLF
+// after a body).
+//
+// Line endings follow RFC 9112 and net/http: the request line and header
+// lines end in CRLF or a bare LF; every line of a chunked body (sizes,
+// extensions, trailers) ends in CRLF; a CR anywhere else is refused (400
+// and close) — a bare CR is where parsers disagree on where a line ends,
+// the root of request smuggling.
 //
 // Request bodies are read whole before the handler runs, up to the body
 // limit: handlers never block on a slow upload, and a malformed body is
@@ -29,8 +37,8 @@
 // Expect other than 100-continue 417 — in net/http's format. Smuggling
 // defences: Content-Length together with Transfer-Encoding, repeated or
 // invalid Content-Length, Transfer-Encoding on HTTP/1.0, repeated or unknown
-// transfer codings, obs-fold, white space before a colon and control bytes
-// are refused and the connection closed: no byte of a refused request is
+// transfer codings, obs-fold, white space before a colon, control bytes and
+// a CR outside a line ending are refused and the connection closed: no byte of a refused request is
 // ever parsed as a second request. After a refusal the server half-closes
 // and drops input for up to half a second, so the client can read the answer
 // before the connection goes.
@@ -38,7 +46,8 @@
 // Timeouts (WithTimeouts; defaults 10 s for the headers from their first
 // byte, 60 s for the whole request, 120 s idle between requests) run on the
 // loop's timer: one tick per loop, a quarter of the shortest timeout (at most
-// a second), which also refreshes the loop's cached Date line. A slowloris
+// a second), which also refreshes the loop's cached Date line. They never
+// fire before they have elapsed and fire up to one tick after. A slowloris
 // client is cut off by the header timeout however steadily it trickles.
 //
 // A client that stops reading its responses is bounded by the connection's
@@ -51,9 +60,9 @@
 //
 // The fast API (New, Handler): the handler runs on the loop with a Request
 // view (slices into the receive buffer, valid during the call) and a
-// Response that buffers status, headers and body; the server adds Server,
-// Date and Content-Length (or, after Response.Flush, chunked framing) and
-// Connection. One Response per loop is reused: a request costs no
+// Response that buffers status, headers and body; the server adds Date,
+// Content-Length (or, after Response.Flush, chunked framing), Connection
+// and, with WithServerName, Server. One Response per loop is reused: a request costs no
 // allocation (BenchmarkServer: 0 allocs/op). A handler that blocks stalls
 // its loop; hand blocking work to loopgroup's executor and write back with
 // Conn.AsyncWrite, or use the adapter.
@@ -112,9 +121,17 @@
 //     repeats.
 //   - Transfer-Encoding on HTTP/1.0: 400; net/http ignores it and frames by
 //     Content-Length, which a proxy in front may not.
-//   - A malformed chunked body (bad size, missing CRLF, bare LF): the
-//     server's 400 and close; under net/http the handler's Body.Read fails
-//     and the handler answers (400 from the echo handler of the test).
+//   - A malformed chunked body (bad size, missing CRLF, bare LF, a bare CR
+//     in a chunk line, white space before a chunk extension, a chunk size
+//     of more than 16 digits): the server's 400 and close; under net/http
+//     the handler's Body.Read fails and the handler answers (400 from the
+//     echo handler of the test).
+//   - A trailer line ending in a bare LF: 400 and close; net/http accepts
+//     it when a CRLF CRLF follows somewhere in its read buffer (and waits
+//     for one otherwise).
+//   - Empty lines (CRLF or LF, at most two) before any request line are
+//     skipped; net/http skips up to four CR or LF bytes, bare CRs included,
+//     and only after a POST. A bare CR there is refused.
 //   - A request line over the request-line limit: 414; net/http has only the
 //     header limit (431).
 //   - More header lines than the header-line limit: 431 and close; net/http
@@ -130,8 +147,7 @@
 //     as net/http does (200, Content-Length: 0).
 //   - The fast API sends exactly the headers its handler adds (no
 //     Content-Type sniffing); the adapter sniffs like net/http.
-//   - Every response carries Server: ringloop (WithServerName("") omits
-//     it); Date is formatted once per second per loop.
+//   - Date is formatted once per second per loop.
 //   - The adapter drops informational (1xx) WriteHeader calls; net/http
 //     sends them.
 package httpserver

@@ -19,7 +19,6 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 60 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
-	DefaultServerName        = "ringloop"
 )
 
 type limits struct {
@@ -49,7 +48,6 @@ func newConfig(opts []Option) (*config, error) {
 		readHeader: DefaultReadHeaderTimeout,
 		read:       DefaultReadTimeout,
 		idle:       DefaultIdleTimeout,
-		name:       DefaultServerName,
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -100,7 +98,8 @@ func WithTimeouts(readHeader, read, idle time.Duration) Option {
 	}
 }
 
-// WithServerName sets the Server response header ("" omits it).
+// WithServerName adds a Server header with this value to every response.
+// By default there is none, as with net/http: it tells a scanner what to try.
 func WithServerName(name string) Option {
 	return func(c *config) error { c.name = name; return nil }
 }

@@ -554,3 +554,42 @@ func TestHeaderTimeoutNeverEarly(t *testing.T) {
 		}
 	})
 }
+
+// TestServerHeader: no Server header unless WithServerName asks for one (as
+// net/http), on every API, on answers and on refusals.
+func TestServerHeader(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		for _, name := range []string{"", "edge/1"} {
+			var opts []httpserver.Option
+			if name != "" {
+				opts = append(opts, httpserver.WithServerName(name))
+			}
+			fast, err := httpserver.New(fastEcho, opts...)
+			require.NoError(t, err)
+			adapter, err := httpserver.NewHTTP(stdEcho, opts...)
+			require.NoError(t, err)
+			inline, err := httpserver.NewHTTP(stdEcho, append(opts, httpserver.WithInlineHTTP())...)
+			require.NoError(t, err)
+			for api, base := range map[string]string{"fast": onLoop(t, c, fast), "adapter": onLoop(t, c, adapter), "inline": onLoop(t, c, inline)} {
+				for _, raw := range []string{
+					"GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+					"POST / HTTP/1.1\r\nHost: h\r\nExpect: teapot\r\nContent-Length: 0\r\n\r\n",
+				} {
+					conn := dial(t, base)
+					_, err := io.WriteString(conn, raw)
+					require.NoError(t, err)
+					res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+					require.NoError(t, err)
+					res.Body.Close()
+					got, ok := res.Header["Server"]
+					if name == "" {
+						require.False(t, ok, "%s: %q: Server header %q", api, raw, got)
+					} else {
+						require.Equal(t, []string{name}, got, "%s: %q", api, raw)
+					}
+				}
+			}
+		}
+	})
+}
