@@ -76,7 +76,7 @@ func (cs *conn) serveStd(r *Request) {
 
 // optionsStar answers "OPTIONS *" as net/http does, without the handler.
 func (cs *conn) optionsStar(r *Request) {
-	keep := cs.keepAfter(r.p, false)
+	keep := cs.keepAfter(r.p.keepAlive(), false)
 	cs.keep = keep
 	out := cs.ls.appendHead(cs.ls.scratch[:0], 200, r.p.minor, keep, framing{length: 0}, nil, true)
 	cs.ls.scratch = out[:0]

@@ -36,6 +36,7 @@ type conn struct {
 	reqStart  int64 // unix ns when the current request's first byte was read
 	deadline  int64 // unix ns; 0: none
 	inflight  *stdRequest
+	deferred  *Deferred       // fast API: the response a handler finishes later
 	base      context.Context // adapter: the parent of every request's context
 	remote    string          // adapter: the client's address, formatted once
 }
@@ -117,7 +118,7 @@ func (cs *conn) afterServe() {
 	cfg := cs.s.cfg
 	if cs.busy || cs.blocked {
 		cs.deadline = 0 // the server is the one behind
-		if len(cs.buf) > maxPending && !cs.paused {
+		if (len(cs.buf) > maxPending || cs.deferred != nil) && !cs.paused {
 			cs.paused = true
 			cs.c.PauseRead()
 		}
@@ -221,10 +222,10 @@ func (cs *conn) dispatch(b []byte) {
 	if cs.s.fast != nil {
 		w := &ls.resp
 		w.reset(cs, r)
-		if cs.serveFast(w, r) {
+		if cs.serveFast(w, r) && w.deferred == nil {
 			w.finish()
 		}
-		w.cs, w.req = nil, nil
+		w.cs, w.deferred = nil, nil
 	} else {
 		cs.serveStd(r)
 	}
@@ -246,8 +247,8 @@ func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 }
 
 // keepAfter decides whether the connection survives the current response.
-func (cs *conn) keepAfter(p *parser, handlerClose bool) bool {
-	return p.keepAlive() && !handlerClose && !cs.s.closing.Load() && !cs.lastInput()
+func (cs *conn) keepAfter(clientKeep, handlerClose bool) bool {
+	return clientKeep && !handlerClose && !cs.s.closing.Load() && !cs.lastInput()
 }
 
 // lastInput reports whether the current request is the last the client
@@ -348,6 +349,10 @@ func (cs *conn) onClose() {
 	cs.ls.remove(cs)
 	if cs.inflight != nil {
 		cs.inflight.gone()
+	}
+	if cs.deferred != nil {
+		cs.deferred.gone.Store(true)
+		cs.deferred = nil
 	}
 	cs.buf = nil
 }

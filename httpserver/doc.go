@@ -64,8 +64,12 @@
 // Content-Length (or, after Response.Flush, chunked framing), Connection
 // and, with WithServerName, Server. One Response per loop is reused: a request costs no
 // allocation (BenchmarkServer: 0 allocs/op). A handler that blocks stalls
-// its loop; hand blocking work to loopgroup's executor and write back with
-// Conn.AsyncWrite, or use the adapter.
+// its loop: for blocking work it calls Response.Defer, hands the returned
+// Deferred to a goroutine or loopgroup's executor, returns, and the
+// Deferred is finished there (Finish); the connection serves nothing else
+// meanwhile and its pipelined responses stay in order. (Writing a response
+// with Conn.AsyncWrite instead does not work: the server answers the
+// request itself when the handler returns.) Or use the adapter.
 //
 // The adapter (NewHTTP) serves any http.Handler with an *http.Request built
 // as net/http builds it (Body holding the request body, Context cancelled

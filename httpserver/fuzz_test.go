@@ -183,9 +183,17 @@ const (
 // it has one.
 func framingExcuse(b []byte, req *http.Request, refused bool) string {
 	lower := bytes.ToLower(b)
-	head, rest, _ := bytes.Cut(lower, []byte("\r\n\r\n"))
-	if h, r, ok := bytes.Cut(lower, []byte("\n\n")); ok && len(h) < len(head) {
-		head, rest = h, r
+	head, rest := lower, []byte(nil)
+	for i := 0; i < len(lower); {
+		n := bytes.IndexByte(lower[i:], '\n')
+		if n < 0 {
+			break
+		}
+		if line := lower[i : i+n]; i > 0 && (len(line) == 0 || string(line) == "\r") {
+			head, rest = lower[:i], lower[i+n+1:] // the blank line ending the head
+			break
+		}
+		i += n + 1
 	}
 	if !refused {
 		return ""
