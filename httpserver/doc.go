@@ -136,6 +136,9 @@
 //   - Empty lines (CRLF or LF, at most two) before any request line are
 //     skipped; net/http skips up to four CR or LF bytes, bare CRs included,
 //     and only after a POST. A bare CR there is refused.
+//   - A request-target other than origin-form ("/path"), absolute-form
+//     with an authority ("scheme://host/path"), "*" and, for CONNECT,
+//     authority-form: 400; net/http accepts any URI, "a:b" too.
 //   - A request line over the request-line limit: 414; net/http has only the
 //     header limit (431).
 //   - More header lines than the header-line limit: 431 and close; net/http

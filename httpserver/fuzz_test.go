@@ -207,6 +207,9 @@ func framingExcuse(b []byte, req *http.Request, refused bool) string {
 		return "Content-Length with Transfer-Encoding"
 	case req != nil && req.ProtoMinor == 0 && bytes.Contains(head, []byte("transfer-encoding")):
 		return "Transfer-Encoding on HTTP/1.0"
+	case req != nil && req.Method != "CONNECT" && !strings.HasPrefix(req.RequestURI, "/") &&
+		req.RequestURI != "*" && !strings.Contains(req.RequestURI, "://"):
+		return "a target that is a URI without an authority (scheme:opaque)"
 	case req != nil && len(req.TransferEncoding) > 0:
 		// Trailers: a bare LF or obs-fold there is refused.
 		if bytes.Contains(rest, []byte("\n ")) || bytes.Contains(rest, []byte("\n\t")) {
