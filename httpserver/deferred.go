@@ -27,6 +27,9 @@ type Deferred struct {
 // ErrFinished is returned by Deferred.Finish called twice.
 var ErrFinished = errors.New("httpserver: deferred response already finished")
 
+// errDeferred: Response.Flush after Defer (the Deferred owns the response).
+var errDeferred = errors.New("httpserver: response deferred: use its Deferred")
+
 // Defer keeps the response open after the handler returns and hands it
 // over: the status, headers and body set so far carry over to the returned
 // Deferred, which the caller must Finish; w is not to be used after. The

@@ -114,7 +114,8 @@ func deferredClient(conn io.ReadWriter, ci, n, depth int) error {
 }
 
 // TestDeferredEdges: a streamed response deferred after its first piece is
-// finished in order; Finish twice is refused; a deferred response whose
+// finished in order; Flush on the handed-over Response and Finish twice are
+// refused; a deferred response whose
 // connection the server closed is not sent and Finish says so.
 func TestDeferredEdges(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
@@ -126,6 +127,9 @@ func TestDeferredEdges(t *testing.T) {
 				_, _ = w.WriteString("first;")
 				_ = w.Flush()
 				d := w.Defer()
+				if w.Flush() == nil {
+					panic("Flush after Defer accepted: it would write out of order")
+				}
 				go func() {
 					_, _ = d.WriteString("second")
 					if err := d.Finish(); err != nil {

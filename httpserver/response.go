@@ -92,6 +92,9 @@ func (w *Response) WriteString(s string) (int, error) {
 // watermarks hold the next request back.
 func (w *Response) Flush() error {
 	cs := w.cs
+	if w.deferred != nil {
+		return errDeferred
+	}
 	if cs.closed {
 		return errConnGone
 	}
