@@ -138,7 +138,9 @@
 //     and only after a POST. A bare CR there is refused.
 //   - A request-target other than origin-form ("/path"), absolute-form
 //     with an authority ("scheme://host/path"), "*" and, for CONNECT,
-//     authority-form: 400; net/http accepts any URI, "a:b" too.
+//     authority-form: 400; net/http accepts any URI, "a:b" too. So is an
+//     absolute-form authority with userinfo, a %-escape or a byte a Host
+//     header may not have.
 //   - A request line over the request-line limit: 414; net/http has only the
 //     header limit (431).
 //   - More header lines than the header-line limit: 431 and close; net/http

@@ -210,6 +210,9 @@ func framingExcuse(b []byte, req *http.Request, refused bool) string {
 	case req != nil && req.Method != "CONNECT" && !strings.HasPrefix(req.RequestURI, "/") &&
 		req.RequestURI != "*" && !strings.Contains(req.RequestURI, "://"):
 		return "a target that is a URI without an authority (scheme:opaque)"
+	case req != nil && strings.Contains(req.RequestURI, "://") &&
+		strings.Trim(authority(req.RequestURI), strings.ReplaceAll(hostChars, "%", "")) != "":
+		return "an absolute-form target whose authority is no valid Host"
 	case req != nil && len(req.TransferEncoding) > 0:
 		// Trailers: a bare LF or obs-fold there is refused.
 		if bytes.Contains(rest, []byte("\n ")) || bytes.Contains(rest, []byte("\n\t")) {
@@ -220,6 +223,15 @@ func framingExcuse(b []byte, req *http.Request, refused bool) string {
 		}
 	}
 	return ""
+}
+
+// authority is the authority of an absolute-form target.
+func authority(uri string) string {
+	_, a, _ := strings.Cut(uri, "://")
+	if i := strings.IndexAny(a, "/?"); i >= 0 {
+		a = a[:i]
+	}
+	return a
 }
 
 // bareLF returns b with every CRLF removed, so what LFs remain are bare.
