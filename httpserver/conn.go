@@ -330,6 +330,9 @@ func (cs *conn) onReadClosed() {
 }
 
 func (cs *conn) onWritable(w bool) {
+	if w && cs.deferred != nil {
+		cs.deferred.release(nil)
+	}
 	if !w || !cs.blocked {
 		if cs.inflight != nil {
 			cs.inflight.writable(w)
@@ -352,6 +355,7 @@ func (cs *conn) onClose() {
 	}
 	if cs.deferred != nil {
 		cs.deferred.gone.Store(true)
+		cs.deferred.release(errConnGone)
 		cs.deferred = nil
 	}
 	cs.buf = nil

@@ -10,7 +10,8 @@ import (
 // Deferred is a fast-API response finished after the handler returned,
 // from any goroutine: the way to answer after blocking work done elsewhere
 // (an executor, a database client) without stalling the loop. It has
-// Response's setters; Finish sends it. One goroutine at a time may use it.
+// Response's setters; Flush streams what is written so far, Finish sends the
+// rest. One goroutine at a time may use it.
 //
 // While a response is deferred its connection serves nothing else: requests
 // pipelined after it wait (their responses follow it, in order), reading
@@ -22,6 +23,8 @@ type Deferred struct {
 	loop     *engine.Loop
 	finished atomic.Bool
 	gone     atomic.Bool // the connection closed
+	ack      chan error  // Flush: the loop took the bytes (and the client drained)
+	waiting  bool        // loop side: a Flush waits for the connection to drain
 }
 
 // ErrFinished is returned by Deferred.Finish called twice.
@@ -70,6 +73,59 @@ func (d *Deferred) Write(p []byte) (int, error) { return d.w.Write(p) }
 
 // WriteString appends s to the body.
 func (d *Deferred) WriteString(s string) (int, error) { return d.w.WriteString(s) }
+
+// Flush sends the head (the first time) and the body written so far, from
+// the calling goroutine, and returns once the connection can take more:
+// while the client reads slower than the body is produced, Flush waits
+// (the connection's write watermarks bound what is buffered). The body is
+// chunked for HTTP/1.1 unless a length was set, close-delimited for
+// HTTP/1.0; Finish ends it.
+func (d *Deferred) Flush() error {
+	if d.finished.Load() {
+		return ErrFinished
+	}
+	if d.gone.Load() {
+		return errConnGone
+	}
+	if d.ack == nil {
+		d.ack = make(chan error, 1)
+	}
+	if err := d.loop.Execute((*deferredFlush)(d)); err != nil {
+		return err
+	}
+	return <-d.ack
+}
+
+// deferredFlush is the loop's side of Deferred.Flush.
+type deferredFlush Deferred
+
+// Run writes what the goroutine flushed and acknowledges it once the
+// connection is under its high watermark.
+func (f *deferredFlush) Run() {
+	d := (*Deferred)(f)
+	cs := d.w.cs
+	if cs.closed || cs.deferred != d {
+		d.ack <- errConnGone
+		return
+	}
+	if err := d.w.Flush(); err != nil {
+		d.ack <- err
+		return
+	}
+	if cs.c.Writable() {
+		d.ack <- nil
+		return
+	}
+	d.waiting = true
+}
+
+// release wakes a Flush waiting for the connection (err: why it ended).
+func (d *Deferred) release(err error) {
+	if d.waiting {
+		d.waiting = false
+		d.ack <- err
+	}
+}
 
 // Finish sends the response (framed as Response frames it when its handler
 // returns) and lets the connection go on with its next request. The

@@ -174,3 +174,67 @@ func TestDeferredEdges(t *testing.T) {
 		require.Empty(t, readEOF(t, gone), "nothing sent for the deferred response")
 	})
 }
+
+// TestDeferredStream: a deferred response streamed with Flush from another
+// goroutine: the first piece reaches the client before the producer goes
+// on, and 8 MiB (far more than the socket buffers and the watermarks, so
+// Flush waits for the client) arrive whole and in order, chunked.
+func TestDeferredStream(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		const pieces, size = 128, 64 << 10
+		piece := func(i int) []byte { return []byte(strings.Repeat(string(rune('a'+i%26)), size)) }
+		gate := make(chan struct{})
+		errs := make(chan error, 1)
+		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+			if string(r.Path()) == "/next" {
+				_, _ = w.WriteString("next")
+				return
+			}
+			d := w.Defer()
+			go func() {
+				errs <- func() error {
+					for i := range pieces {
+						_, _ = d.Write(piece(i))
+						if err := d.Flush(); err != nil {
+							return err
+						}
+						if i == 0 {
+							<-gate // the client has the first piece
+						}
+					}
+					return d.Finish()
+				}()
+			}()
+		}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		conn := dial(t, base)
+		_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: h\r\n\r\nGET /next HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+		require.NoError(t, err)
+		br := bufio.NewReader(conn)
+		res, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"chunked"}, res.TransferEncoding)
+		got := make([]byte, size)
+		_, err = io.ReadFull(res.Body, got)
+		require.NoError(t, err)
+		require.Equal(t, piece(0), got, "the first piece before the producer went on")
+		close(gate)
+		for i := 1; i < pieces; i++ {
+			_, err = io.ReadFull(res.Body, got)
+			require.NoError(t, err)
+			require.Equal(t, piece(i), got, "piece %d", i)
+		}
+		rest, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Empty(t, rest)
+		require.NoError(t, <-errs)
+		// The server answers the pipelined request after the deferred one.
+		res, err = http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Equal(t, "next", string(b))
+	})
+}

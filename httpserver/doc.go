@@ -66,7 +66,8 @@
 // allocation (BenchmarkServer: 0 allocs/op). A handler that blocks stalls
 // its loop: for blocking work it calls Response.Defer, hands the returned
 // Deferred to a goroutine or loopgroup's executor, returns, and the
-// Deferred is finished there (Finish); the connection serves nothing else
+// Deferred is finished there (Finish; Flush streams, waiting while the
+// client is slower); the connection serves nothing else
 // meanwhile and its pipelined responses stay in order. (Writing a response
 // with Conn.AsyncWrite instead does not work: the server answers the
 // request itself when the handler returns.) Or use the adapter.
