@@ -1,6 +1,9 @@
 package httpserver
 
-import "bytes"
+import (
+	"bytes"
+	"net/netip"
+)
 
 // span is a byte range relative to the start of the request being parsed, so
 // it survives the connection buffer growing or being compacted.
@@ -211,7 +214,7 @@ func (p *parser) checkTarget(b []byte) *parseError {
 	case len(t) == 1 && t[0] == '*':
 		return nil
 	case string(p.method.of(b)) == "CONNECT":
-		if bytes.IndexByte(t, '/') >= 0 || !validHost(t) {
+		if bytes.IndexByte(t, '/') >= 0 || !validHost(t) || !validAuthority(t, true) {
 			return errMalformed
 		}
 		p.absHost = p.target
@@ -231,7 +234,9 @@ func (p *parser) checkTarget(b []byte) *parseError {
 		end++
 	}
 	auth := t[a:end]
-	if bytes.IndexByte(auth, '@') >= 0 || bytes.IndexByte(auth, '%') >= 0 || !validHost(auth) {
+	scheme := t[:i]
+	strict := equalFold(scheme, "http") || equalFold(scheme, "https")
+	if bytes.IndexByte(auth, '@') >= 0 || bytes.IndexByte(auth, '%') >= 0 || !validHost(auth) || !validAuthority(auth, strict) {
 		return errMalformed
 	}
 	if end < len(t) && t[end] == '/' {
@@ -241,6 +246,47 @@ func (p *parser) checkTarget(b []byte) *parseError {
 	}
 	p.absHost = span{p.target.lo + int32(a), p.target.lo + int32(end)}
 	return nil
+}
+
+// validAuthority checks the shape of a target's host and port as net/url
+// does, so that the fast API accepts no target the adapter (and net/http)
+// refuses: a bracketed IPv6 literal, or a host with at most a ":port" of
+// digits after its first colon (strictColon: http and https) or its last.
+func validAuthority(a []byte, strictColon bool) bool {
+	if i := bytes.LastIndexByte(a, '['); i > 0 {
+		return false
+	} else if i == 0 {
+		j := bytes.LastIndexByte(a, ']')
+		if j < 0 || !validPort(a[j+1:]) {
+			return false
+		}
+		ip, err := netip.ParseAddr(string(a[1:j]))
+		return err == nil && !ip.Is4()
+	}
+	i := bytes.IndexByte(a, ':')
+	if i < 0 {
+		return true
+	}
+	if !strictColon {
+		i = bytes.LastIndexByte(a, ':')
+	}
+	return validPort(a[i:])
+}
+
+// validPort accepts "" or ":" and digits.
+func validPort(p []byte) bool {
+	if len(p) == 0 {
+		return true
+	}
+	if p[0] != ':' {
+		return false
+	}
+	for _, c := range p[1:] {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkEscapes checks the %-escapes of a target's path (the query is not
