@@ -34,7 +34,9 @@
 // DefaultMaxHeaderBytes), 1000 header lines (431), request line 64 KiB (414),
 // body 8 MiB (413). Malformed requests get 400 and the connection closes;
 // an unsupported HTTP version gets 505, an unknown transfer coding 501, an
-// Expect other than 100-continue 417 — in net/http's format. Smuggling
+// Expect other than 100-continue 417 — in net/http's format. A chunked
+// body's framing may exceed its data by 16 bytes a chunk plus twice the
+// data plus 16 KiB, as in net/http (400 past it). Smuggling
 // defences: Content-Length together with Transfer-Encoding, repeated or
 // invalid Content-Length, Transfer-Encoding on HTTP/1.0, repeated or unknown
 // transfer codings, obs-fold, white space before a colon, control bytes and

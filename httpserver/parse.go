@@ -91,6 +91,7 @@ type parser struct {
 	cphase    uint8
 	chunkLeft int64
 	rpos      int
+	excess    int64 // chunk framing beyond its allowance, as net/http counts it
 	trailers  []field
 	trailerN  int // trailer bytes read
 }
@@ -473,6 +474,16 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 			}
 			n, ok := parseHex(line)
 			if !ok {
+				return false, errMalformed
+			}
+			// Framing (a size line with its extensions and the CRLF after
+			// the data) may cost 16 bytes per chunk plus twice its data,
+			// and 16 KiB more: past that the body is refused, as net/http
+			// counts and refuses it. Raw input is buffered until the
+			// request completes, so this also bounds what a body of
+			// extensions can pile up.
+			p.excess = max(0, p.excess+int64(i+1)-16-2*min(n, 1<<40))
+			if p.excess > 16<<10 {
 				return false, errMalformed
 			}
 			if n == 0 {
