@@ -77,7 +77,7 @@ func (cs *conn) serveStd(r *Request) {
 
 // optionsStar answers "OPTIONS *" as net/http does, without the handler.
 func (cs *conn) optionsStar(r *Request) {
-	keep := cs.keepAfter(r.p, false)
+	keep := cs.keepAfter(r.p.keepAlive(), false)
 	cs.keep = keep
 	out := cs.ls.appendHead(cs.ls.scratch[:0], 200, r.p.minor, keep, framing{length: 0}, nil, true)
 	cs.ls.scratch = out[:0]
@@ -276,7 +276,7 @@ func (c *chunk) Run() {
 	ls := cs.ls
 	out := ls.scratch[:0]
 	if c.head {
-		keep := c.keep && sr.keep && !cs.s.closing.Load() && !cs.readEOF
+		keep := c.keep && sr.keep && !cs.s.closing.Load() && !cs.lastInput()
 		if c.fr.length < 0 && !c.fr.chunked && bodyAllowed(c.status) && !sr.isHEAD {
 			keep = false // close-delimited
 		}

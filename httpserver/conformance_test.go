@@ -29,7 +29,7 @@ type conformance struct {
 	raw   string
 	resps int    // responses to read (1xx included)
 	head  bool   // the requests are HEAD
-	want  string // documented difference: ringloop's status and close ("400 close")
+	want  string // documented difference: ringloop's last status and whether it closes ("400 close", "200 open")
 }
 
 var bigHeader = "X-Big: " + strings.Repeat("b", 20000) + "\r\n"
@@ -71,6 +71,10 @@ var conformanceTable = []conformance{
 	{name: "connection tokens", raw: "GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, close\r\n\r\n", resps: 1},
 	{name: "absolute-form", raw: "GET http://example.com:8080/p?q=1 HTTP/1.1\r\nHost: other\r\n\r\n", resps: 1},
 	{name: "absolute-form no path", raw: "GET http://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n", resps: 1},
+	{name: "absolute-form bad port", raw: "GET http://example.com:x/p HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1},
+	{name: "absolute-form two colons", raw: "GET http://a:1:2/p HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1},
+	{name: "absolute-form IPv6", raw: "GET http://[::1]:8080/p HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1},
+	{name: "absolute-form bracketed IPv4", raw: "GET http://[127.0.0.1]/p HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1},
 	{name: "options star", raw: "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1, want: "fast"},
 	{name: "fragment in target", raw: "GET /a#b HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1},
 	{name: "stream chunked", raw: "GET /stream?n=4 HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1},
@@ -115,6 +119,45 @@ var conformanceTable = []conformance{
 	{name: "TE space before colon", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n", resps: 1},
 	{name: "TE on HTTP/1.0", raw: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", resps: 1, want: "400 close"},
 	{name: "TE vertical tab", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\x0bchunked\r\n\r\n0\r\n\r\n", resps: 1},
+
+	// CR and LF placement (RFC 9112 sections 2.2, 7.1). A chunked body's
+	// lines end in CRLF with no other CR; a head's lines end in CRLF or LF
+	// and a CR anywhere else is refused; empty lines before a request line
+	// are skipped. (A trailer line ending in a bare LF is in FuzzParser's
+	// seeds, not here: net/http's server waits for a CRLF CRLF after it.)
+	{name: "chunk ext bare CR", raw: "POST /abc HTTP/1.1\r\nTransfer-Encoding: chunked\r\nHost: a\r\n\r\n41;a=b\r\r" + strings.Repeat("X", 65) + "\r\n0\r\n\r\nGET /def HTTP/1.1\r\nHost: a\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "chunk ext CR inside", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1;a\rb\r\nX\r\n0\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "last chunk ext CR", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0;a\rb\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "chunk size CR CR LF", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\r\nabc\r\n0\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "chunk size bare CR", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\rabc\r\n0\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "chunk data bare LF", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\n0\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "chunk data bare CR", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r0\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "last chunk bare LF", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\n\r\n", resps: 1, want: "400 close"},
+	{name: "chunk size space before ext", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3 ;a=b\r\nabc\r\n0\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "chunk size trailing space", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3 \t\r\nabc\r\n0\r\n\r\n", resps: 1},
+	{name: "chunk ext quoted", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\"b c\";d\r\nabc\r\n0;e=f\r\n\r\n", resps: 1},
+	{name: "chunk size 16 digits", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0000000000000003\r\nabc\r\n0\r\n\r\n", resps: 1},
+	{name: "chunk size 17 digits", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n00000000000000003\r\nabc\r\n0\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "trailer bare CR", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: a\rb\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "trailer CR CR LF", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: a\r\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "trailer obs-fold", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: a\r\n b\r\n\r\n", resps: 1, want: "400 close"},
+	{name: "request line bare CR", raw: "GET / HTTP/1.1\rHost: h\r\n\r\n", resps: 1},
+	{name: "request line CR CR LF", raw: "GET / HTTP/1.1\r\r\nHost: h\r\n\r\n", resps: 1},
+	{name: "target bare CR", raw: "GET /a\rb HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1},
+	{name: "header CR CR LF", raw: "GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\r\n\r\n", resps: 1},
+	{name: "header name bare CR", raw: "GET / HTTP/1.1\r\nHost: h\r\nX-A\r: 1\r\n\r\n", resps: 1},
+	{name: "header bare CR line end", raw: "GET / HTTP/1.1\r\nHost: h\rX-A: 1\r\n\r\n", resps: 1},
+	{name: "blank line CR CR LF", raw: "GET / HTTP/1.1\r\nHost: h\r\n\r\r\n", resps: 1},
+	{name: "blank line bare CR", raw: "GET / HTTP/1.1\r\nHost: h\r\n\rGET / HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1},
+	{name: "mixed LF and CRLF", raw: "GET / HTTP/1.1\nHost: h\r\nX: y\n\r\n", resps: 1},
+	{name: "CRLF after body", raw: "POST /1 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n", resps: 2},
+	{name: "LF after body", raw: "POST /1 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n", resps: 2},
+	{name: "two CRLFs after body", raw: "POST /1 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n", resps: 2},
+	{name: "three CRLFs after body", raw: "POST /1 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi\r\n\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n", resps: 2},
+	{name: "CRLF after chunked body", raw: "POST /1 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n", resps: 2},
+	{name: "bare CR after body", raw: "POST /1 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi\rGET /2 HTTP/1.1\r\nHost: h\r\n\r\n", resps: 2, want: "400 close"},
+	{name: "CRLF after GET", raw: "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n", resps: 2, want: "200 open"},
+	{name: "CRLF before first request", raw: "\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1, want: "200 open"},
 
 	// limits (servers run with 4 KiB of headers, 100 header lines, 2 KiB request lines, 64 KiB bodies)
 	{name: "header too large", raw: "GET / HTTP/1.1\r\nHost: h\r\n" + bigHeader + "\r\n", resps: 1},
@@ -266,7 +309,7 @@ func checkAgainst(t *testing.T, name string, tc conformance, ref, got []response
 		require.NoError(t, err)
 		last := got[len(got)-1]
 		require.Equal(t, code, last.Status, "%s: documented difference\n%s", name, fmtResps(got))
-		require.True(t, last.Close, "%s: closes", name)
+		require.Equal(t, closeWord == "close", last.Close, "%s: %s", name, closeWord)
 		require.NotEqual(t, fmtResps(ref), fmtResps(got), "%s: the documented difference is gone; update the table and the package doc", name)
 		return
 	}

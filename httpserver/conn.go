@@ -28,13 +28,15 @@ type conn struct {
 	blocked   bool  // output is above the high watermark: serving waits
 	paused    bool  // reading is paused
 	readEOF   bool  // the client shut down its write side
+	more      bool  // bytes follow the current request: it is not the last
 	lingering bool  // refused: dropping input until the close
 	closed    bool  // OnClose ran
 	continued bool  // "100 Continue" sent for the current request
 	started   bool  // the current request has begun (reqStart is set)
-	reqStart  int64 // unix ns (loop tick clock) of the current request's first byte
+	reqStart  int64 // unix ns when the current request's first byte was read
 	deadline  int64 // unix ns; 0: none
 	inflight  *stdRequest
+	deferred  *Deferred       // fast API: the response a handler finishes later
 	base      context.Context // adapter: the parent of every request's context
 	remote    string          // adapter: the client's address, formatted once
 }
@@ -49,9 +51,12 @@ func (cs *conn) idle() bool {
 	return !cs.busy && len(cs.buf) == 0 && cs.c.Buffered() == 0
 }
 
+// setDeadline sets the deadline d from now. It reads the clock rather than
+// taking the loop's tick time, which may be a tick old: a deadline counted
+// from there would fire up to a tick early.
 func (cs *conn) setDeadline(d time.Duration) {
 	if d > 0 {
-		cs.deadline = cs.ls.now + int64(d)
+		cs.deadline = time.Now().UnixNano() + int64(d)
 	} else {
 		cs.deadline = 0
 	}
@@ -77,6 +82,9 @@ func (cs *conn) onData(b []byte) {
 			cs.buf = append(cs.buf, b[n:]...)
 		}
 	} else {
+		if cs.busy {
+			cs.more = true
+		}
 		cs.buf = append(cs.buf, b...)
 		cs.serveBuffered()
 	}
@@ -110,7 +118,7 @@ func (cs *conn) afterServe() {
 	cfg := cs.s.cfg
 	if cs.busy || cs.blocked {
 		cs.deadline = 0 // the server is the one behind
-		if len(cs.buf) > maxPending && !cs.paused {
+		if (len(cs.buf) > maxPending || cs.deferred != nil) && !cs.paused {
 			cs.paused = true
 			cs.c.PauseRead()
 		}
@@ -121,7 +129,7 @@ func (cs *conn) afterServe() {
 		cs.setDeadline(cfg.idle)
 	} else {
 		if !cs.started {
-			cs.started, cs.reqStart = true, cs.ls.now
+			cs.started, cs.reqStart = true, time.Now().UnixNano()
 		}
 		d := cfg.read
 		if cs.p.headEnd == 0 && cfg.readHeader > 0 && (d <= 0 || cfg.readHeader < d) {
@@ -176,6 +184,7 @@ func (cs *conn) serve(b []byte) int {
 			}
 		}
 		end := p.end()
+		cs.more = len(rb) > end
 		cs.dispatch(rb[:end])
 		off += end
 		p.reset()
@@ -213,10 +222,10 @@ func (cs *conn) dispatch(b []byte) {
 	if cs.s.fast != nil {
 		w := &ls.resp
 		w.reset(cs, r)
-		if cs.serveFast(w, r) {
+		if cs.serveFast(w, r) && w.deferred == nil {
 			w.finish()
 		}
-		w.cs, w.req = nil, nil
+		w.cs, w.deferred = nil, nil
 	} else {
 		cs.serveStd(r)
 	}
@@ -238,9 +247,14 @@ func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 }
 
 // keepAfter decides whether the connection survives the current response.
-func (cs *conn) keepAfter(p *parser, handlerClose bool) bool {
-	return p.keepAlive() && !handlerClose && !cs.s.closing.Load() && !cs.readEOF
+func (cs *conn) keepAfter(clientKeep, handlerClose bool) bool {
+	return clientKeep && !handlerClose && !cs.s.closing.Load() && !cs.lastInput()
 }
+
+// lastInput reports whether the current request is the last the client
+// sent: it shut down its side with nothing after this request. Requests
+// pipelined before the shutdown are still answered, on keep-alive.
+func (cs *conn) lastInput() bool { return cs.readEOF && !cs.more }
 
 // refuse answers a request the server will not serve, in net/http's format,
 // and closes the connection once the client has had time to read it.
@@ -316,6 +330,9 @@ func (cs *conn) onReadClosed() {
 }
 
 func (cs *conn) onWritable(w bool) {
+	if w && cs.deferred != nil {
+		cs.deferred.release(nil)
+	}
 	if !w || !cs.blocked {
 		if cs.inflight != nil {
 			cs.inflight.writable(w)
@@ -335,6 +352,11 @@ func (cs *conn) onClose() {
 	cs.ls.remove(cs)
 	if cs.inflight != nil {
 		cs.inflight.gone()
+	}
+	if cs.deferred != nil {
+		cs.deferred.gone.Store(true)
+		cs.deferred.release(errConnGone)
+		cs.deferred = nil
 	}
 	cs.buf = nil
 }

@@ -14,7 +14,15 @@
 // bodies (with trailers; decoded in place), Expect: 100-continue,
 // keep-alive (HTTP/1.1 by default, HTTP/1.0 with Connection: keep-alive),
 // Connection: close, pipelining, HEAD, absolute-form targets (Host taken from
-// the target, as net/http) and OPTIONS *.
+// the target, as net/http) and OPTIONS *. Up to two empty lines before a
+// request line are skipped (RFC 9112 section 2.2: a client's stray CRLF
+// after a body).
+//
+// Line endings follow RFC 9112 and net/http: the request line and header
+// lines end in CRLF or a bare LF; every line of a chunked body (sizes,
+// extensions, trailers) ends in CRLF; a CR anywhere else is refused (400
+// and close) — a bare CR is where parsers disagree on where a line ends,
+// the root of request smuggling.
 //
 // Request bodies are read whole before the handler runs, up to the body
 // limit: handlers never block on a slow upload, and a malformed body is
@@ -26,11 +34,13 @@
 // DefaultMaxHeaderBytes), 1000 header lines (431), request line 64 KiB (414),
 // body 8 MiB (413). Malformed requests get 400 and the connection closes;
 // an unsupported HTTP version gets 505, an unknown transfer coding 501, an
-// Expect other than 100-continue 417 — in net/http's format. Smuggling
+// Expect other than 100-continue 417 — in net/http's format. A chunked
+// body's framing may exceed its data by 16 bytes a chunk plus twice the
+// data plus 16 KiB, as in net/http (400 past it). Smuggling
 // defences: Content-Length together with Transfer-Encoding, repeated or
 // invalid Content-Length, Transfer-Encoding on HTTP/1.0, repeated or unknown
-// transfer codings, obs-fold, white space before a colon and control bytes
-// are refused and the connection closed: no byte of a refused request is
+// transfer codings, obs-fold, white space before a colon, control bytes and
+// a CR outside a line ending are refused and the connection closed: no byte of a refused request is
 // ever parsed as a second request. After a refusal the server half-closes
 // and drops input for up to half a second, so the client can read the answer
 // before the connection goes.
@@ -38,7 +48,8 @@
 // Timeouts (WithTimeouts; defaults 10 s for the headers from their first
 // byte, 60 s for the whole request, 120 s idle between requests) run on the
 // loop's timer: one tick per loop, a quarter of the shortest timeout (at most
-// a second), which also refreshes the loop's cached Date line. A slowloris
+// a second), which also refreshes the loop's cached Date line. They never
+// fire before they have elapsed and fire up to one tick after. A slowloris
 // client is cut off by the header timeout however steadily it trickles.
 //
 // A client that stops reading its responses is bounded by the connection's
@@ -51,12 +62,17 @@
 //
 // The fast API (New, Handler): the handler runs on the loop with a Request
 // view (slices into the receive buffer, valid during the call) and a
-// Response that buffers status, headers and body; the server adds Server,
-// Date and Content-Length (or, after Response.Flush, chunked framing) and
-// Connection. One Response per loop is reused: a request costs no
+// Response that buffers status, headers and body; the server adds Date,
+// Content-Length (or, after Response.Flush, chunked framing), Connection
+// and, with WithServerName, Server. One Response per loop is reused: a request costs no
 // allocation (BenchmarkServer: 0 allocs/op). A handler that blocks stalls
-// its loop; hand blocking work to loopgroup's executor and write back with
-// Conn.AsyncWrite, or use the adapter.
+// its loop: for blocking work it calls Response.Defer, hands the returned
+// Deferred to a goroutine or loopgroup's executor, returns, and the
+// Deferred is finished there (Finish; Flush streams, waiting while the
+// client is slower); the connection serves nothing else
+// meanwhile and its pipelined responses stay in order. (Writing a response
+// with Conn.AsyncWrite instead does not work: the server answers the
+// request itself when the handler returns.) Or use the adapter.
 //
 // The adapter (NewHTTP) serves any http.Handler with an *http.Request built
 // as net/http builds it (Body holding the request body, Context cancelled
@@ -112,9 +128,22 @@
 //     repeats.
 //   - Transfer-Encoding on HTTP/1.0: 400; net/http ignores it and frames by
 //     Content-Length, which a proxy in front may not.
-//   - A malformed chunked body (bad size, missing CRLF, bare LF): the
-//     server's 400 and close; under net/http the handler's Body.Read fails
-//     and the handler answers (400 from the echo handler of the test).
+//   - A malformed chunked body (bad size, missing CRLF, bare LF, a bare CR
+//     in a chunk line, white space before a chunk extension, a chunk size
+//     of more than 16 digits): the server's 400 and close; under net/http
+//     the handler's Body.Read fails and the handler answers (400 from the
+//     echo handler of the test).
+//   - A trailer line ending in a bare LF: 400 and close; net/http accepts
+//     it when a CRLF CRLF follows somewhere in its read buffer (and waits
+//     for one otherwise).
+//   - Empty lines (CRLF or LF, at most two) before any request line are
+//     skipped; net/http skips up to four CR or LF bytes, bare CRs included,
+//     and only after a POST. A bare CR there is refused.
+//   - A request-target other than origin-form ("/path"), absolute-form
+//     with an authority ("scheme://host/path"), "*" and, for CONNECT,
+//     authority-form: 400; net/http accepts any URI, "a:b" too. So is an
+//     absolute-form authority with userinfo, a %-escape or a byte a Host
+//     header may not have.
 //   - A request line over the request-line limit: 414; net/http has only the
 //     header limit (431).
 //   - More header lines than the header-line limit: 431 and close; net/http
@@ -130,8 +159,7 @@
 //     as net/http does (200, Content-Length: 0).
 //   - The fast API sends exactly the headers its handler adds (no
 //     Content-Type sniffing); the adapter sniffs like net/http.
-//   - Every response carries Server: ringloop (WithServerName("") omits
-//     it); Date is formatted once per second per loop.
+//   - Date is formatted once per second per loop.
 //   - The adapter drops informational (1xx) WriteHeader calls; net/http
 //     sends them.
 package httpserver

@@ -38,8 +38,8 @@ func Example() {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	fmt.Println(res.StatusCode, res.Header.Get("Server"), string(body))
-	// Output: 200 ringloop hello /world
+	fmt.Println(res.StatusCode, string(body))
+	// Output: 200 hello /world
 }
 
 // Any http.Handler, here a ServeMux, served by the adapter: each request runs

@@ -14,7 +14,12 @@ type Parsed struct {
 // split, clamped), as a connection would, and returns the first request, the
 // refusal status (0: none), or complete=false when data ends first.
 func ParseFirst(data []byte, split int) (pr *Parsed, status int, complete bool) {
-	lim := &limits{maxHeaderBytes: 4096, maxHeaders: 100, maxLine: 2048, maxBody: 64 << 10}
+	return ParseFirstLimits(data, split, 64<<10)
+}
+
+// ParseFirstLimits is ParseFirst with another body limit.
+func ParseFirstLimits(data []byte, split, maxBody int) (pr *Parsed, status int, complete bool) {
+	lim := &limits{maxHeaderBytes: 4096, maxHeaders: 100, maxLine: 2048, maxBody: maxBody}
 	p := &parser{lim: lim}
 	split = max(0, min(split, len(data)))
 	buf := append([]byte(nil), data[:split]...)

@@ -19,7 +19,6 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 60 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
-	DefaultServerName        = "ringloop"
 )
 
 type limits struct {
@@ -49,7 +48,6 @@ func newConfig(opts []Option) (*config, error) {
 		readHeader: DefaultReadHeaderTimeout,
 		read:       DefaultReadTimeout,
 		idle:       DefaultIdleTimeout,
-		name:       DefaultServerName,
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -86,8 +84,10 @@ func WithLimits(headerBytes, headers, requestLine, body int) Option {
 // WithTimeouts sets how long a client may take to send a request's headers
 // (from its first byte), its whole request, and how long a keep-alive
 // connection may wait for its next request. Zero turns a timeout off. They
-// are checked on the loop's timer a few times per timeout, so they fire
-// within a quarter of their length (and at most a second) after expiring.
+// count from when the server read the first byte (or finished the last
+// response), never fire before they have elapsed, and are checked on the
+// loop's timer tick (a quarter of the shortest timeout, at most a second):
+// they fire up to one tick late, later only when the loop itself is late.
 func WithTimeouts(readHeader, read, idle time.Duration) Option {
 	return func(c *config) error {
 		if readHeader < 0 || read < 0 || idle < 0 {
@@ -98,7 +98,8 @@ func WithTimeouts(readHeader, read, idle time.Duration) Option {
 	}
 }
 
-// WithServerName sets the Server response header ("" omits it).
+// WithServerName adds a Server header with this value to every response.
+// By default there is none, as with net/http: it tells a scanner what to try.
 func WithServerName(name string) Option {
 	return func(c *config) error { c.name = name; return nil }
 }

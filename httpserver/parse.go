@@ -1,6 +1,9 @@
 package httpserver
 
-import "bytes"
+import (
+	"bytes"
+	"net/netip"
+)
 
 // span is a byte range relative to the start of the request being parsed, so
 // it survives the connection buffer growing or being compacted.
@@ -49,6 +52,13 @@ var (
 	errExpectation   = &parseError{code: 417}
 )
 
+// maxBlankLines is how many empty lines (CRLF or LF) may precede a request
+// line: net/http skips up to four CR or LF bytes after a POST.
+const maxBlankLines = 2
+
+// maxChunkLine bounds a chunk-size line (size and extensions), as net/http.
+const maxChunkLine = 4096
+
 // parser reads one request at a time from a byte slice that starts at the
 // request's first byte and grows as data arrives; every call resumes where
 // the previous one stopped, so a request split into any number of pieces
@@ -58,6 +68,7 @@ type parser struct {
 
 	scan    int  // head: start of the next unparsed line
 	line    bool // head: the request line is parsed
+	blank   int  // head: empty lines skipped before the request line
 	headEnd int  // length of the head (request line to blank line); 0 until complete
 
 	method, target, proto span
@@ -80,6 +91,7 @@ type parser struct {
 	cphase    uint8
 	chunkLeft int64
 	rpos      int
+	excess    int64 // chunk framing beyond its allowance, as net/http counts it
 	trailers  []field
 	trailerN  int // trailer bytes read
 }
@@ -116,6 +128,12 @@ func (p *parser) head(b []byte) (bool, *parseError) {
 				return false, errLineTooLong
 			}
 			p.scan = next
+			if hi == lo && p.blank < maxBlankLines {
+				// RFC 9112 section 2.2: an empty line before the request
+				// line (a client's stray CRLF after a body) is ignored.
+				p.blank++
+				continue
+			}
 			if err := p.requestLine(b, lo, hi); err != nil {
 				return false, err
 			}
@@ -197,7 +215,7 @@ func (p *parser) checkTarget(b []byte) *parseError {
 	case len(t) == 1 && t[0] == '*':
 		return nil
 	case string(p.method.of(b)) == "CONNECT":
-		if bytes.IndexByte(t, '/') >= 0 || !validHost(t) {
+		if bytes.IndexByte(t, '/') >= 0 || !validHost(t) || !validAuthority(t, true) {
 			return errMalformed
 		}
 		p.absHost = p.target
@@ -217,7 +235,9 @@ func (p *parser) checkTarget(b []byte) *parseError {
 		end++
 	}
 	auth := t[a:end]
-	if bytes.IndexByte(auth, '@') >= 0 || bytes.IndexByte(auth, '%') >= 0 || !validHost(auth) {
+	scheme := t[:i]
+	strict := equalFold(scheme, "http") || equalFold(scheme, "https")
+	if bytes.IndexByte(auth, '@') >= 0 || bytes.IndexByte(auth, '%') >= 0 || !validHost(auth) || !validAuthority(auth, strict) {
 		return errMalformed
 	}
 	if end < len(t) && t[end] == '/' {
@@ -227,6 +247,47 @@ func (p *parser) checkTarget(b []byte) *parseError {
 	}
 	p.absHost = span{p.target.lo + int32(a), p.target.lo + int32(end)}
 	return nil
+}
+
+// validAuthority checks the shape of a target's host and port as net/url
+// does, so that the fast API accepts no target the adapter (and net/http)
+// refuses: a bracketed IPv6 literal, or a host with at most a ":port" of
+// digits after its first colon (strictColon: http and https) or its last.
+func validAuthority(a []byte, strictColon bool) bool {
+	if i := bytes.LastIndexByte(a, '['); i > 0 {
+		return false
+	} else if i == 0 {
+		j := bytes.LastIndexByte(a, ']')
+		if j < 0 || !validPort(a[j+1:]) {
+			return false
+		}
+		ip, err := netip.ParseAddr(string(a[1:j]))
+		return err == nil && !ip.Is4()
+	}
+	i := bytes.IndexByte(a, ':')
+	if i < 0 {
+		return true
+	}
+	if !strictColon {
+		i = bytes.LastIndexByte(a, ':')
+	}
+	return validPort(a[i:])
+}
+
+// validPort accepts "" or ":" and digits.
+func validPort(p []byte) bool {
+	if len(p) == 0 {
+		return true
+	}
+	if p[0] != ':' {
+		return false
+	}
+	for _, c := range p[1:] {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkEscapes checks the %-escapes of a target's path (the query is not
@@ -387,32 +448,49 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 		case chunkSize:
 			i := bytes.IndexByte(b[p.rpos:], '\n')
 			if i < 0 {
-				if len(b)-p.rpos > 4096 {
+				if len(b)-p.rpos > maxChunkLine {
 					return false, errMalformed
 				}
 				return false, nil
 			}
 			line := b[p.rpos : p.rpos+i]
 			p.rpos += i + 1
-			if len(line) == 0 || line[len(line)-1] != '\r' {
+			// As net/http: the line ends in CRLF and holds no other CR (a
+			// bare CR in an extension is where parsers disagree on where
+			// the line ends), white space may end it, and the size runs
+			// up to the ';' of an extension with nothing between.
+			if len(line) == 0 || line[len(line)-1] != '\r' || bytes.IndexByte(line[:len(line)-1], '\r') >= 0 {
 				return false, errMalformed
 			}
 			line = line[:len(line)-1]
-			if k := bytes.IndexByte(line, ';'); k >= 0 {
-				line = line[:k]
+			if len(line) >= maxChunkLine {
+				return false, errMalformed
 			}
 			for len(line) > 0 && (line[len(line)-1] == ' ' || line[len(line)-1] == '\t') {
 				line = line[:len(line)-1]
 			}
+			if k := bytes.IndexByte(line, ';'); k >= 0 {
+				line = line[:k]
+			}
 			n, ok := parseHex(line)
 			if !ok {
+				return false, errMalformed
+			}
+			// Framing (a size line with its extensions and the CRLF after
+			// the data) may cost 16 bytes per chunk plus twice its data,
+			// and 16 KiB more: past that the body is refused, as net/http
+			// counts and refuses it. Raw input is buffered until the
+			// request completes, so this also bounds what a body of
+			// extensions can pile up.
+			p.excess = max(0, p.excess+int64(i+1)-16-2*min(n, 1<<40))
+			if p.excess > 16<<10 {
 				return false, errMalformed
 			}
 			if n == 0 {
 				p.cphase = chunkTrailer
 				continue
 			}
-			if int64(p.body.hi-p.body.lo)+n > int64(p.lim.maxBody) {
+			if n > int64(p.lim.maxBody) || int64(p.body.hi-p.body.lo)+n > int64(p.lim.maxBody) {
 				return false, errBodyTooBig
 			}
 			p.chunkLeft, p.cphase = n, chunkData
@@ -452,9 +530,13 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 			if p.trailerN > p.lim.maxHeaderBytes {
 				return false, errHeaderTooBig
 			}
-			if hi > lo && b[hi-1] == '\r' {
-				hi--
+			// Trailer lines end in CRLF, as every line of a chunked body
+			// (net/http accepts a bare LF here only when a CRLF CRLF
+			// follows somewhere in its buffer).
+			if hi == lo || b[hi-1] != '\r' {
+				return false, errMalformed
 			}
+			hi--
 			if hi == lo {
 				p.cphase = chunkDone
 				return true, nil
@@ -499,13 +581,13 @@ func parseLength(v []byte) int64 {
 	return n
 }
 
-// parseHex parses a chunk size (at most 15 hex digits, so it never
-// overflows).
+// parseHex parses a chunk size: at most 16 hex digits, as net/http; a
+// size past the int64 range reads as the largest int64 (over any limit).
 func parseHex(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > 15 {
+	if len(v) == 0 || len(v) > 16 {
 		return 0, false
 	}
-	var n int64
+	var n uint64
 	for _, c := range v {
 		var d byte
 		switch {
@@ -518,9 +600,9 @@ func parseHex(v []byte) (int64, bool) {
 		default:
 			return 0, false
 		}
-		n = n<<4 | int64(d)
+		n = n<<4 | uint64(d)
 	}
-	return n, true
+	return int64(min(n, 1<<63-1)), true
 }
 
 // forEachToken calls fn with each comma-separated, trimmed token of v.

@@ -12,22 +12,25 @@ import (
 // set, close-delimited for HTTP/1.0). One Response per loop is reused: it is
 // valid only during the handler call.
 type Response struct {
-	status    int
-	hdr       []byte // "Name: value\r\n" lines
-	body      []byte
-	cl        int64 // declared Content-Length; -1 if none
-	closeConn bool
-	started   bool // the head is sent (Flush)
-	chunked   bool
-	noBody    bool // HEAD, 1xx, 204, 304
-	cs        *conn
-	req       *Request
+	status     int
+	hdr        []byte // "Name: value\r\n" lines
+	body       []byte
+	cl         int64 // declared Content-Length; -1 if none
+	closeConn  bool
+	started    bool // the head is sent (Flush)
+	chunked    bool
+	noBody     bool  // HEAD, 1xx, 204, 304
+	minor      uint8 // the request's HTTP/1.minor
+	clientKeep bool  // the client allows keep-alive
+	cs         *conn
+	deferred   *Deferred
 }
 
 func (w *Response) reset(cs *conn, r *Request) {
 	w.status, w.cl, w.closeConn, w.started, w.chunked = 200, -1, false, false, false
 	w.hdr, w.body = w.hdr[:0], w.body[:0]
-	w.cs, w.req = cs, r
+	w.cs, w.deferred = cs, nil
+	w.minor, w.clientKeep = r.p.minor, r.p.keepAlive()
 	w.noBody = r.p.method.hi-r.p.method.lo == 4 && string(r.p.method.of(r.b)) == "HEAD"
 }
 
@@ -89,6 +92,9 @@ func (w *Response) WriteString(s string) (int, error) {
 // watermarks hold the next request back.
 func (w *Response) Flush() error {
 	cs := w.cs
+	if w.deferred != nil {
+		return errDeferred
+	}
 	if cs.closed {
 		return errConnGone
 	}
@@ -96,14 +102,14 @@ func (w *Response) Flush() error {
 	out := ls.scratch[:0]
 	if !w.started {
 		w.started = true
-		keep := cs.keepAfter(w.req.p, w.closeConn)
+		keep := cs.keepAfter(w.clientKeep, w.closeConn)
 		fr := framing{}
 		switch {
 		case w.noBody || !bodyAllowed(w.status):
 			w.noBody = true
 		case w.cl >= 0:
 			fr.length = w.cl
-		case w.req.p.minor >= 1:
+		case w.minor >= 1:
 			fr.chunked, w.chunked = true, true
 		default:
 			keep = false
@@ -112,7 +118,7 @@ func (w *Response) Flush() error {
 			fr.length = -1
 		}
 		cs.keep = keep
-		out = ls.appendHead(out, w.status, w.req.p.minor, keep, fr, w.hdr, true)
+		out = ls.appendHead(out, w.status, w.minor, keep, fr, w.hdr, true)
 	}
 	out = w.appendBody(out)
 	w.body = w.body[:0]
@@ -165,9 +171,9 @@ func (w *Response) finish() {
 			w.closeConn = true
 		}
 	}
-	keep := cs.keepAfter(w.req.p, w.closeConn)
+	keep := cs.keepAfter(w.clientKeep, w.closeConn)
 	cs.keep = keep
-	out := ls.appendHead(ls.scratch[:0], w.status, w.req.p.minor, keep, fr, w.hdr, true)
+	out := ls.appendHead(ls.scratch[:0], w.status, w.minor, keep, fr, w.hdr, true)
 	if !w.noBody {
 		out = append(out, w.body...)
 	}

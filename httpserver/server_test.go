@@ -500,3 +500,115 @@ func TestHeaderLineLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestPipelinedThenHalfClose: requests pipelined before the client shuts
+// down its write side are all answered, then the connection closes, on
+// every API. The adapter on goroutines used to see the shutdown before
+// its first handler returned and answer only that one, closing. The race
+// is the point, so each variant tries it many times.
+func TestPipelinedThenHalfClose(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				testenv.CheckLeaks(t)
+				s, err := v.make()
+				require.NoError(t, err)
+				base := onLoop(t, c, s)
+				for i := range 50 {
+					conn := dial(t, base)
+					_, err := io.WriteString(conn, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n")
+					require.NoError(t, err)
+					require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+					br := bufio.NewReader(conn)
+					for _, path := range []string{"/1", "/2"} {
+						res, err := http.ReadResponse(br, nil)
+						require.NoError(t, err, "run %d: response to %s", i, path)
+						b, err := io.ReadAll(res.Body)
+						require.NoError(t, err)
+						require.Contains(t, string(b), "uri="+path, "run %d", i)
+						if path == "/1" {
+							require.False(t, res.Close, "run %d: /1 is not the last request", i)
+						}
+					}
+					_, err = br.ReadByte()
+					require.ErrorIs(t, err, io.EOF, "run %d: closed after the last answer", i)
+					require.NoError(t, conn.Close())
+				}
+			})
+		}
+	})
+}
+
+// TestHeaderTimeoutNeverEarly: the header timeout counts from the first
+// byte the server read, so a connection is never cut before the timeout has
+// passed since the client sent it (the client's clock read before it
+// dialled is a lower bound of that), and it is cut eventually. It used to
+// count from the loop's last tick and fire up to a tick early. Connections
+// start a fraction of a tick apart so that one of them lands just after a
+// tick.
+func TestHeaderTimeoutNeverEarly(t *testing.T) {
+	const timeout = 400 * time.Millisecond // a 100 ms tick
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(timeout, 0, time.Minute))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		const conns = 4
+		lived := make(chan time.Duration, conns)
+		for range conns {
+			start := time.Now()
+			conn := dial(t, base)
+			_, err := io.WriteString(conn, "GET / HTTP/1.1\r\n")
+			require.NoError(t, err)
+			go func() {
+				_, _ = io.Copy(io.Discard, conn) // until the server closes (or the 30 s deadline)
+				lived <- time.Since(start)
+			}()
+			time.Sleep(timeout / 4 / conns) // the client's pace, not a wait for the server
+		}
+		for range conns {
+			d := <-lived
+			require.GreaterOrEqual(t, d, timeout, "closed before the header timeout passed")
+			require.Less(t, d, 25*time.Second, "closed by the header timeout, not the test's deadline")
+		}
+	})
+}
+
+// TestServerHeader: no Server header unless WithServerName asks for one (as
+// net/http), on every API, on answers and on refusals.
+func TestServerHeader(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		for _, name := range []string{"", "edge/1"} {
+			var opts []httpserver.Option
+			if name != "" {
+				opts = append(opts, httpserver.WithServerName(name))
+			}
+			fast, err := httpserver.New(fastEcho, opts...)
+			require.NoError(t, err)
+			adapter, err := httpserver.NewHTTP(stdEcho, opts...)
+			require.NoError(t, err)
+			inline, err := httpserver.NewHTTP(stdEcho, append(opts, httpserver.WithInlineHTTP())...)
+			require.NoError(t, err)
+			for api, base := range map[string]string{"fast": onLoop(t, c, fast), "adapter": onLoop(t, c, adapter), "inline": onLoop(t, c, inline)} {
+				for _, raw := range []string{
+					"GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+					"POST / HTTP/1.1\r\nHost: h\r\nExpect: teapot\r\nContent-Length: 0\r\n\r\n",
+				} {
+					conn := dial(t, base)
+					_, err := io.WriteString(conn, raw)
+					require.NoError(t, err)
+					res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+					require.NoError(t, err)
+					res.Body.Close()
+					got, ok := res.Header["Server"]
+					if name == "" {
+						require.False(t, ok, "%s: %q: Server header %q", api, raw, got)
+					} else {
+						require.Equal(t, []string{name}, got, "%s: %q", api, raw)
+					}
+				}
+			}
+		}
+	})
+}

@@ -65,8 +65,9 @@ func serve(ctx context.Context, addr string, ready func(net.Addr, string)) error
 }
 
 // service holds the routes. Handlers run on the connection's loop: they must
-// not block (hand blocking work to an executor, or serve an http.Handler
-// with httpserver.NewHTTP).
+// not block (hand blocking work to another goroutine with Response.Defer and
+// finish the response there, or serve an http.Handler with
+// httpserver.NewHTTP).
 type service struct {
 	served atomic.Int64
 }
