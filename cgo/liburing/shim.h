@@ -6,7 +6,13 @@
 #ifndef RINGLOOP_SHIM_H
 #define RINGLOOP_SHIM_H
 
+// Without liburing's header a cgo build stops here, on one line that names
+// the fix, rather than on the compiler's "No such file or directory".
+#if defined(__has_include) && !__has_include(<liburing.h>)
+#error "ringloop: liburing.h not found: install liburing-dev (liburing 2.3 or newer), or build with -tags ringloop_nouring (epoll only)"
+#else
 #include <liburing.h>
+#endif
 #include <stdint.h>
 
 // Operation codes of rl_op.opcode (the shim's own numbering: each maps to
