@@ -2,5 +2,5 @@
 
 package engine
 
-// uringBuilt: this build has the io_uring driver (it needs cgo).
+// uringBuilt: this build has the io_uring driver (it needs liburing).
 const uringBuilt = true
