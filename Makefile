@@ -2,8 +2,10 @@
 SHELL := /bin/bash
 GO    ?= go
 PKGS  := ./...
+# tests/builds drives the go tool itself (test-builds runs it once).
+TESTPKGS = $(shell $(GO) list ./... | grep -v /tests/builds)
 
-.PHONY: all deps build test test-nocgo test-bench test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt
+.PHONY: all deps build test test-nocgo test-builds test-bench test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt
 
 all: build
 
@@ -48,22 +50,24 @@ staticcheck:
 fmt:
 	gofmt -l -w .
 
-# test: static checks (vet, staticcheck, gofmt); one line on whether io_uring
-# can run here (where it cannot, io_uring tests skip saying why and the epoll
-# half runs; with RINGLOOP_REQUIRE_URING=1, as CI sets, that is a failure);
-# the race-enabled suite (every integration test runs each backend under each
-# kernel profile inside the suite; fault tests run children under a seccomp
-# filter); the integration suites again without the race detector at full
-# size (2000 connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks); the
-# CGO_ENABLED=0 build and suite on the epoll driver; short fuzz runs; then
-# the suites on real Debian kernels under qemu (test-kernels, ~15 min).
+# test: static checks (vet, staticcheck, gofmt); one line on whether io_uring can run here (where it
+# cannot, io_uring tests skip saying why and the epoll half runs; with
+# RINGLOOP_REQUIRE_URING=1, as CI sets, that is a failure); the race-enabled
+# suite (every integration test runs each backend under each kernel profile
+# inside the suite; fault tests run children under a seccomp filter); the
+# integration suites again without the race detector at full size (2000
+# connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks); the
+# CGO_ENABLED=0 build and suite on the epoll driver; the other build
+# configurations (test-builds); short fuzz runs; then the suites on real
+# Debian kernels under qemu (test-kernels, ~15 min).
 test: deps vet staticcheck
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 	@set -o pipefail; $(GO) test -count=1 -v -run '^TestHost$$' ./internal/uringcheck | grep '^io_uring:'
-	$(GO) test -race -timeout 30m $(PKGS)
+	$(GO) test -race -timeout 30m $(TESTPKGS)
 	$(GO) test -count=1 -timeout 20m ./tests/ ./engine/
 	$(MAKE) test-nocgo
+	$(MAKE) test-builds
 	$(MAKE) test-bench
 	$(MAKE) fuzz
 	$(MAKE) test-kernels
@@ -75,7 +79,20 @@ test-bench:
 
 test-nocgo:
 	CGO_ENABLED=0 $(GO) build $(PKGS)
-	CGO_ENABLED=0 $(GO) test -timeout 20m $(PKGS)
+	CGO_ENABLED=0 $(GO) test -timeout 20m $(TESTPKGS)
+
+# test-builds: what other build configurations get. The ringloop_nouring tag
+# (cgo on, no liburing: epoll) and linux/arm64 vet and build clean; then the
+# tests of tests/builds with the go tool: a
+# service built without liburing's header fails on one line naming the fix,
+# and with the tag builds and serves on epoll, logging "built without
+# liburing"; for darwin and windows the build stops on one line naming Linux
+# while tasks and timers vet clean.
+test-builds:
+	$(GO) vet -tags ringloop_nouring $(PKGS)
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) vet $(PKGS)
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) build $(PKGS)
+	$(GO) test -count=1 -timeout 20m ./tests/builds/
 
 # test-kernels: fetches the pinned Debian kernels (5.10, 6.1, 6.12; exact
 # versions and SHA-256 in tests/kernels/pins) through a private apt

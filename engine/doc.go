@@ -141,6 +141,17 @@
 // A group follows its mode's loop count: GOMAXPROCS-1 locked loops (at
 // least one), GOMAXPROCS parked ones.
 //
+// # Builds
+//
+// ringloop builds for Linux only; for another GOOS the build stops on one
+// line that says so. With cgo on, io_uring is built in and needs liburing's
+// header and static library at build time (Debian's liburing-dev); without
+// them the build stops on one line naming the fix rather than silently
+// leaving io_uring out. Built with CGO_ENABLED=0 or -tags ringloop_nouring
+// (for a program that needs cgo elsewhere) a loop runs on epoll, and
+// BackendAuto logs the reason, "built without liburing", once at startup.
+// Package cgo/liburing says why the choice is explicit.
+//
 // # Identity
 //
 // InEventLoop compares the caller's goroutine with the loop's (the address

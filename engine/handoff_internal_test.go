@@ -34,7 +34,7 @@ func (h *openedOn) waitOpen(t *testing.T) *Conn {
 func handoffPair(t *testing.T) (a, b *Loop, ln *Listener, h *openedOn) {
 	t.Helper()
 	if !uringBuilt {
-		t.Skip("built without cgo: no io_uring driver, no MSG_RING (the epoll build hands off through task rings)")
+		t.Skip("built without liburing: no io_uring driver, no MSG_RING (the epoll build hands off through task rings)")
 	}
 	uringcheck.Need(t)
 	var err error

@@ -1,6 +1,6 @@
-//go:build !(linux && cgo)
+//go:build !(linux && cgo && !ringloop_nouring)
 
 package engine
 
-// uringBuilt: this build has the io_uring driver (it needs cgo).
+// uringBuilt: this build has the io_uring driver (it needs liburing).
 const uringBuilt = false

@@ -54,7 +54,7 @@ func TestEchoserverWithoutCgo(t *testing.T) {
 		require.Equal(t, "epoll", s.backend, s.first)
 		require.Equal(t, string(driver.Native), s.profile)
 		require.Contains(t, s.reason, "fell back to epoll")
-		require.Contains(t, s.reason, "built without cgo")
+		require.Contains(t, s.reason, "built without liburing")
 		s.traffic(t)
 		// An open connection does not hold up the exit; the peer sees it
 		// closed.
@@ -93,7 +93,7 @@ func TestEchoserverWithoutCgo(t *testing.T) {
 	// Where the program cannot serve as asked it exits 1 with the reason,
 	// before printing its listening line.
 	for _, tc := range []struct{ env, want string }{
-		{engine.BackendEnv + "=uring", "built without cgo"},
+		{engine.BackendEnv + "=uring", "built without liburing"},
 		{engine.BackendEnv + "=bogus", `"bogus"`},
 		{driver.ProfileEnv + "=4.19", `"4.19"`},
 	} {

@@ -143,7 +143,7 @@ func rawIOUringSetup() unix.Errno {
 // as the system call.
 func refusalCause(errno unix.Errno) string {
 	if !cgoBuild {
-		return "built without cgo"
+		return "built without liburing"
 	}
 	return errno.Error() // "operation not permitted", "function not implemented"
 }

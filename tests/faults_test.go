@@ -184,7 +184,7 @@ func TestBackendEnv(t *testing.T) {
 			l, err := engine.New()
 			require.Nil(t, l)
 			require.ErrorIs(t, err, driver.ErrUringUnavailable)
-			require.ErrorContains(t, err, "built without cgo")
+			require.ErrorContains(t, err, "built without liburing")
 			require.ErrorContains(t, err, "RINGLOOP_BACKEND=uring")
 			return
 		}

@@ -55,7 +55,8 @@
 // driver.ErrUringUnavailable and the errno, and says what it means (EPERM:
 // blocked by seccomp or kernel.io_uring_disabled; ENOSYS: kernel without
 // io_uring; ENOMEM: RLIMIT_MEMLOCK too small before 5.12). Built without
-// cgo, New always fails with driver.ErrUringUnavailable.
+// liburing (CGO_ENABLED=0, or the build tag ringloop_nouring), New always
+// fails with driver.ErrUringUnavailable, saying which.
 //
 // # Completions and tags
 //

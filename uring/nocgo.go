@@ -1,4 +1,4 @@
-//go:build !cgo || !linux
+//go:build !linux || !cgo || ringloop_nouring
 
 package uring
 
@@ -10,52 +10,53 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Driver is the io_uring driver; without cgo it cannot be built and New
-// always fails, so the engine falls back to epoll.
+// Driver is the io_uring driver; built without liburing (cgo off, or the
+// ringloop_nouring build tag) it is a stub whose New always fails, so the
+// engine falls back to epoll.
 type Driver struct{}
 
-// Stats counts what the driver did (see the cgo build).
+// Stats counts what the driver did (see the liburing build).
 type Stats struct {
 	Enters, Runs, Submitted, Completions, SQFull, Overflow, EINTR uint64
 	Silent, SilentErr, NoBufs, MsgRingFailed                      uint64
 }
 
-// New reports that io_uring is unavailable: liburing needs cgo.
+// New reports that io_uring is unavailable in this build, and why.
 func New(cfg driver.Config) (*Driver, error) {
-	return nil, fmt.Errorf("%w: built without cgo", driver.ErrUringUnavailable)
+	return nil, fmt.Errorf("%w: %s", driver.ErrUringUnavailable, unbuilt)
 }
 
 // Name reports "io_uring".
 func (d *Driver) Name() string { return "io_uring" }
 
-// Accept does nothing without cgo.
+// Accept does nothing without liburing.
 func (d *Driver) Accept(fd int, t driver.Tag) {}
 
-// Recv does nothing without cgo.
+// Recv does nothing without liburing.
 func (d *Driver) Recv(fd int, t driver.Tag) {}
 
-// Send does nothing without cgo.
+// Send does nothing without liburing.
 func (d *Driver) Send(fd int, t driver.Tag, p []byte) {}
 
-// Connect does nothing without cgo.
+// Connect does nothing without liburing.
 func (d *Driver) Connect(fd int, t driver.Tag, sa unix.Sockaddr) {}
 
-// Poll does nothing without cgo.
+// Poll does nothing without liburing.
 func (d *Driver) Poll(fd int, t driver.Tag, events uint32) {}
 
-// Cancel does nothing without cgo.
+// Cancel does nothing without liburing.
 func (d *Driver) Cancel(fd int, t driver.Tag) {}
 
-// CancelAll does nothing without cgo.
+// CancelAll does nothing without liburing.
 func (d *Driver) CancelAll(fd int) {}
 
-// CloseFD does nothing without cgo.
+// CloseFD does nothing without liburing.
 func (d *Driver) CloseFD(fd int, t driver.Tag) {}
 
-// Nop does nothing without cgo.
+// Nop does nothing without liburing.
 func (d *Driver) Nop(t driver.Tag) {}
 
-// Wait reports driver.ErrClosed: there is no ring without cgo.
+// Wait reports driver.ErrClosed: there is no ring in this build.
 func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
 	return 0, driver.ErrClosed
 }
@@ -71,7 +72,7 @@ func (d *Driver) MsgRing(target *Driver, t driver.Tag, res int32) error { return
 
 // Features reports the backend name only.
 func (d *Driver) Features() driver.Features {
-	return driver.Features{Backend: "io_uring", Reasons: []string{"built without cgo"}}
+	return driver.Features{Backend: "io_uring", Reasons: []string{unbuilt}}
 }
 
 // Stats reports nothing.

@@ -1,4 +1,4 @@
-//go:build !cgo || !linux
+//go:build !linux || !cgo || ringloop_nouring
 
 package uring
 
@@ -10,10 +10,11 @@ import (
 	"github.com/ringloop/ringloop/driver"
 )
 
-// TestNewWithoutCgo: without cgo, New says io_uring is unavailable and why.
-func TestNewWithoutCgo(t *testing.T) {
+// TestNewWithoutLiburing: built without liburing, New says io_uring is
+// unavailable and why.
+func TestNewWithoutLiburing(t *testing.T) {
 	d, err := New(driver.Config{})
-	if d != nil || !errors.Is(err, driver.ErrUringUnavailable) || !strings.Contains(err.Error(), "built without cgo") {
+	if d != nil || !errors.Is(err, driver.ErrUringUnavailable) || !strings.Contains(err.Error(), "built without liburing") {
 		t.Fatalf("New: %v, %v", d, err)
 	}
 }

@@ -17,7 +17,25 @@
 // The shim counts its io_uring_enter calls ([Stats]) so that benchmarks can
 // report system calls per op.
 //
-// Everything here is built only with cgo on Linux (build tag linux && cgo);
-// without cgo the package is empty and package uring reports that io_uring
-// is unavailable.
+// # Builds without liburing
+//
+// Everything here is built only with cgo on Linux, and not with the build
+// tag ringloop_nouring (linux && cgo && !ringloop_nouring). Otherwise the
+// package is empty, nothing of liburing is compiled or linked, and package
+// uring's New fails with driver.ErrUringUnavailable, "built without liburing
+// (CGO_ENABLED=0)" or "(build tag ringloop_nouring)", which the engine logs
+// once at startup as it falls back to epoll.
+//
+// A cgo build on a machine without liburing-dev stops on one line from
+// shim.h that names the fix: install liburing-dev, or build with -tags
+// ringloop_nouring (or CGO_ENABLED=0). It does not fall back to epoll by
+// itself because no such fallback can be made reliable: Go cannot ask at
+// build time whether a C header or library exists, and a package's cgo
+// flags are fixed, so the link against liburing.a cannot be made optional.
+// The alternatives — vendoring liburing, or a second io_uring
+// implementation on the kernel's own header — would mean carrying code
+// that liburing already maintains. A one-line error and an explicit tag
+// keep io_uring built in wherever liburing-dev is installed (as make deps
+// and CI do) and never leave a service on epoll by accident. The header test
+// uses __has_include; a compiler without it gets the compiler's own error.
 package liburing

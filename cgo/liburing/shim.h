@@ -6,7 +6,19 @@
 #ifndef RINGLOOP_SHIM_H
 #define RINGLOOP_SHIM_H
 
+// Without liburing's header a cgo build stops here, on one line that names
+// the fix, rather than on the compiler's "No such file or directory".
+// (A compiler without __has_include, older than GCC 5, reports the missing
+// header itself.)
+#if defined(__has_include)
+#if !__has_include(<liburing.h>)
+#define RL_NO_LIBURING 1
+#error "ringloop: liburing.h not found: install liburing-dev (liburing 2.3 or newer), or build with -tags ringloop_nouring (epoll only)"
+#endif
+#endif
+#ifndef RL_NO_LIBURING
 #include <liburing.h>
+#endif
 #include <stdint.h>
 
 // Operation codes of rl_op.opcode (the shim's own numbering: each maps to

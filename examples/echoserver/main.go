@@ -12,7 +12,7 @@
 // exiting. Then it shuts down gracefully and exits 0.
 //
 //	go run ./examples/echoserver -addr 127.0.0.1:7000
-//	CGO_ENABLED=0 go run ./examples/echoserver   # epoll: built without cgo
+//	CGO_ENABLED=0 go run ./examples/echoserver   # epoll: built without liburing
 package main
 
 import (

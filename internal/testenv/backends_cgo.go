@@ -1,8 +1,8 @@
-//go:build cgo
+//go:build cgo && !ringloop_nouring
 
 package testenv
 
 import "github.com/ringloop/ringloop/engine"
 
-// backends this build can run: io_uring (through cgo) and epoll.
+// backends this build can run: io_uring (liburing through cgo) and epoll.
 var backends = []engine.Backend{engine.BackendUring, engine.BackendEpoll}

@@ -42,8 +42,8 @@ func Threadings(b engine.Backend) []engine.Threading {
 	return []engine.Threading{engine.ThreadingLocked, engine.ThreadingParked}
 }
 
-// Combos lists every backend this build has (io_uring needs cgo) under every
-// kernel profile (those drivertest.ProfilesEnv names, if set) in every
+// Combos lists every backend this build has (io_uring needs liburing) under
+// every kernel profile (those drivertest.ProfilesEnv names, if set) in every
 // threading mode.
 func Combos() []Combo {
 	var out []Combo
@@ -98,7 +98,7 @@ func HaveUring(t testing.TB) bool {
 }
 
 // RunsUring reports whether this build has the io_uring driver (it needs
-// cgo) and io_uring can run here; where it is built but cannot run and is
+// liburing) and io_uring can run here; where it is built but cannot run and is
 // required, it fails t.
 func RunsUring(t testing.TB) bool {
 	t.Helper()
