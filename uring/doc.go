@@ -43,8 +43,33 @@
 //   - MsgRing: IORING_OP_MSG_RING (5.18) posts a completion on another
 //     loop's ring; without it MsgRing fails and the caller uses a task ring.
 //
-// A parked loop's driver (driver.Config.Parked) arms accept, recv and poll
-// single-shot even where the multishot variants exist. Its ring is plain,
+// # Parked loops: readiness first, I/O through the ring
+//
+// NewReady builds the variant the engine gives a parked loop. Readiness
+// comes from an epoll set, with the epoll driver's own code (package
+// internal/epollcore: registration, edges, accepts, connects, closes,
+// polls), and the loop parks on the epoll fd in Go's netpoller as the epoll
+// driver's parked loop does; the ring has no eventfd. The receives and sends
+// of the fds found ready are queued as RECV and SEND SQEs with MSG_DONTWAIT
+// and handed to the kernel in one io_uring_enter per Wait, without
+// GETEVENTS. MSG_DONTWAIT makes the kernel mark the request REQ_F_NOWAIT
+// (io_uring/net.c, the send and recv prep), and a request so marked that
+// would block fails with -EAGAIN (io_queue_async) instead of arming a poll:
+// each request therefore completes inside the enter, on the thread that
+// made it, with no task work and no thread to wake
+// (TestDontwaitCompletesInline checks it on this kernel). -EAGAIN clears
+// the fd's readiness until its next edge. An accept SQE does not honour the
+// listener's O_NONBLOCK (IORING_ACCEPT_DONTWAIT is 6.10): it would arm a
+// poll, so the variant accepts with accept4(2), as the epoll driver does.
+// It needs only RECV and SEND (5.6), so every profile gets the same
+// variant; it has no MSG_RING (loops message it through task rings).
+//
+// The plain-ring variant below stays for parked loops built with New; the
+// engine uses it only when RINGLOOP_URING_PARKED=ring asks for it, for
+// side-by-side measurements.
+//
+// A parked loop's ring driver (driver.Config.Parked) arms accept, recv and
+// poll single-shot even where the multishot variants exist. Its ring is plain,
 // and the kernel runs a request's completion work on the thread that
 // submitted it: a multishot request keeps that thread for life, so once the
 // loop's goroutine has moved to another thread every completion wakes the
