@@ -5,6 +5,7 @@ package uring
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ringloop/ringloop/cgo/liburing"
@@ -38,19 +39,21 @@ func NewReady(cfg driver.Config) (driver.Driver, error) {
 	return d, nil
 }
 
-// readyBatch is epollcore.Batch on a plain ring. Queued ops are written as
-// descriptors into C memory; an op's user_data is its index in the batch
-// and the flush generation, so that a completion can never be taken for an
-// op of a later flush.
+// readyBatch is epollcore.Batch on a plain ring that it drives from Go:
+// it writes the SQEs into the ring's shared memory, enters the kernel with
+// a raw system call and reads the CQEs back, so a flush costs no cgo call
+// and the goroutine keeps its P throughout (a cgo call lasting as long as
+// a batch of receives and sends would, at GOMAXPROCS=1, have the scheduler
+// hand its P to another thread and back). An op's user_data is its index
+// in the batch and the flush generation, so that a completion can never be
+// taken for an op of a later flush.
 type readyBatch struct {
 	ring  *liburing.Ring
-	batch *liburing.Batch
-	sq    []liburing.Op // descriptors, C memory
-	cqes  []liburing.CQE
+	raw   liburing.RawRing
+	ops   []readyOp
 	keys  []uint64 // per queued op, the driver's key
 	bufOf []int32  // per queued op, its receive buffer or -1
-	nsq   int
-	nrecv int // receives queued: buffers 0..nrecv-1 are theirs
+	nrecv int      // receives queued: buffers 0..nrecv-1 are theirs
 	gen   uint32
 	pin   runtime.Pinner // send buffers, until their flush ends
 	bufs  []byte         // receive buffers, mmapped: count x size
@@ -63,6 +66,14 @@ type readyBatch struct {
 	stats  readyStats
 }
 
+type readyOp struct {
+	opcode uint8
+	fd     int32
+	addr   uint64
+	len    uint32
+	flags  uint32
+}
+
 type readyResult struct {
 	key uint64
 	res int32
@@ -70,10 +81,11 @@ type readyResult struct {
 	idx int32 // the op's index in its flush
 }
 
-// readyStats counts flushes for tests.
+// readyStats counts what the batch did, for tests.
 type readyStats struct {
 	flushes   uint64
-	waited    uint64 // flushes that had to wait for a completion not posted inline
+	enters    uint64 // io_uring_enter system calls
+	waited    uint64 // enters that waited for a completion not posted inline
 	failed    uint64 // ops failed because the ring refused them
 	submitted uint64
 }
@@ -95,32 +107,22 @@ func newReadyBatch(cfg driver.Config) (*readyBatch, error) {
 	if err != nil {
 		return nil, setupError(err)
 	}
-	b := &readyBatch{ring: r, size: size, count: count}
+	b := &readyBatch{ring: r, raw: r.Raw(), size: size, count: count}
 	if b.bufs, err = mmap(size * count); err != nil {
 		r.Close()
 		return nil, err
 	}
-	b.batch = liburing.NewBatch(int(entries), 1, int(2*entries))
-	b.sq = b.batch.Ops()
-	b.cqes = b.batch.CQEs()
-	b.keys = make([]uint64, len(b.sq))
-	b.bufOf = make([]int32, len(b.sq))
+	for i := uint32(0); i < b.raw.SQEntries; i++ { // slot i holds SQE i
+		*(*uint32)(unsafe.Add(b.raw.SQArray, 4*i)) = i
+	}
+	b.ops = make([]readyOp, 0, 64)
 	return b, nil
 }
 
-func (b *readyBatch) push(key uint64, buf int32) *liburing.Op {
-	if b.nsq == len(b.sq) {
-		b.batch.GrowOps(2 * len(b.sq))
-		b.sq = b.batch.Ops()
-		b.keys = append(b.keys, make([]uint64, len(b.sq)-len(b.keys))...)
-		b.bufOf = append(b.bufOf, make([]int32, len(b.sq)-len(b.bufOf))...)
-	}
-	i := b.nsq
-	b.nsq++
-	b.keys[i], b.bufOf[i] = key, buf
-	q := &b.sq[i]
-	*q = liburing.Op{UserData: uint64(b.gen)<<32 | uint64(i)}
-	return q
+func (b *readyBatch) push(key uint64, buf int32, op readyOp) {
+	b.ops = append(b.ops, op)
+	b.keys = append(b.keys, key)
+	b.bufOf = append(b.bufOf, buf)
 }
 
 // Recv queues a receive into the next free buffer.
@@ -130,72 +132,112 @@ func (b *readyBatch) Recv(fd int, key uint64) bool {
 	}
 	buf := int32(b.nrecv)
 	b.nrecv++
-	q := b.push(key, buf)
-	q.Opcode = liburing.OpRecv
-	q.FD = int32(fd)
-	q.Addr = uint64(uintptr(unsafe.Pointer(&b.bufs[int(buf)*b.size])))
-	q.Len = uint32(b.size)
-	q.OpFlags = unix.MSG_DONTWAIT
+	b.push(key, buf, readyOp{opcode: liburing.IORingOpRecv, fd: int32(fd),
+		addr: uint64(uintptr(unsafe.Pointer(&b.bufs[int(buf)*b.size]))), len: uint32(b.size), flags: unix.MSG_DONTWAIT})
 	return true
 }
 
 // Send queues a send of p, pinned until the flush ends.
 func (b *readyBatch) Send(fd int, p []byte, key uint64) {
-	q := b.push(key, -1)
-	q.Opcode = liburing.OpSend
-	q.FD = int32(fd)
+	op := readyOp{opcode: liburing.IORingOpSend, fd: int32(fd), flags: unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL}
 	if len(p) > 0 {
 		b.pin.Pin(&p[0])
-		q.Addr = uint64(uintptr(unsafe.Pointer(&p[0])))
-		q.Len = uint32(len(p))
+		op.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
+		op.len = uint32(len(p))
 	}
-	q.OpFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
+	b.push(key, -1, op)
 }
 
-func (b *readyBatch) Queued() bool { return b.nsq > 0 }
+func (b *readyBatch) Queued() bool { return len(b.ops) > 0 }
 
 // Flush submits the queued ops and reaps their completions. They complete
-// inline, so one Run (one io_uring_enter) normally does it all; a
-// completion the kernel did not post inline is waited for, so that no op
-// outlives its flush (its buffer is reused by the next one).
+// inline, so one io_uring_enter normally does it all (more only when the
+// batch is larger than the SQ); a completion the kernel did not post
+// inline is waited for, so that no op outlives its flush (its buffer is
+// reused by the next one).
 func (b *readyBatch) Flush() {
 	b.res, b.resAt = b.res[:0], 0
-	n := b.nsq
-	ops, pending := n, n
+	n := len(b.ops)
 	b.stats.flushes++
 	b.stats.submitted += uint64(n)
-	var timeout int64
-	if b.broken != 0 && n > 0 {
+	if b.broken != 0 {
 		b.fail(n, b.broken)
-		pending = 0
 	}
-	for pending > 0 {
-		got, left, err := b.ring.Run(b.batch, ops, 0, timeout, len(b.cqes))
-		for _, c := range b.cqes[:got] {
-			i := int(uint32(c.UserData))
-			if uint32(c.UserData>>32) != b.gen || i >= n {
-				continue // not this flush's
-			}
-			b.res = append(b.res, readyResult{key: b.keys[i], res: c.Res, buf: b.bufOf[i], idx: int32(i)})
-			pending--
+	r := &b.raw
+	next, pending := 0, n
+	for b.broken == 0 && pending > 0 {
+		// Write what fits; the CQ (twice the SQ) is emptied after each enter.
+		tail := *r.SQTail
+		k := min(int(r.SQEntries-(tail-atomic.LoadUint32(r.SQHead))), n-next)
+		for ; k > 0; k-- {
+			b.writeSQE(tail&r.SQMask, next)
+			tail++
+			next++
 		}
-		if err != nil {
-			errno, _ := err.(unix.Errno)
-			if errno == 0 {
-				errno = unix.EIO
-			}
-			b.fail(n, -int32(errno))
-			break
-		}
-		ops = left
-		if got == 0 && left == 0 && pending > 0 {
-			timeout = -1 // not posted inline: wait for it
+		atomic.StoreUint32(r.SQTail, tail)
+		toSubmit := tail - atomic.LoadUint32(r.SQHead)
+		var flags, minComplete uintptr
+		if toSubmit == 0 && next == n {
+			// Everything is in, something is not: wait for it (a blocking
+			// enter, through Syscall so the runtime can run other work).
+			flags, minComplete = liburing.EnterGetEvent, 1
 			b.stats.waited++
+		} else if atomic.LoadUint32(r.SQFlags)&liburing.SQCQOverflow != 0 {
+			flags = liburing.EnterGetEvent // flush the overflow list
 		}
+		b.stats.enters++
+		var errno unix.Errno
+		if minComplete > 0 {
+			_, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.FD), uintptr(toSubmit), minComplete, flags, 0, 0)
+		} else {
+			_, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.FD), uintptr(toSubmit), 0, flags, 0, 0)
+		}
+		switch errno {
+		case 0, unix.EINTR, unix.EBUSY, unix.EAGAIN: // reap, go round
+		default:
+			b.reap(n, &pending)
+			b.fail(n, -int32(errno))
+			pending = 0
+			continue
+		}
+		b.reap(n, &pending)
 	}
 	b.pin.Unpin()
-	b.nsq, b.nrecv = 0, 0
+	b.ops, b.keys, b.bufOf = b.ops[:0], b.keys[:0], b.bufOf[:0]
+	b.nrecv = 0
 	b.gen++
+}
+
+// writeSQE writes op i into SQ slot idx.
+func (b *readyBatch) writeSQE(idx uint32, i int) {
+	op := &b.ops[i]
+	p := unsafe.Add(b.raw.SQEs, uintptr(idx)*liburing.SQESize)
+	*(*[liburing.SQESize]byte)(p) = [liburing.SQESize]byte{}
+	*(*uint8)(p) = op.opcode
+	*(*int32)(unsafe.Add(p, liburing.SQEOffFD)) = op.fd
+	*(*uint64)(unsafe.Add(p, liburing.SQEOffAddr)) = op.addr
+	*(*uint32)(unsafe.Add(p, liburing.SQEOffLen)) = op.len
+	*(*uint32)(unsafe.Add(p, liburing.SQEOffMsgFlag)) = op.flags
+	*(*uint64)(unsafe.Add(p, liburing.SQEOffUData)) = uint64(b.gen)<<32 | uint64(i)
+}
+
+// reap takes every CQE the kernel posted.
+func (b *readyBatch) reap(n int, pending *int) {
+	r := &b.raw
+	head := *r.CQHead
+	tail := atomic.LoadUint32(r.CQTail)
+	for ; head != tail; head++ {
+		p := unsafe.Add(r.CQEs, uintptr(head&r.CQMask)*liburing.CQESize)
+		ud := *(*uint64)(p)
+		res := *(*int32)(unsafe.Add(p, liburing.CQEOffRes))
+		i := int(uint32(ud))
+		if uint32(ud>>32) != b.gen || i >= n {
+			continue // not this flush's
+		}
+		b.res = append(b.res, readyResult{key: b.keys[i], res: res, buf: b.bufOf[i], idx: int32(i)})
+		*pending--
+	}
+	atomic.StoreUint32(r.CQHead, head)
 }
 
 // fail ends the ops of this flush that have no result with res. The ring
@@ -242,14 +284,10 @@ func (b *readyBatch) Reasons() []string {
 
 func (b *readyBatch) Close() error {
 	b.pin.Unpin()
-	b.nsq, b.nrecv = 0, 0
+	b.ops, b.nrecv = nil, 0
 	if b.ring != nil {
 		b.ring.Close()
 		b.ring = nil
-	}
-	if b.batch != nil {
-		b.batch.Free()
-		b.batch = nil
 	}
 	if b.bufs != nil {
 		unix.Munmap(b.bufs)
