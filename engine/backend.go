@@ -96,7 +96,7 @@ func openDriver(c *config) (driver.Driver, string, error) {
 	switch b {
 	case BackendUring:
 		c.drv.Parked = c.parkedOn(BackendUring)
-		d, err := uring.New(c.drv)
+		d, err := openUring(c.drv)
 		if err != nil {
 			return nil, "", fmt.Errorf("engine: io_uring backend %s: %w", why, err)
 		}
@@ -107,7 +107,7 @@ func openDriver(c *config) (driver.Driver, string, error) {
 		return d, why, err
 	}
 	c.drv.Parked = c.parkedOn(BackendUring)
-	d, err := uring.New(c.drv)
+	d, err := openUring(c.drv)
 	if err == nil {
 		return d, "auto: io_uring available", nil
 	}
@@ -124,6 +124,26 @@ func openDriver(c *config) (driver.Driver, string, error) {
 		return nil, "", fmt.Errorf("engine: no backend: %v; epoll: %w", err, eerr)
 	}
 	return e, reason, nil
+}
+
+// uringParkedEnv, set to "ring", gives parked io_uring loops the plain-ring
+// variant (uring.New) instead of the readiness one, for side-by-side
+// measurements only: it is not a supported setting and will go.
+const uringParkedEnv = "RINGLOOP_URING_PARKED"
+
+// openUring builds the io_uring driver for the loop's threading mode: a
+// parked loop runs the readiness variant (uring.NewReady), whose receives
+// and sends complete inline on the loop's own thread; a locked loop the
+// ring (uring.New).
+func openUring(cfg driver.Config) (driver.Driver, error) {
+	if cfg.Parked && os.Getenv(uringParkedEnv) != "ring" {
+		return uring.NewReady(cfg)
+	}
+	d, err := uring.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // parkedOn reports whether a loop on backend b runs parked.

@@ -98,16 +98,17 @@
 //     thread-init hooks need it (loopgroup's WithCPUAffinity,
 //     WithThreadNames and WithThreadInit select it).
 //   - ThreadingParked: the goroutine is not locked. When idle it parks in
-//     Go's netpoller (io_uring: an eventfd registered with the ring; epoll:
-//     the epoll fd) and gives its thread and P back; whichever thread polls
-//     the network resumes it, with no hand-off. Non-blocking submissions
-//     and eventfd reads never block. The ring is plain (no SINGLE_ISSUER,
-//     DEFER_TASKRUN or COOP_TASKRUN: any thread may submit, and completion
-//     work must not wait for the submitting thread's next system call), so
-//     the kernel runs a request's completion work on the thread that
-//     submitted it, which may by then run other goroutines or sleep: it is
-//     interrupted for it. So a parked io_uring loop arms its requests
-//     single-shot, each from the thread it runs on (package uring).
+//     Go's netpoller (on its epoll fd) and gives its thread and P back;
+//     whichever thread polls the network resumes it, with no hand-off.
+//     Non-blocking calls never block. On io_uring a parked loop runs the
+//     driver's readiness variant (uring.NewReady): readiness from epoll,
+//     the receives and sends of ready fds as one batch of MSG_DONTWAIT SQEs
+//     per iteration, which complete inside that io_uring_enter on the
+//     loop's own thread. A ring that armed them instead would run each
+//     completion's work on the thread that submitted it, which a parked
+//     goroutine has usually left: that thread is interrupted or woken for
+//     it. (RINGLOOP_URING_PARKED=ring restores that plain-ring variant for
+//     side-by-side measurements; it is not a supported setting.)
 //
 // DefaultThreading depends on the backend, chosen by measurement: locked on
 // io_uring, parked on epoll. The figures (2026-11-23 21:49 UTC, `make

@@ -2,7 +2,10 @@
 // driver.Driver contract with readiness underneath, the model of Netty's
 // NioEventLoop and EpollEventLoop, and is what ringloop runs on where io_uring
 // is missing or refused (containers, old kernels, CGO_ENABLED=0). It uses only
-// golang.org/x/sys/unix.
+// golang.org/x/sys/unix. Its code lives in internal/epollcore, which the
+// io_uring driver's readiness variant (uring.NewReady) shares: that one
+// keeps everything below except that the receives and sends of ready fds go
+// to the kernel as one io_uring batch per Wait.
 //
 // # Model
 //

@@ -43,8 +43,55 @@
 //   - MsgRing: IORING_OP_MSG_RING (5.18) posts a completion on another
 //     loop's ring; without it MsgRing fails and the caller uses a task ring.
 //
-// A parked loop's driver (driver.Config.Parked) arms accept, recv and poll
-// single-shot even where the multishot variants exist. Its ring is plain,
+// # Parked loops: readiness first, I/O through the ring
+//
+// NewReady builds the variant the engine gives a parked loop. Readiness
+// comes from an epoll set, with the epoll driver's own code (package
+// internal/epollcore: registration, edges, accepts, connects, closes,
+// polls), and the loop parks on the epoll fd in Go's netpoller as the epoll
+// driver's parked loop does; the ring has no eventfd. The receives and sends
+// of the fds found ready are queued as RECV and SEND SQEs with MSG_DONTWAIT
+// and handed to the kernel in one io_uring_enter per Wait, without
+// GETEVENTS. MSG_DONTWAIT makes the kernel mark the request REQ_F_NOWAIT
+// (io_uring/net.c, the send and recv prep), and a request so marked that
+// would block fails with -EAGAIN (io_queue_async) instead of arming a poll:
+// each request therefore completes inside the enter, on the thread that
+// made it, with no task work and no thread to wake
+// (TestDontwaitCompletesInline checks it on this kernel). -EAGAIN clears
+// the fd's readiness until its next edge. An accept SQE does not honour the
+// listener's O_NONBLOCK (IORING_ACCEPT_DONTWAIT is 6.10): it would arm a
+// poll, so the variant accepts with accept4(2), as the epoll driver does.
+// It needs only RECV and SEND (5.6), so every profile gets the same
+// variant; it has no MSG_RING (loops message it through task rings).
+//
+// The batch is written into the ring's shared memory from Go and entered
+// with a raw system call (no cgo call): a cgo call as long as a batch of
+// receives and sends is, to the scheduler, a system call, and at
+// GOMAXPROCS=1 it hands the loop's P to another thread (through the cgo
+// shim the variant paid 4.5x epoll's voluntary context switches per message
+// on a pinned 64-connection echo; raw, 1.3x).
+//
+// Measured 2026-11-24 on the 2-core VM while other jobs ran (load 11-25, so
+// throughput is noise; CPU and switch counts per request are not), median
+// of 8 alternating rounds, ratio to the epoll driver's parked loop; the
+// plain-ring parked variant and the locked ring in brackets (4 rounds):
+//
+//	                                     CPU/request         voluntary cs/request
+//	httpserver.NewHTTP, 50 conn, GMP=1   0.76 [1.19, 1.01]   0.73 [1.14, 2.62]
+//	in-process echo, 1 conn, GMP=2       1.09 [0.95, 2.50]   0.79 [5.32, 15.2]
+//	in-process echo, 50 conn, GMP=2      0.82 [0.64, 0.93]   0.38 [0.35, 0.95]
+//	pinned echo, 64 conn x 1 KiB         0.85 [1.64, 1.03]   1.38 [8.06, 10.1]
+//	pinned echo, 64 conn x 16 KiB        0.81 [1.59, 0.91]   1.24 [13.0, 11.4]
+//
+// System calls per message: 0.2-0.4x epoll's (one epoll_wait and one
+// io_uring_enter per loop iteration).
+//
+// The plain-ring variant below stays for parked loops built with New; the
+// engine uses it only when RINGLOOP_URING_PARKED=ring asks for it, for
+// side-by-side measurements.
+//
+// A parked loop's ring driver (driver.Config.Parked) arms accept, recv and
+// poll single-shot even where the multishot variants exist. Its ring is plain,
 // and the kernel runs a request's completion work on the thread that
 // submitted it: a multishot request keeps that thread for life, so once the
 // loop's goroutine has moved to another thread every completion wakes the

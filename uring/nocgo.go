@@ -82,3 +82,8 @@ func (d *Driver) Stats() Stats { return Stats{} }
 func (d *Driver) Close() error { return nil }
 
 var _ driver.Driver = (*Driver)(nil)
+
+// NewReady reports that io_uring is unavailable: liburing needs cgo.
+func NewReady(cfg driver.Config) (driver.Driver, error) {
+	return nil, fmt.Errorf("%w: built without cgo", driver.ErrUringUnavailable)
+}

@@ -1,4 +1,4 @@
-package epollfallback
+package epollcore
 
 import (
 	"github.com/ringloop/ringloop/driver"
@@ -23,6 +23,9 @@ const (
 	fStreamKnown                    // fStream is valid for this registration
 	fStream                         // SOCK_STREAM: a short read drains the queue
 	fVerify                         // armed while registered with no op: check the registration
+	fRecvBusy                       // a receive is in the Batch, its result not handled yet
+	fSendBusy                       // the head send is in the Batch, its result not handled yet
+	fRecvCancel                     // Cancel came while the receive was busy: end it at its result
 
 	readyMask = fReadyIn | fReadyOut | fHup | fStreamKnown | fStream
 	queueMask = fQueuedSub | fQueuedRun
@@ -31,9 +34,10 @@ const (
 
 // sendOp is one Send in an fd's queue.
 type sendOp struct {
-	tag driver.Tag
-	p   []byte
-	off int
+	tag    driver.Tag
+	p      []byte
+	off    int
+	cancel bool // Cancel came while the send was busy: end it at its result
 }
 
 // fdState is what the driver knows about one fd. States live behind
@@ -163,6 +167,7 @@ func (d *Driver) endAll(st *fdState, res int32) {
 	if st.flags&(fConnectNew|fConnecting) != 0 {
 		d.post(st.connectTag, res)
 	}
+	st.flags &^= fRecvBusy | fSendBusy | fRecvCancel // a result still due is stale now
 	for st.hasSends() {
 		t, _ := st.popSend()
 		d.post(t, res)

@@ -1,4 +1,4 @@
-package epollfallback
+package epollcore
 
 import (
 	"github.com/ringloop/ringloop/driver"
@@ -98,6 +98,10 @@ func (d *Driver) Cancel(fd int, t driver.Tag) {
 	}
 	switch {
 	case st.flags&fRecv != 0 && st.recvTag == t:
+		if st.flags&fRecvBusy != 0 {
+			st.flags |= fRecvCancel // its result ends it
+			return
+		}
 		st.flags &^= fRecv
 	case st.flags&fAccept != 0 && st.acceptTag == t:
 		st.flags &^= fAccept
@@ -108,7 +112,7 @@ func (d *Driver) Cancel(fd int, t driver.Tag) {
 		st.flags &^= fConnectNew | fConnecting
 		st.sa = nil
 	default:
-		if !d.cancelSend(st, t) {
+		if found, later := d.cancelSend(st, t); !found || later {
 			return
 		}
 	}
@@ -116,11 +120,16 @@ func (d *Driver) Cancel(fd int, t driver.Tag) {
 	d.queueSub(fd, st) // re-evaluate the registration
 }
 
-// cancelSend removes send t from the fd's queue.
-func (d *Driver) cancelSend(st *fdState, t driver.Tag) bool {
+// cancelSend removes send t from the fd's queue; a send in the Batch is
+// only marked (later), its result ends it.
+func (d *Driver) cancelSend(st *fdState, t driver.Tag) (found, later bool) {
 	for i := st.sendAt; i < len(st.sends); i++ {
 		if st.sends[i].tag != t {
 			continue
+		}
+		if i == st.sendAt && st.flags&fSendBusy != 0 {
+			st.sends[i].cancel = true
+			return true, true
 		}
 		copy(st.sends[i:], st.sends[i+1:])
 		st.sends[len(st.sends)-1] = sendOp{}
@@ -129,9 +138,9 @@ func (d *Driver) cancelSend(st *fdState, t driver.Tag) bool {
 			st.sends = st.sends[:0]
 			st.sendAt = 0
 		}
-		return true
+		return true, false
 	}
-	return false
+	return false, false
 }
 
 // CloseFD ends the fd's armed ops with -ECANCELED and closes it at the next

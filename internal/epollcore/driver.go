@@ -1,4 +1,4 @@
-package epollfallback
+package epollcore
 
 import (
 	"encoding/binary"
@@ -75,6 +75,8 @@ type Driver struct {
 
 	park   *park.Waiter // parked loops (Config.Parked) sleep on epfd in Go's netpoller
 	parkFn func(*driver.Completion)
+
+	batch Batch // performs receives and sends (NewBatched); nil: the driver does
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -137,7 +139,7 @@ func (d *Driver) addWake(epfd int) error {
 
 // probe decides the wait call and records the reasons.
 func (d *Driver) probe() driver.Features {
-	f := driver.Features{Backend: "epoll", Profile: d.cfg.Profile}
+	f := driver.Features{Backend: d.Name(), Profile: d.cfg.Profile}
 	switch {
 	case !d.cfg.Profile.AtLeast(5, 11):
 		f.Reasons = append(f.Reasons, fmt.Sprintf("wait: epoll_wait, timeouts rounded up to whole ms (profile %s predates epoll_pwait2, 5.11)", d.cfg.Profile))
@@ -151,10 +153,16 @@ func (d *Driver) probe() driver.Features {
 		}
 	}
 	f.Reasons = append(f.Reasons,
-		"interest: edge-triggered EPOLLIN|EPOLLOUT|EPOLLRDHUP, added once per fd, no epoll_ctl per op",
-		fmt.Sprintf("recv: up to %d reads of %d B per fd per Wait, then the next fd (fairness)", ReadBudget, d.cfg.BufferSize),
+		"interest: edge-triggered EPOLLIN|EPOLLOUT|EPOLLRDHUP, added once per fd, no epoll_ctl per op")
+	if d.batch != nil {
+		f.Reasons = append(f.Reasons, d.batch.Reasons()...)
+	} else {
+		f.Reasons = append(f.Reasons,
+			fmt.Sprintf("recv: up to %d reads of %d B per fd per Wait, then the next fd (fairness)", ReadBudget, d.cfg.BufferSize),
+			"send: tried in Wait's submission phase; EPOLLOUT edge continues partial sends")
+	}
+	f.Reasons = append(f.Reasons,
 		fmt.Sprintf("accept: accept4 NONBLOCK|CLOEXEC, up to %d per listener per Wait", AcceptBudget),
-		"send: tried in Wait's submission phase; EPOLLOUT edge continues partial sends",
 		"wake: eventfd, edge-triggered, never read")
 	return f
 }
@@ -173,8 +181,13 @@ func errnoName(e unix.Errno) string {
 	return e.Error()
 }
 
-// Name returns "epoll".
-func (d *Driver) Name() string { return "epoll" }
+// Name returns "epoll", or the Batch's backend.
+func (d *Driver) Name() string {
+	if d.batch != nil {
+		return d.batch.Backend()
+	}
+	return "epoll"
+}
 
 // Features reports the backend, the profile and the wait call in use.
 func (d *Driver) Features() driver.Features {
@@ -223,6 +236,9 @@ func (d *Driver) Close() error {
 	}
 	d.subq, d.runq, d.pending, d.pendAt = nil, nil, nil, 0
 	d.park.Close()
+	if d.batch != nil {
+		d.batch.Close()
+	}
 	err1 := unix.Close(d.epfd)
 	err2 := unix.Close(d.efd)
 	if err1 != nil {

@@ -1,4 +1,4 @@
-package epollfallback
+package epollcore
 
 import (
 	"unsafe"

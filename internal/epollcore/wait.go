@@ -1,4 +1,4 @@
-package epollfallback
+package epollcore
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 	for {
 		d.submit()
 		woke := false
-		work := d.pendAt < len(d.pending) || len(d.runq) > 0
+		work := d.pendAt < len(d.pending) || len(d.runq) > 0 || d.batch != nil && d.batch.Queued()
 		if work && d.polledLast {
 			// Completions are ready: hand them over without epoll_wait, but
 			// collect readiness at least every other Wait.
@@ -176,7 +176,7 @@ func (d *Driver) submitFD(fd int, st *fdState) {
 	if st.hasSends() && st.flags&fConnecting == 0 &&
 		(st.flags&fRegistered == 0 || st.flags&fReadyOut != 0) {
 		st.flags |= fReadyOut // unregistered: unknown, so try
-		d.flushSends(fd, st)
+		d.sendReady(fd, st)
 	}
 	switch {
 	case st.needsEpoll():
@@ -191,7 +191,7 @@ func (d *Driver) submitFD(fd int, st *fdState) {
 		if st.flags&fRegistered != 0 && d.runnable(st) {
 			d.queueRun(fd, st)
 		}
-	case st.flags&fRegistered != 0:
+	case st.flags&fRegistered != 0 && st.flags&fSendBusy == 0:
 		// The last op ended: leave the set, so that the owner may close the
 		// fd directly and its number can be reused.
 		unix.EpollCtl(d.epfd, unix.EPOLL_CTL_DEL, fd, nil)
@@ -267,6 +267,15 @@ func (d *Driver) finishConnect(fd int, st *fdState) {
 	d.emit(st.connectTag, res, false, nil)
 }
 
+// sendReady writes the fd's queued sends: itself, or through the Batch.
+func (d *Driver) sendReady(fd int, st *fdState) {
+	if d.batch != nil {
+		d.batchSend(fd, st)
+		return
+	}
+	d.flushSends(fd, st)
+}
+
 // flushSends writes queued sends in order until one blocks.
 func (d *Driver) flushSends(fd int, st *fdState) {
 	for st.hasSends() {
@@ -301,6 +310,9 @@ func (d *Driver) process(fn func(*driver.Completion)) int {
 	d.fn = fn
 	d.count = 0
 	d.drainPending()
+	if d.batch != nil {
+		d.batchResults() // left by a callback that never returned
+	}
 	// The fds of a run a callback never returned from (runtime.Goexit) go
 	// first; the cursor moves before each fd, so none is lost.
 	if d.runAt == len(d.running) {
@@ -321,6 +333,10 @@ func (d *Driver) process(fn func(*driver.Completion)) int {
 	}
 	d.runq2 = d.running[:0]
 	d.running, d.runAt = nil, 0
+	if d.batch != nil && !d.closed.Load() {
+		d.flushBatch()
+		d.drainPending()
+	}
 	d.fn = nil
 	return d.count
 }
@@ -352,7 +368,7 @@ func (d *Driver) runFD(fd int, st *fdState) {
 		d.finishConnect(fd, st)
 	}
 	if st.hasSends() && st.flags&(fReadyOut|fConnecting|fClosing) == fReadyOut {
-		d.flushSends(fd, st)
+		d.sendReady(fd, st)
 		if !st.hasSends() {
 			d.queueSub(fd, st) // maybe the last op: re-evaluate registration
 		}
@@ -361,7 +377,11 @@ func (d *Driver) runFD(fd int, st *fdState) {
 		d.acceptLoop(fd, st)
 	}
 	if st.flags&(fRecv|fReadyIn|fClosing) == fRecv|fReadyIn {
-		d.recvLoop(fd, st)
+		if d.batch != nil {
+			d.batchRecv(fd, st)
+		} else {
+			d.recvLoop(fd, st)
+		}
 	}
 	if st.flags&(fPoll|fClosing) == fPoll && st.pollReady != 0 {
 		ready := st.pollReady
