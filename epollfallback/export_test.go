@@ -1,10 +1,13 @@
 package epollfallback
 
-import "time"
+import (
+	"time"
+
+	"github.com/ringloop/ringloop/internal/epollcore"
+)
 
 // Pwait2Timeout (tests only, on the waiting goroutine) returns the timeout
 // the last epoll_pwait2 call received; ResetPwait2Timeout clears it.
-func (d *Driver) Pwait2Timeout() time.Duration { return time.Duration(d.ts.Nano()) }
+func Pwait2Timeout(d *Driver) time.Duration { return epollcore.Pwait2Timeout(d) }
 
-// ResetPwait2Timeout clears what Pwait2Timeout reports.
-func (d *Driver) ResetPwait2Timeout() { d.ts.Sec, d.ts.Nsec = 0, 0 }
+func ResetPwait2Timeout(d *Driver) { epollcore.ResetPwait2Timeout(d) }

@@ -1,4 +1,4 @@
-//go:build !race && linux && cgo
+//go:build !race && linux && cgo && !ringloop_nouring
 
 package uring
 
