@@ -54,6 +54,7 @@ type Case struct {
 	Fraction float64  // open loop: fraction of the peak (from RateFrom)
 	Warm     int      // idle: exchanges on one connection before the idle ones
 	Only     []string // run only these peers (nil: every peer of the kind)
+	AutoOnly []string // of these peers, only the row of the automatic choice (Auto) runs
 	RateFrom string   // open loop: the wrk case whose median sets the peak
 	RatePeer string   // open loop: the peer whose median is the peak ("": the slowest peer's)
 	Rounds   int
