@@ -155,7 +155,7 @@ func Markdown(rep Report) string {
 		rep.Machine["liburing"], rep.Machine["wrk"], "ringloop's automatic choice here: "+rep.Machine["ringloop auto backend"], loadNote(rep))
 	b.WriteString("Medians over the rounds with the min–max in brackets; peers alternate A B C, A B C within a case. " +
 		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls). " +
-		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load. "+
+		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load. " +
 		"[default]: the row of each ringloop family that runs what `engine.New()` picks here with no options and no environment.\n\n")
 	b.WriteString("Chart: [latest.png](latest.png) (case ids: p1 = cross-process pinned, GOMAXPROCS=1; i2 = in-process, " +
 		"GOMAXPROCS=2; p2, p4 = cross-process pinned, GOMAXPROCS=2 or 4; cN = N connections; then message bytes, or pN = pipelined N deep, " +
