@@ -124,7 +124,8 @@ func DefaultVsBestRows(rep Report) []DefaultBest {
 						d.TopRate, d.BestRate = r.Rate.Median, r.Label
 					}
 				}
-				if r.Rate.Valid() && r.CPUPerReq.Valid() && (math.IsNaN(float64(d.TopCPU)) || r.CPUPerReq.Median < d.TopCPU) {
+				// 0 µs is below the 10 ms tick's resolution, not a figure.
+				if r.Rate.Valid() && r.CPUPerReq.Valid() && r.CPUPerReq.Median > 0 && (math.IsNaN(float64(d.TopCPU)) || r.CPUPerReq.Median < d.TopCPU) {
 					d.TopCPU, d.BestCPU = r.CPUPerReq.Median, r.Label
 				}
 			}
@@ -137,6 +138,9 @@ func DefaultVsBestRows(rep Report) []DefaultBest {
 			case !def.Rate.Valid():
 				d.Default = def.Label
 				d.Note = "the default row was not measured: " + failure(*def)
+			case len(rows) == 1:
+				d.Default, d.Rate, d.CPU = def.Label, def.Rate.Median, def.CPUPerReq.Median
+				d.Note = "only the default's row runs in this case: nothing to set it against"
 			default:
 				d.Default = def.Label
 				d.Rate = def.Rate.Median

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,6 +114,15 @@ func TestDefaultVsBestRows(t *testing.T) {
 	require.Empty(t, nh.Default)
 	require.Equal(t, "no row runs the automatic choice", nh.Note)
 	require.True(t, isNaN(nh.RateRatio))
+
+	alone := defaultsReport(uringLocked)
+	alone.Cases = alone.Cases[:1]
+	alone.Cases[0].Rows = []Row{alone.Cases[0].Rows[1]}
+	ds = DefaultVsBestRows(alone)
+	require.Len(t, ds, 1)
+	require.Equal(t, stats.Num(120), ds[0].Rate)
+	require.True(t, isNaN(ds[0].RateRatio) && isNaN(ds[0].CPURatio), "a default alone is not compared with itself")
+	require.Contains(t, ds[0].Note, "only the default's row runs")
 
 	unknown := DefaultVsBestRows(defaultsReport(Auto{Err: "no benchserver"}))
 	require.Len(t, unknown, 4)
@@ -227,4 +237,22 @@ func TestAutoOnlyAndDefaultRow(t *testing.T) {
 		labels = append(labels, v.label)
 	}
 	require.Equal(t, []string{"ringloop-http-uring (parked)", "ringloop-http-uring (locked)", "net/http"}, labels, "no known default, no AutoOnly row")
+}
+
+// The suites stay within their time budgets as estimated (arithmetic over
+// the cases and the registered peers, not a measurement): a row added to
+// every case of the sweep shows here first.
+func TestSuiteBudgets(t *testing.T) {
+	r := New(Config{Root: "..", Bin: t.TempDir()})
+	r.Auto = uringLocked
+	for _, tc := range []struct {
+		mode Mode
+		max  time.Duration
+	}{{Quick, 5 * time.Minute}, {Full, 40 * time.Minute}, {Smoke, 3 * time.Minute}} {
+		cs, err := Suite(tc.mode)
+		require.NoError(t, err)
+		est := r.Estimate(cs)
+		require.Positive(t, est)
+		require.LessOrEqual(t, est, tc.max, "%s suite: about %v", tc.mode, est)
+	}
 }
