@@ -5,14 +5,15 @@ import (
 	"net"
 	"time"
 
+	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/netconn"
 )
 
 // startOnNetconn serves on a net.Listener of ringloop's (package netconn)
-// backed by one loop: serve starts the server on the listener and returns
+// backed by one loop on backend b: serve starts the server on the listener and returns
 // what stops it; detail says what serves, for the banner.
-func startOnNetconn(c Config, detail string, serve func(net.Listener) (stop func() error)) (Server, error) {
-	loop, err := benchLoop(c)
+func startOnNetconn(b engine.Backend, c Config, detail string, serve func(net.Listener) (stop func() error)) (Server, error) {
+	loop, err := benchLoop(c, engine.WithBackend(b))
 	if err != nil {
 		return nil, err
 	}

@@ -3,28 +3,18 @@ package peers
 import (
 	"net"
 	"net/http"
+
+	"github.com/ringloop/ringloop/engine"
 )
 
 func init() {
-	Register(Peer{
-		Name:  "net/http-on-ringloop",
-		Kind:  HTTP,
-		Doc:   "net/http server (the net/http peer's handler) on ringloop's net.Listener (package netconn), one loop, io_uring where the kernel allows it",
-		Start: startNetHTTPRingloop,
-		Modes: RingloopModes,
-	})
-}
-
-func startNetHTTPRingloop(c Config) (Server, error) {
-	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hd := w.Header()
-		hd["Server"] = []string{"net/http"}
-		hd["Content-Type"] = []string{"text/plain"}
-		_, _ = w.Write([]byte(PlaintextBody))
-	})
-	return startOnNetconn(c, "net/http", func(ln net.Listener) func() error {
-		srv := &http.Server{Handler: h}
-		go func() { _ = srv.Serve(ln) }()
-		return srv.Close
-	})
+	registerFamily("net/http-on-ringloop", HTTP, FamilyNetHTTP,
+		"net/http server (the net/http peer's handler) on ringloop's net.Listener (package netconn), one loop",
+		func(b engine.Backend, c Config) (Server, error) {
+			return startOnNetconn(b, c, "net/http", func(ln net.Listener) func() error {
+				srv := &http.Server{Handler: plaintextHandler("net/http")}
+				go func() { _ = srv.Serve(ln) }()
+				return srv.Close
+			})
+		})
 }

@@ -28,8 +28,9 @@ const (
 // come last, in name order.
 var Order = []string{
 	"ringloop-uring", "ringloop-epoll", "c-liburing", "net", "gnet", // echo
-	"net+tls", "netconn+tls", // echo over TLS
-	"ringloop-http-uring", "ringloop-http-epoll", "ringloop-http-adapter", "net/http", "net/http-on-ringloop", "fasthttp", "gnet-http", // http
+	"net+tls", "netconn+tls-uring", "netconn+tls-epoll", // echo over TLS
+	"ringloop-http-uring", "ringloop-http-epoll", "ringloop-http-adapter-uring", "ringloop-http-adapter-epoll", // http: ringloop's server
+	"net/http", "net/http-on-ringloop-uring", "net/http-on-ringloop-epoll", "fasthttp", "gnet-http", // http: the others
 }
 
 // Config is what a server is started with.
@@ -69,6 +70,12 @@ type Peer struct {
 	// NeedsURing marks a peer that runs only on io_uring: where the
 	// kernel refuses it, its rows say why instead of giving figures.
 	NeedsURing bool
+	// Family is the ringloop family the peer belongs to (FamilyEcho...),
+	// "" for every other peer; Backend is the backend it forces, as its
+	// loop reports it ("io_uring" or "epoll"). The report finds the
+	// automatic default's row of each family by them.
+	Family  string
+	Backend string
 }
 
 // Program is how to build and run a peer written in another language.

@@ -9,16 +9,7 @@ import (
 )
 
 func init() {
-	for _, b := range []engine.Backend{engine.BackendUring, engine.BackendEpoll} {
-		Register(Peer{
-			Name:       "ringloop-" + b.String(),
-			Kind:       Echo,
-			Doc:        "ringloop echo (examples/echo handler) on one loop, " + b.String() + " backend forced",
-			Start:      func(c Config) (Server, error) { return startRingloopEcho(b, c) },
-			Modes:      RingloopModes,
-			NeedsURing: b == engine.BackendUring,
-		})
-	}
+	registerFamily("ringloop", Echo, FamilyEcho, "ringloop echo (examples/echo handler) on one loop", startRingloopEcho)
 }
 
 // ringloopServer is one loop serving one listener.

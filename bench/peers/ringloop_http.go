@@ -2,8 +2,6 @@ package peers
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
@@ -11,24 +9,11 @@ import (
 )
 
 func init() {
-	for _, b := range []engine.Backend{engine.BackendUring, engine.BackendEpoll} {
-		Register(Peer{
-			Name:       "ringloop-http-" + b.String(),
-			Kind:       HTTP,
-			Doc:        "ringloop httpserver, fast API (handler on the loop, 0 allocs/request), one loop, " + b.String() + " backend forced",
-			Start:      func(c Config) (Server, error) { return startRingloopHTTP(b, c, false) },
-			Modes:      RingloopModes,
-			NeedsURing: b == engine.BackendUring,
-		})
-	}
-	Register(Peer{
-		Name:       "ringloop-http-adapter",
-		Kind:       HTTP,
-		Doc:        "ringloop httpserver serving an http.Handler (a goroutine per request, response written back on the loop), one loop, io_uring forced",
-		Start:      func(c Config) (Server, error) { return startRingloopHTTP(engine.BackendUring, c, true) },
-		Modes:      RingloopModes,
-		NeedsURing: true,
-	})
+	registerFamily("ringloop-http", HTTP, FamilyHTTP, "ringloop httpserver, fast API (handler on the loop, 0 allocs/request), one loop",
+		func(b engine.Backend, c Config) (Server, error) { return startRingloopHTTP(b, c, false) })
+	registerFamily("ringloop-http-adapter", HTTP, FamilyAdapter,
+		"ringloop httpserver serving an http.Handler (the net/http peer's handler; a goroutine per request, response written back on the loop), one loop",
+		func(b engine.Backend, c Config) (Server, error) { return startRingloopHTTP(b, c, true) })
 }
 
 // ringloopHTTP is one loop serving the plaintext answer.
@@ -48,10 +33,7 @@ func startRingloopHTTP(b engine.Backend, c Config, adapter bool) (Server, error)
 	}
 	var srv *httpserver.Server
 	if adapter {
-		srv, err = httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header()["Content-Type"] = []string{"text/plain"}
-			_, _ = io.WriteString(w, PlaintextBody)
-		}))
+		srv, err = httpserver.NewHTTP(plaintextHandler("ringloop"))
 	} else {
 		srv, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, _ *httpserver.Request) {
 			w.AddHeader("Content-Type", "text/plain")

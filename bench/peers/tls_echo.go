@@ -11,6 +11,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/ringloop/ringloop/engine"
 )
 
 // The TLS echo peers serve the same read/write loop as the net peer
@@ -18,13 +20,8 @@ import (
 // their ratio is what ringloop's net.Conn costs or saves under TLS.
 func init() {
 	Register(Peer{Name: "net+tls", Kind: TLSEcho, Doc: "crypto/tls echo over net's listener: a goroutine per connection, the net peer's read/write loop", Start: startNetTLSEcho})
-	Register(Peer{
-		Name:  "netconn+tls",
-		Kind:  TLSEcho,
-		Doc:   "crypto/tls echo over ringloop's net.Listener (package netconn), one loop, io_uring where the kernel allows it; the net peer's read/write loop",
-		Start: startNetconnTLSEcho,
-		Modes: RingloopModes,
-	})
+	registerFamily("netconn+tls", TLSEcho, FamilyTLS,
+		"crypto/tls echo over ringloop's net.Listener (package netconn), one loop; the net peer's read/write loop", startNetconnTLSEcho)
 }
 
 // TLSServerConfig is the TLS 1.3 configuration every TLS peer serves with:
@@ -95,12 +92,12 @@ func startNetTLSEcho(c Config) (Server, error) {
 	return &netServer{ln, Info{Backend: "netpoll", Threading: "goroutines", Detail: "crypto/tls 1.3, ECDSA P-256"}}, nil
 }
 
-func startNetconnTLSEcho(c Config) (Server, error) {
+func startNetconnTLSEcho(b engine.Backend, c Config) (Server, error) {
 	cfg, err := TLSServerConfig()
 	if err != nil {
 		return nil, err
 	}
-	return startOnNetconn(c, "crypto/tls 1.3, ECDSA P-256,", func(ln net.Listener) func() error {
+	return startOnNetconn(b, c, "crypto/tls 1.3, ECDSA P-256,", func(ln net.Listener) func() error {
 		go serveTLSEcho(tls.NewListener(ln, cfg))
 		return ln.Close
 	})

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/internal/uringcheck"
 )
 
 // Every TLS echo peer, in each of its modes, speaks TLS 1.3 with an ECDSA
@@ -18,7 +20,7 @@ import (
 // (which it would echo if it were not speaking TLS).
 func TestTLSEchoPeers(t *testing.T) {
 	names := Names(TLSEcho)
-	require.Equal(t, []string{"net+tls", "netconn+tls"}, names)
+	require.Equal(t, []string{"net+tls", "netconn+tls-uring", "netconn+tls-epoll"}, names)
 	for _, n := range names {
 		p, err := Lookup(n)
 		require.NoError(t, err)
@@ -28,11 +30,17 @@ func TestTLSEchoPeers(t *testing.T) {
 		}
 		for _, m := range modes {
 			t.Run(n+"/"+m, func(t *testing.T) {
+				if p.NeedsURing && uringcheck.Unavailable() != "" && !uringcheck.Required() {
+					t.Skip(uringcheck.Unavailable())
+				}
 				srv, err := p.Start(Config{Addr: "127.0.0.1:0", Threading: m})
 				require.NoError(t, err)
 				defer func() { require.NoError(t, srv.Close()) }()
 				if m != "" {
 					require.Equal(t, m, srv.Info().Threading)
+				}
+				if p.Backend != "" {
+					require.Equal(t, p.Backend, srv.Info().Backend, "the backend the peer forces")
 				}
 				deadline := time.Now().Add(30 * time.Second)
 

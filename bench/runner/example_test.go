@@ -16,6 +16,7 @@ func ExampleSuite() {
 	// pinned-1: echo, 64 conn, 128 B
 	// pinned-1: HTTP plaintext keep-alive, 50 conn (wrk)
 	// pinned-1: HTTP open loop, 50 conn, 70% of net/http's peak
+	// inproc-2: echo, 1 conn, 128 B
 	// inproc-2: echo, 64 conn, 128 B
 	// pinned-1: echo, 64 conn, 128 B: system calls
 	// pinned-1: echo, 10000 idle connections

@@ -55,12 +55,12 @@ func TestHTTPGoals(t *testing.T) {
 		return CaseResult{ID: id, Scenario: Pinned1.ID, Kind: "http", Load: string(load), Rounds: 1, Rows: rows}
 	}
 	rep := Report{Cases: []CaseResult{
-		wrk("p1-http-c50", LoadWrk, row("ringloop-http-uring", 90, 0, 0), row("ringloop-http-adapter", 40, 0, 3), row("net/http", 30, 0, 12), row("fasthttp", 60, 0, 0)),
+		wrk("p1-http-c50", LoadWrk, row("ringloop-http-uring", 90, 0, 0), row("ringloop-http-adapter-uring", 40, 0, 3), row("net/http", 30, 0, 12), row("fasthttp", 60, 0, 0)),
 		wrk("p1-http-c256-p16", LoadWrk, row("ringloop-http-uring", 300, 0, 0), row("fasthttp", 200, 0, 0)),
-		wrk("p1-open-c50-70", LoadOpenLoop, row("ringloop-http-uring", 0, 100, 0), row("ringloop-http-adapter", 0, 400, 0), row("net/http", 0, 600, 0)),
+		wrk("p1-open-c50-70", LoadOpenLoop, row("ringloop-http-uring", 0, 100, 0), row("ringloop-http-adapter-uring", 0, 400, 0), row("net/http", 0, 600, 0)),
 	}}
 	g := Goals(rep)
 	require.Contains(t, g, "| ringloop-http-uring (parked) | 3.00 met | - | 1.50 met | 1.50 met | 0.17 met | 0.00 met |")
-	require.Contains(t, g, "| ringloop-http-adapter (parked) | - | 1.33 **missed** | - | - | 0.67 **missed** | - |")
+	require.Contains(t, g, "| ringloop-http-adapter-uring (parked) | - | 1.33 **missed** | - | - | 0.67 **missed** | - |")
 	require.NotContains(t, g, "Wait/wake goals")
 }

@@ -33,6 +33,14 @@ func READMESection(rep Report) string {
 	if g := Goals(rep); g != "" {
 		b.WriteString(g + "\n")
 	}
+	quoted := rep
+	quoted.Cases = slices.DeleteFunc(slices.Clone(rep.Cases), func(cr CaseResult) bool { return !slices.Contains(readmeCases, cr.ID) })
+	if t := DefaultVsBestTable(quoted); t != "" {
+		fmt.Fprintf(&b, "**%s** (the cases quoted below; every case: the full tables)\n\n%s\n", DefaultVsBestTitle, t)
+	}
+	if t := UringVsEpollTable(quoted); t != "" {
+		fmt.Fprintf(&b, "**%s** (the cases quoted below)\n\n%s\n", UringVsEpollTitle, t)
+	}
 	for _, cr := range rep.Cases {
 		if !slices.Contains(readmeCases, cr.ID) {
 			continue
@@ -71,7 +79,7 @@ func compactTable(b *strings.Builder, cr CaseResult) {
 		if x, ok := ratio(cr, r, base); ok {
 			rat = fmt.Sprintf("%.2f", x)
 		}
-		fmt.Fprintf(b, "| %s | %s, %s | %s | %s | %s | %s | %s |\n", r.Label, dash(r.Backend), dash(r.Threading),
+		fmt.Fprintf(b, "| %s | %s, %s | %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading),
 			orErr(r, fmtSpread(r.Rate, 0)), rat, fmtNum(r.P50, 0), fmtNum(r.P99, 0), fmtNum(r.CPUPerReq, 2))
 	}
 	b.WriteString("\n")

@@ -68,6 +68,12 @@ func NewReport(mode Mode, command string, cfg Config, cases []Case, results []Ca
 		}
 	}
 	rep.Cases = results
+	rep.Auto = cfg.Auto
+	if cfg.Auto.Known() {
+		rep.Machine["ringloop auto backend"] = cfg.Auto.String()
+	}
+	rep.DefaultVsBest = DefaultVsBestRows(rep)
+	rep.UringVsEpoll = UringVsEpollRows(rep)
 	rep.Machine["load average at the end"] = LoadAverage()
 	return rep
 }
@@ -149,7 +155,8 @@ func Markdown(rep Report) string {
 		rep.Machine["liburing"], rep.Machine["wrk"], "ringloop's automatic choice here: "+rep.Machine["ringloop auto backend"], loadNote(rep))
 	b.WriteString("Medians over the rounds with the min–max in brackets; peers alternate A B C, A B C within a case. " +
 		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls). " +
-		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load.\n\n")
+		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load. " +
+		"[default]: the row of each ringloop family that runs what `engine.New()` picks here with no options and no environment.\n\n")
 	b.WriteString("Chart: [latest.png](latest.png) (case ids: p1 = cross-process pinned, GOMAXPROCS=1; i2 = in-process, " +
 		"GOMAXPROCS=2; p2, p4 = cross-process pinned, GOMAXPROCS=2 or 4; cN = N connections; then message bytes, or pN = pipelined N deep, " +
 		"or the open loop's % of the slowest peak).\n\n")
@@ -158,6 +165,12 @@ func Markdown(rep Report) string {
 	}
 	if g := Goals(rep); g != "" {
 		b.WriteString(g + "\n")
+	}
+	if t := DefaultVsBestTable(rep); t != "" {
+		fmt.Fprintf(&b, "## %s\n\n%s\n", DefaultVsBestTitle, t)
+	}
+	if t := UringVsEpollTable(rep); t != "" {
+		fmt.Fprintf(&b, "## %s\n\n%s\n", UringVsEpollTitle, t)
 	}
 	for _, sc := range rep.Scenarios {
 		var in []CaseResult
@@ -227,7 +240,7 @@ func Headline(rep Report) string {
 			continue
 		}
 		for _, row := range cr.Rows {
-			if !strings.HasPrefix(row.Peer, "ringloop") && !strings.HasPrefix(row.Peer, "netconn") {
+			if !ringloopRow(row) {
 				continue
 			}
 			var parts []string
@@ -237,9 +250,9 @@ func Headline(rep Report) string {
 				}
 			}
 			if len(parts) > 0 {
-				fmt.Fprintf(&b, "- %s, %s: %s\n", cr.Title, row.Label, strings.Join(parts, ", "))
+				fmt.Fprintf(&b, "- %s, %s: %s\n", cr.Title, name(row), strings.Join(parts, ", "))
 			} else if row.Error != "" {
-				fmt.Fprintf(&b, "- %s, %s: not measured (%s)\n", cr.Title, row.Label, row.Error)
+				fmt.Fprintf(&b, "- %s, %s: not measured (%s)\n", cr.Title, name(row), row.Error)
 			}
 		}
 	}
@@ -247,6 +260,20 @@ func Headline(rep Report) string {
 		return ""
 	}
 	return "Headline (throughput ratios, cross-process, pinned, GOMAXPROCS=1):\n\n" + b.String()
+}
+
+// ringloopRow reports whether a row is one of ringloop's servers.
+func ringloopRow(r Row) bool {
+	return r.Family != "" || strings.HasPrefix(r.Peer, "ringloop") || strings.HasPrefix(r.Peer, "netconn")
+}
+
+// name is a row's label as the tables show it: the automatic default's
+// row is marked.
+func name(r Row) string {
+	if r.Default {
+		return r.Label + " [default]"
+	}
+	return r.Label
 }
 
 // ratio divides row's median rate by peer other's in the same case.
@@ -268,12 +295,12 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 	case string(LoadIdle):
 		b.WriteString("| peer | backend | threading | RSS per idle connection |\n|---|---|---|---|\n")
 		for _, r := range cr.Rows {
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", r.Label, dash(r.Backend), dash(r.Threading), orErr(r, fmtBytes(r.RSSPerConn)))
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtBytes(r.RSSPerConn)))
 		}
 	case string(LoadRest):
 		b.WriteString("| peer | backend | threading | CPU % of a core | threads | new threads | wakeups/s |\n|---|---|---|---|---|---|---|\n")
 		for _, r := range cr.Rows {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Label, dash(r.Backend), dash(r.Threading),
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading),
 				orErr(r, fmtNum(r.RestCPU, 2)), fmtNum(r.Threads, 0), fmtNum(r.NewThreads, 0), fmtNum(r.WakeupsPerS, 1))
 		}
 	case string(LoadSyscalls):
@@ -283,7 +310,7 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 			if len(r.Rounds) > 0 && r.Rounds[0].Note != "" {
 				note = strings.TrimPrefix(r.Rounds[0].Note, "counted with ")
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.Label, dash(r.Backend), dash(r.Threading), orErr(r, fmtNum(r.Syscalls, 2)), note)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtNum(r.Syscalls, 2)), note)
 		}
 	default:
 		unit := "msgs/s"
@@ -299,14 +326,14 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 				rat = fmt.Sprintf("%.2f", x)
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				r.Label, dash(r.Backend), dash(r.Threading), dash(r.GOMAXPROCS), orErr(r, fmtSpread(r.Rate, 0)), rat,
+				name(r), dash(r.Backend), dash(r.Threading), dash(r.GOMAXPROCS), orErr(r, fmtSpread(r.Rate, 0)), rat,
 				fmtSpread(r.P50, 0), fmtSpread(r.P99, 0), fmtNum(r.P999, 0), fmtNum(r.CPUPerReq, 2), fmtNum(r.VolPerReq, 3),
 				fmtNum(r.InvolPerReq, 3), fmtNum(r.Allocs, 2))
 		}
 	}
 	for _, r := range cr.Rows {
 		if r.Error != "" && r.Rate.Valid() {
-			fmt.Fprintf(b, "\n%s: %s", r.Label, r.Error)
+			fmt.Fprintf(b, "\n%s: %s", name(r), r.Error)
 		}
 	}
 	b.WriteString("\n")

@@ -38,14 +38,18 @@ func nanRound() Round {
 
 // Row is one peer (one threading mode of it) in one case.
 type Row struct {
-	Peer       string  `json:"peer"`  // registry name
-	Label      string  `json:"label"` // peer and threading mode
-	Backend    string  `json:"backend"`
-	Threading  string  `json:"threading"`
-	GOMAXPROCS string  `json:"gomaxprocs"`
-	Detail     string  `json:"detail,omitempty"`
-	Error      string  `json:"error,omitempty"` // why some or all rounds have no figures
-	Rounds     []Round `json:"rounds"`
+	Peer       string `json:"peer"`  // registry name
+	Label      string `json:"label"` // peer and threading mode
+	Backend    string `json:"backend"`
+	Threading  string `json:"threading"`
+	GOMAXPROCS string `json:"gomaxprocs"`
+	Detail     string `json:"detail,omitempty"`
+	// Family is the peer's ringloop family (peers.Families); Default marks
+	// the family's row in the automatic configuration (Report.Auto).
+	Family  string  `json:"family,omitempty"`
+	Default bool    `json:"default,omitempty"`
+	Error   string  `json:"error,omitempty"` // why some or all rounds have no figures
+	Rounds  []Round `json:"rounds"`
 
 	Rate        stats.Spread `json:"rate"`
 	P50         stats.Spread `json:"p50_us"`
@@ -114,5 +118,11 @@ type Report struct {
 	Machine   map[string]string `json:"machine"`
 	Knobs     map[string]string `json:"knobs"`
 	Scenarios []Scenario        `json:"scenarios"`
-	Cases     []CaseResult      `json:"cases"`
+	// Auto is what engine.New() runs here with no options and no
+	// environment; the two comparisons after it are read from Cases
+	// (NewReport fills them for the JSON; Markdown reads them afresh).
+	Auto          Auto          `json:"ringloop_auto"`
+	DefaultVsBest []DefaultBest `json:"default_vs_best"`
+	UringVsEpoll  []BackendPair `json:"uring_vs_epoll"`
+	Cases         []CaseResult  `json:"cases"`
 }

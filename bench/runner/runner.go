@@ -31,6 +31,9 @@ type Config struct {
 	Peers     []string  // only these peers (nil: all)
 	// LoadAtStart is the load average when the run began (New reads it).
 	LoadAtStart string
+	// Auto is the library's automatic choice on this machine (Build asks
+	// the benchserver it built).
+	Auto Auto
 }
 
 // Runner builds the peers once and runs cases against them.
@@ -91,6 +94,12 @@ func (r *Runner) Build(ctx context.Context) error {
 	if err := r.buildErr["benchclient"]; err != nil {
 		return err // nothing can be measured without the client
 	}
+	if err := r.buildErr["benchserver"]; err != nil {
+		r.Auto = Auto{Err: err.Error()}
+	} else {
+		r.Auto = r.probeAuto(ctx)
+	}
+	r.logf("automatic choice: %s", r.Auto)
 	for _, p := range peers.All("") {
 		if p.Program == nil || len(r.Peers) > 0 && !contains(r.Peers, p.Name) {
 			continue
@@ -131,9 +140,13 @@ func (r *Runner) variants(k peers.Kind) []variant {
 func (r *Runner) caseVariants(c Case) []variant {
 	var out []variant
 	for _, v := range r.variants(c.Kind) {
-		if c.Only == nil || contains(c.Only, v.peer.Name) {
-			out = append(out, v)
+		if c.Only != nil && !contains(c.Only, v.peer.Name) {
+			continue
 		}
+		if contains(c.AutoOnly, v.peer.Name) && !r.Auto.Picks(v.peer.Backend, v.mode) {
+			continue
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -166,7 +179,7 @@ func (r *Runner) Run(ctx context.Context, cases []Case) []CaseResult {
 		}
 		rows := make([]Row, len(vs))
 		for i, v := range vs {
-			rows[i] = Row{Peer: v.peer.Name, Label: v.label, Threading: v.mode}
+			rows[i] = r.newRow(v)
 		}
 		for round := range c.Rounds {
 			for i, v := range vs { // A B C, A B C, ...
@@ -194,6 +207,14 @@ func (r *Runner) Run(ctx context.Context, cases []Case) []CaseResult {
 		out = append(out, cr)
 	}
 	return out
+}
+
+// newRow is variant v's row before it runs: its backend is the one its
+// peer forces until its banner says, and a ringloop family's row in the
+// automatic configuration is marked as the default.
+func (r *Runner) newRow(v variant) Row {
+	return Row{Peer: v.peer.Name, Label: v.label, Threading: v.mode, Backend: v.peer.Backend, Family: v.peer.Family,
+		Default: v.peer.Family != "" && r.Auto.Picks(v.peer.Backend, v.mode)}
 }
 
 // openLoopRate is the open-loop arrival rate: a fraction of the median

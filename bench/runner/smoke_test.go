@@ -31,6 +31,7 @@ func TestSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	require.NoError(t, r.Build(ctx))
+	require.True(t, r.Auto.Known(), "the automatic choice: %s", r.Auto.Err)
 	results := r.Run(ctx, cases)
 	require.Len(t, results, len(cases))
 	for i, cr := range results {
@@ -67,6 +68,18 @@ func TestSmoke(t *testing.T) {
 			require.True(t, s.Valid(), "%s / %s: no figure", cr.ID, row.Label)
 			require.NotEmpty(t, row.Backend, "%s / %s: backend from the banner", cr.ID, row.Label)
 		}
+		defaults := map[string]int{}
+		by, fams := familyRows(cr)
+		for _, f := range fams {
+			for _, row := range by[f] {
+				if row.Default {
+					defaults[f]++
+					require.Equal(t, r.Auto.Backend, row.Backend, "%s / %s: the default row runs the automatic backend", cr.ID, row.Label)
+					require.Equal(t, r.Auto.Threading, row.Threading, "%s / %s", cr.ID, row.Label)
+				}
+			}
+			require.Equal(t, 1, defaults[f], "%s: one default row of %s", cr.ID, f)
+		}
 	}
 
 	out := t.TempDir()
@@ -79,6 +92,18 @@ func TestSmoke(t *testing.T) {
 	require.Contains(t, md, "## TLS echo", "TLS echo has a section of its own")
 	require.Contains(t, md, "× net+tls |", "TLS echo ratios divide by net+tls")
 	require.Contains(t, md, "| CPU % of a core | threads | new threads | wakeups/s |", "the rest case has its own table")
+	require.Contains(t, md, "## "+DefaultVsBestTitle)
+	require.Contains(t, md, "## "+UringVsEpollTitle)
+	require.Contains(t, md, "[default]")
+	fams := map[string]bool{}
+	for _, d := range rep.DefaultVsBest {
+		fams[d.Family] = true
+		require.False(t, isNaN(d.RateRatio), "%s / %s: every default row measured: %s", d.Case, d.Family, d.Note)
+		require.LessOrEqual(t, float64(d.RateRatio), 1.0, "%s / %s: the best is at least the default", d.Case, d.Family)
+		require.GreaterOrEqual(t, float64(d.CPURatio), 1.0, "%s / %s", d.Case, d.Family)
+	}
+	require.Len(t, fams, len(peers.Families), "every family compared: %v", fams)
+	require.NotEmpty(t, rep.UringVsEpoll)
 	require.FileExists(t, filepath.Join(out, "latest.json"))
 	require.NoError(t, Plot(ctx, out, rep))
 	png, err := os.ReadFile(filepath.Join(out, "latest.png"))

@@ -2,8 +2,8 @@
 // results/latest.json (and results/latest.png when gnuplot is installed),
 // then prints the tables.
 //
-//	go run ./cmd/bench -mode quick   # make bench-quick: headline rows, one round, ~2 min
-//	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~15-20 min
+//	go run ./cmd/bench -mode quick   # make bench-quick: headline rows, one round, ~3-4 min
+//	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~30 min
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ringloop/ringloop/bench/runner"
 )
@@ -37,6 +38,7 @@ func main() {
 	if err := r.Build(ctx); err != nil {
 		fail(err)
 	}
+	fmt.Fprintf(os.Stderr, "bench: %d cases, about %v\n", len(cases), r.Estimate(cases).Round(time.Minute))
 	results := r.Run(ctx, cases)
 	if *command == "" {
 		*command = "go run ./cmd/bench " + strings.Join(os.Args[1:], " ")

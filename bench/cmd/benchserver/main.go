@@ -6,6 +6,8 @@
 // It then reads commands on stdin: "stats" answers with the process's
 // allocation count ("stats mallocs=N"); EOF stops the server and exits 0.
 //
+// With -auto it prints what engine.New() runs with no options and exits.
+//
 // With -inproc it is instead the in-process scenario: it starts the peer,
 // runs the echo or open-loop HTTP client as goroutines in the same process,
 // prints "result {json}" and exits.
@@ -40,7 +42,18 @@ func main() {
 	rate := flag.Float64("rate", 10000, "in-process open-loop HTTP request rate")
 	warmup := flag.Duration("warmup", 200*time.Millisecond, "in-process warm-up")
 	duration := flag.Duration("duration", 2*time.Second, "in-process measured time")
+	auto := flag.Bool("auto", false, "print what engine.New() picks with no options ({\"backend\",\"threading\",\"reason\"}) and exit")
 	flag.Parse()
+
+	if *auto {
+		info, err := peers.Automatic()
+		if err != nil {
+			fail(err)
+		}
+		out, _ := json.Marshal(map[string]string{"backend": info.Backend, "threading": info.Threading, "reason": info.Detail})
+		fmt.Println(string(out))
+		return
+	}
 
 	p, err := peers.Lookup(*name)
 	if err != nil {

@@ -5,7 +5,11 @@
 // alternating for a few rounds; prints one table and a one-line verdict with
 // the ratio, whichever way it goes. First it checks, with SHA-256 over every
 // byte, that ringloop's servers lose nothing. Then the same for HTTP:
-// ringloop's httpserver (fast API) against net/http, keep-alive, with wrk.
+// ringloop's httpserver (fast API, each backend and mode) and, on the
+// default configuration, its http.Handler adapter (the path most services
+// take first: the net/http handler unchanged) against net/http running the
+// same handler, keep-alive, with wrk. Rows marked [default] run what
+// engine.New() picks with no options.
 package main
 
 import (
@@ -19,23 +23,31 @@ import (
 	"github.com/ringloop/ringloop/bench/peers"
 	"github.com/ringloop/ringloop/bench/runner"
 	"github.com/ringloop/ringloop/bench/stats"
-	"github.com/ringloop/ringloop/engine"
 )
 
 func main() {
 	conns := flag.Int("conns", 64, "client connections")
 	size := flag.Int("size", 128, "message size in bytes")
-	rounds := flag.Int("rounds", 5, "alternating rounds")
+	rounds := flag.Int("rounds", 3, "alternating rounds")
 	dur := flag.Duration("duration", 2*time.Second, "measured time per round")
 	httpConns := flag.Int("http-conns", 50, "HTTP keep-alive connections (wrk)")
 	flag.Parse()
 
 	ctx := context.Background()
-	r := runner.New(runner.Config{Root: ".", Bin: ".bin", Peers: []string{"ringloop-uring", "ringloop-epoll", "net", "ringloop-http-uring", "ringloop-http-epoll", "net/http"}})
+	// The adapter runs on the automatic configuration only: what a service
+	// moving its http.Handler over gets without choosing anything.
+	adapter := []string{"ringloop-http-adapter-uring", "ringloop-http-adapter-epoll"}
+	r := runner.New(runner.Config{Root: ".", Bin: ".bin", Peers: append([]string{"ringloop-uring", "ringloop-epoll", "net",
+		"ringloop-http-uring", "ringloop-http-epoll", "net/http"}, adapter...)})
 	fmt.Println("ringloop demo: building the servers and the client ...")
 	if err := r.Build(ctx); err != nil {
 		fail(err)
 	}
+	c := runner.Case{ID: "demo", Scenario: runner.Pinned1, Kind: peers.Echo, Load: runner.LoadEcho, Conns: *conns, Size: *size,
+		Rounds: *rounds, Warmup: 250 * time.Millisecond, Duration: *dur}
+	hc := runner.Case{ID: "demo-http", Scenario: runner.Pinned1, Kind: peers.HTTP, Load: runner.LoadWrk, Conns: *httpConns,
+		Rounds: *rounds, Duration: *dur, AutoOnly: adapter}
+	fmt.Printf("automatic choice here: %s; about %v to go\n", r.Auto, (r.Estimate([]runner.Case{c, hc}) + 10*time.Second).Round(10*time.Second))
 
 	fmt.Printf("\n1. Nothing lost: 50 connections × 1 KiB messages for 1 s per server, every byte checked (SHA-256)\n\n")
 	ok := true
@@ -50,16 +62,13 @@ func main() {
 
 	fmt.Printf("\n2. Speed: %d connections × %d B ping-pong, server pinned to core 0 (GOMAXPROCS=1, one loop),\n", *conns, *size)
 	fmt.Printf("   client pinned to core 1, each server in its own process, %d alternating rounds of %v\n\n", *rounds, *dur)
-	c := runner.Case{ID: "demo", Scenario: runner.Pinned1, Kind: peers.Echo, Load: runner.LoadEcho, Conns: *conns, Size: *size,
-		Rounds: *rounds, Warmup: 250 * time.Millisecond, Duration: *dur}
 	res := r.Run(ctx, []runner.Case{c})[0]
 
-	table(res, "net", "msgs/s", "message", "msg")
+	table(r.Auto, res, "net", "msgs/s", "message", "msg")
 
-	fmt.Printf("\n3. HTTP: plaintext keep-alive, %d connections (wrk), same pinning, %d alternating rounds of %v\n\n", *httpConns, *rounds, *dur)
-	hc := runner.Case{ID: "demo-http", Scenario: runner.Pinned1, Kind: peers.HTTP, Load: runner.LoadWrk, Conns: *httpConns,
-		Rounds: *rounds, Duration: *dur}
-	table(r.Run(ctx, []runner.Case{hc})[0], "net/http", "req/s", "request", "req")
+	fmt.Printf("\n3. HTTP: plaintext keep-alive, %d connections (wrk), same pinning, %d alternating rounds of %v;\n", *httpConns, *rounds, *dur)
+	fmt.Printf("   ringloop's fast API, and its http.Handler adapter (default configuration) running the same http.Handler as net/http\n\n")
+	table(r.Auto, r.Run(ctx, []runner.Case{hc})[0], "net/http", "req/s", "request", "req")
 	fmt.Println("\nA shared or busy machine moves these figures; the ratio measured side by side is what counts.")
 	fmt.Println("The full comparison (gnet, fasthttp, net/http, a C liburing server, costs): make bench-quick / make bench-compare.")
 	if !ok {
@@ -69,22 +78,21 @@ func main() {
 
 // table prints one row per server and a verdict per ringloop row against
 // the reference peer ref.
-func table(res runner.CaseResult, ref, unit, per, short string) {
-	fmt.Printf("%-32s %-9s %-10s %4s %22s %9s %9s %11s\n", "server", "backend", "threading", "GMP", unit+" (min–max)", "p50 µs", "p99 µs", "CPU µs/"+short)
+func table(auto runner.Auto, res runner.CaseResult, ref, unit, per, short string) {
+	fmt.Printf("%-48s %-9s %-10s %4s %22s %9s %9s %11s\n", "server", "backend", "threading", "GMP", unit+" (min–max)", "p50 µs", "p99 µs", "CPU µs/"+short)
 	var base *runner.Row
 	for i, row := range res.Rows {
 		if row.Peer == ref {
 			base = &res.Rows[i]
 		}
 		if row.Error != "" && !row.Rate.Valid() {
-			fmt.Printf("%-32s not measured: %s\n", row.Label, row.Error)
+			fmt.Printf("%-48s not measured: %s\n", row.Label, row.Error)
 			continue
 		}
-		fmt.Printf("%-32s %-9s %-10s %4s %22s %9.0f %9.0f %11.2f\n", row.Label+defaultMark(row), row.Backend, row.Threading, row.GOMAXPROCS,
+		fmt.Printf("%-48s %-9s %-10s %4s %22s %9.0f %9.0f %11.2f\n", row.Label+mark(row), row.Backend, row.Threading, row.GOMAXPROCS,
 			spread(row.Rate), float64(row.P50.Median), float64(row.P99.Median), float64(row.CPUPerReq.Median))
 	}
-	fmt.Println("(* the mode a loop on that backend runs by default)")
-	fmt.Println()
+	fmt.Printf("([default]: what engine.New() runs here with no options: %s;\n *: the mode a loop forced onto that backend runs unless told otherwise)\n\n", auto)
 	for _, row := range res.Rows {
 		if row.Peer == ref || base == nil || !row.Rate.Valid() || !base.Rate.Valid() {
 			continue
@@ -97,19 +105,25 @@ func table(res runner.CaseResult, ref, unit, per, short string) {
 		case x < 1.03:
 			verdict = "level with (within 3% of)"
 		}
+		who := row.Label + mark(row)
+		if row.Family == peers.FamilyAdapter {
+			who = "the same http.Handler on ringloop's adapter, " + who + ","
+		}
 		fmt.Printf("Verdict: %s is %s %s here: %.2f× its %s, p99 %.0f vs %.0f µs, %.2f vs %.2f CPU µs per %s.\n",
-			row.Label, verdict, ref, x, unit, float64(row.P99.Median), float64(base.P99.Median), float64(row.CPUPerReq.Median), float64(base.CPUPerReq.Median), per)
+			who, verdict, ref, x, unit, float64(row.P99.Median), float64(base.P99.Median), float64(row.CPUPerReq.Median), float64(base.CPUPerReq.Median), per)
 	}
 }
 
-// defaultMark flags a ringloop row that runs its backend's default
-// threading mode, the one a program gets without choosing.
-func defaultMark(row runner.Row) string {
-	b, err := engine.ParseBackend(row.Backend)
-	if err != nil || !strings.HasPrefix(row.Peer, "ringloop") || row.Threading != engine.DefaultThreading(b).String() {
-		return ""
+// mark flags the row of the automatic choice, and a ringloop row running
+// its backend's default threading mode.
+func mark(row runner.Row) string {
+	switch {
+	case row.Default:
+		return " [default]"
+	case runner.BackendDefault(row):
+		return " *"
 	}
-	return " *"
+	return ""
 }
 
 func spread(s stats.Spread) string {
