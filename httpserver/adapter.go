@@ -303,15 +303,7 @@ func (c *chunk) Run() {
 		return
 	}
 	cs.inflight, cs.busy = nil, false
-	if !cs.keep {
-		cs.lingering = true
-		_ = cs.c.Close()
-		return
-	}
-	if !cs.c.Writable() {
-		cs.blocked = true
-	}
-	if !sr.inline {
+	if cs.responded() && !sr.inline {
 		cs.serveBuffered()
 		cs.afterServe()
 	}

@@ -189,16 +189,27 @@ func (cs *conn) serve(b []byte) int {
 		off += end
 		p.reset()
 		cs.continued, cs.started = false, false
-		if !cs.keep {
-			cs.lingering = true // drop pipelined bytes after a closing response
-			_ = cs.c.Close()
+		if !cs.responded() {
 			return len(b)
-		}
-		if !cs.c.Writable() {
-			cs.blocked = true
 		}
 	}
 	return off
+}
+
+// responded follows a complete response: a connection not kept alive closes
+// (pipelined bytes after a closing response are dropped), one kept alive
+// notes whether the client is behind. It reports whether the connection
+// goes on to its next request.
+func (cs *conn) responded() bool {
+	if !cs.keep {
+		cs.lingering = true
+		_ = cs.c.Close()
+		return false
+	}
+	if !cs.c.Writable() {
+		cs.blocked = true
+	}
+	return true
 }
 
 // maybeContinue answers "Expect: 100-continue" once the head is complete,

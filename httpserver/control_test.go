@@ -7,10 +7,10 @@ package httpserver_test
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,26 +20,6 @@ import (
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
 )
-
-// fillTaskRing holds l in a task and fills its bounded task ring until
-// Execute refuses; release lets the loop go (also at cleanup).
-func fillTaskRing(t *testing.T, l *engine.Loop) (release func()) {
-	t.Helper()
-	hold, running := make(chan struct{}), make(chan struct{})
-	require.NoError(t, l.ExecuteFunc(func() { close(running); <-hold }))
-	<-running
-	for i := 0; ; i++ {
-		if err := l.ExecuteFunc(func() {}); err != nil {
-			require.ErrorIs(t, err, engine.ErrRejected)
-			break
-		}
-		require.Less(t, i, 1<<16, "the task ring never filled")
-	}
-	var once sync.Once
-	release = func() { once.Do(func() { close(hold) }) }
-	t.Cleanup(release)
-	return release
-}
 
 func boundedLoop(t *testing.T, c testenv.Combo) *engine.Loop {
 	t.Helper()
@@ -71,7 +51,7 @@ func TestAdapterResponseWithFullTaskRing(t *testing.T) {
 		_, err = conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 		require.NoError(t, err)
 		<-entered
-		release := fillTaskRing(t, l)
+		release := testenv.FillTaskRing(t, l)
 		close(proceed) // the handler answers while the ring is full
 		release()
 		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -100,7 +80,7 @@ func TestTickWithFullTaskRing(t *testing.T) {
 		addr, err := s.Listen(l, "tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		defer func() { require.NoError(t, s.Close()) }()
-		release := fillTaskRing(t, l)
+		release := testenv.FillTaskRing(t, l)
 		conn, err := net.Dial("tcp", addr.String())
 		require.NoError(t, err)
 		defer conn.Close()
@@ -111,5 +91,42 @@ func TestTickWithFullTaskRing(t *testing.T) {
 		require.Equal(t, 0, n)
 		require.Error(t, err)
 		require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "the idle connection was never closed")
+	})
+}
+
+// TestDeferredWithFullTaskRing: a deferred response finished from another
+// goroutine while its loop's task ring is full is taken, and
+// reaches the client.
+func TestDeferredWithFullTaskRing(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := boundedLoop(t, c)
+		deferred := make(chan *httpserver.Deferred, 1)
+		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+			w.SetContentLength(int64(len("later")))
+			deferred <- w.Defer()
+		}))
+		require.NoError(t, err)
+		addr, err := s.Listen(l, "tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer func() { require.NoError(t, s.Close()) }()
+		conn, err := net.Dial("tcp", addr.String())
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+		require.NoError(t, err)
+		d := <-deferred
+		release := testenv.FillTaskRing(t, l)
+		_, _ = d.WriteString("later")
+		err = d.Finish()
+		release()
+		require.NoError(t, err, "a full task ring must not refuse the response")
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err, "the response must arrive")
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, "later", string(body))
 	})
 }

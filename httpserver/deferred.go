@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/loopctl"
 )
 
 // Deferred is a fast-API response finished after the handler returned,
@@ -90,7 +91,7 @@ func (d *Deferred) Flush() error {
 	if d.ack == nil {
 		d.ack = make(chan error, 1)
 	}
-	if err := d.loop.Execute((*deferredFlush)(d)); err != nil {
+	if err := loopctl.Run(d.loop, (*deferredFlush)(d)); err != nil {
 		return err
 	}
 	return <-d.ack
@@ -131,7 +132,7 @@ func (d *Deferred) release(err error) {
 // returns) and lets the connection go on with its next request. The
 // Deferred must not be used after. It returns an error when the client has
 // already gone (nothing is sent), ErrFinished on a second call, or the
-// loop's error if the loop no longer runs tasks.
+// ErrShutdown once the loop has shut down.
 func (d *Deferred) Finish() error {
 	if d.finished.Swap(true) {
 		return ErrFinished
@@ -139,7 +140,7 @@ func (d *Deferred) Finish() error {
 	if d.gone.Load() {
 		return errConnGone
 	}
-	return d.loop.Execute(d)
+	return loopctl.Run(d.loop, d)
 }
 
 // Run sends the response on the loop and resumes the connection.
@@ -150,14 +151,8 @@ func (d *Deferred) Run() {
 	}
 	d.w.finish()
 	cs.deferred, cs.busy = nil, false
-	if !cs.keep {
-		cs.lingering = true
-		_ = cs.c.Close()
-		return
+	if cs.responded() {
+		cs.serveBuffered()
+		cs.afterServe()
 	}
-	if !cs.c.Writable() {
-		cs.blocked = true
-	}
-	cs.serveBuffered()
-	cs.afterServe()
 }

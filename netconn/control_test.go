@@ -9,7 +9,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,26 +25,6 @@ func boundedLoop(t *testing.T, c testenv.Combo) *engine.Loop {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
 	return l
-}
-
-// fillTaskRing holds l in a task and fills its task ring until Execute
-// refuses; release lets the loop go (also at cleanup).
-func fillTaskRing(t *testing.T, l *engine.Loop) (release func()) {
-	t.Helper()
-	hold, running := make(chan struct{}), make(chan struct{})
-	require.NoError(t, l.ExecuteFunc(func() { close(running); <-hold }))
-	<-running
-	for i := 0; ; i++ {
-		if err := l.ExecuteFunc(func() {}); err != nil {
-			require.ErrorIs(t, err, engine.ErrRejected)
-			break
-		}
-		require.Less(t, i, 1<<16, "the task ring never filled")
-	}
-	var once sync.Once
-	release = func() { once.Do(func() { close(hold) }) }
-	t.Cleanup(release)
-	return release
 }
 
 // acceptRaw dials ln with the standard library and accepts the ringloop side.
@@ -70,7 +49,7 @@ func TestCloseWithFullTaskRing(t *testing.T) {
 		peer, nc := acceptRaw(t, ln)
 		_, err := nc.Write([]byte("last words"))
 		require.NoError(t, err)
-		release := fillTaskRing(t, l)
+		release := testenv.FillTaskRing(t, l)
 		require.NoError(t, nc.Close())
 		release()
 		_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -93,7 +72,7 @@ func TestReadResumeWithFullTaskRing(t *testing.T) {
 		payload := bytes.Repeat([]byte("0123456789abcdef"), (32<<20)/16)
 		go func() { _, _ = peer.Write(payload) }()
 		testenv.Eventually(t, 30*time.Second, "a full read buffer", func() bool { return nc.Buffered() >= limit })
-		release := fillTaskRing(t, l)
+		release := testenv.FillTaskRing(t, l)
 		_ = nc.SetReadDeadline(time.Now().Add(30 * time.Second))
 		got := make([]byte, len(payload))
 		_, err := io.ReadFull(nc, got[:limit]) // drains the buffer: asks the loop to read again
@@ -129,7 +108,7 @@ func TestAcceptResumeWithFullTaskRing(t *testing.T) {
 		// makes sure it ran before the ring fills.
 		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
-		release := fillTaskRing(t, l)
+		release := testenv.FillTaskRing(t, l)
 		for range queue { // draining the queue asks the loop to accept again
 			nc, err := ln.Accept()
 			require.NoError(t, err)

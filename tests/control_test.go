@@ -34,27 +34,6 @@ func ctxWithin(t *testing.T, d time.Duration) context.Context {
 // boundedRing is the task ring size the control tests give their loops.
 const boundedRing = 16
 
-// fillTaskRing holds l in a task and fills its bounded task ring until
-// Execute refuses; the returned release lets the loop go (also at cleanup).
-func fillTaskRing(t *testing.T, l *engine.Loop) (release func()) {
-	t.Helper()
-	hold, running := make(chan struct{}), make(chan struct{})
-	require.NoError(t, l.ExecuteFunc(func() { close(running); <-hold }))
-	<-running
-	for i := 0; ; i++ {
-		err := l.ExecuteFunc(func() {})
-		if err != nil {
-			require.ErrorIs(t, err, engine.ErrRejected)
-			break
-		}
-		require.Less(t, i, 1<<16, "the task ring never filled")
-	}
-	var once sync.Once
-	release = func() { once.Do(func() { close(hold) }) }
-	t.Cleanup(release)
-	return release
-}
-
 // TestConnCloseWithFullTaskRing: Close from another goroutine while the
 // loop's task ring is full still closes the socket: the peer reads EOF and
 // OnClose runs.
@@ -65,7 +44,7 @@ func TestConnCloseWithFullTaskRing(t *testing.T) {
 		r := newRecorder()
 		_, peer := acceptOne(t, l, r)
 		conn := <-r.opened
-		release := fillTaskRing(t, l)
+		release := testenv.FillTaskRing(t, l)
 		require.NoError(t, conn.Close())
 		require.NoError(t, conn.CloseWrite()) // a no-op once closing; must not fail either
 		release()
@@ -104,7 +83,7 @@ func TestResumeWithFullTaskRing(t *testing.T) {
 		_, err = peer.Write([]byte("after the pause"))
 		require.NoError(t, err)
 
-		release := fillTaskRing(t, l)
+		release := testenv.FillTaskRing(t, l)
 		conn.ResumeRead()
 		ln.ResumeAccept()
 		release()
@@ -142,7 +121,7 @@ func TestHandoffWithFullTaskRing(t *testing.T) {
 		require.NoError(t, err)
 		defer ln.Close()
 		ln.SetHandoff(engine.HandoffTask)
-		release := fillTaskRing(t, worker)
+		release := testenv.FillTaskRing(t, worker)
 		peer, err := net.Dial("tcp", ln.Addr().String())
 		require.NoError(t, err)
 		defer peer.Close()
@@ -166,7 +145,7 @@ func TestListenerCloseWithFullTaskRing(t *testing.T) {
 		l := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing))
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", echo.Handler{})
 		require.NoError(t, err)
-		release := fillTaskRing(t, l)
+		release := testenv.FillTaskRing(t, l)
 		done := make(chan error, 1)
 		go func() { done <- ln.Close() }()
 		release()

@@ -38,7 +38,7 @@ func startRingloopHTTP(b engine.Backend, c Config, adapter bool) (Server, error)
 		srv, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, _ *httpserver.Request) {
 			w.AddHeader("Content-Type", "text/plain")
 			_, _ = w.Write(plaintext)
-		}))
+		}), httpserver.WithServerName("ringloop")) // the plaintext rules ask for Server, as the other peers send
 	}
 	if err != nil {
 		_ = loop.Close()
