@@ -126,17 +126,14 @@ func openDriver(c *config) (driver.Driver, string, error) {
 	return e, reason, nil
 }
 
-// uringParkedEnv, set to "ring", gives parked io_uring loops the plain-ring
-// variant (uring.New) instead of the readiness one, for side-by-side
-// measurements only: it is not a supported setting and will go.
-const uringParkedEnv = "RINGLOOP_URING_PARKED"
-
 // openUring builds the io_uring driver for the loop's threading mode: a
 // parked loop runs the readiness variant (uring.NewReady), whose receives
 // and sends complete inline on the loop's own thread; a locked loop the
-// ring (uring.New).
+// ring (uring.New). A parked loop on a plain ring lost to both (its
+// completion work runs on whichever thread submitted, which the goroutine
+// has usually left: 1.2-1.6x the CPU per request, see the package doc).
 func openUring(cfg driver.Config) (driver.Driver, error) {
-	if cfg.Parked && os.Getenv(uringParkedEnv) != "ring" {
+	if cfg.Parked {
 		return uring.NewReady(cfg)
 	}
 	d, err := uring.New(cfg)

@@ -20,9 +20,8 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	_, err := engine.New(engine.WithThreading(0))
 	require.Error(t, err, "an unset mode is not a choice")
 
-	// Without a choice each backend runs its own default: locked on
-	// io_uring, parked on epoll.
-	require.Equal(t, engine.ThreadingLocked, engine.DefaultThreading(engine.BackendUring))
+	// Without a choice each backend runs its own default: parked on both.
+	require.Equal(t, engine.ThreadingParked, engine.DefaultThreading(engine.BackendUring))
 	require.Equal(t, engine.ThreadingParked, engine.DefaultThreading(engine.BackendEpoll))
 	t.Setenv(engine.ThreadingEnv, "")
 	l, err := engine.New()
@@ -39,18 +38,19 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 		lu, err := engine.New(engine.WithBackend(engine.BackendUring))
 		require.NoError(t, err)
 		defer lu.Close()
-		require.Equal(t, engine.ThreadingLocked, lu.Threading())
-		require.Equal(t, engine.ThreadingLocked, lu.Backend().Threading)
+		require.Equal(t, engine.ThreadingParked, lu.Threading())
+		require.Equal(t, engine.ThreadingParked, lu.Backend().Threading)
 	}
 
-	t.Setenv(engine.ThreadingEnv, "parked")
+	require.Contains(t, l.Backend().String(), "parked loop")
+	require.Contains(t, l.String(), "parked")
+	t.Setenv(engine.ThreadingEnv, "locked")
 	l2, err := engine.New()
 	require.NoError(t, err)
 	defer l2.Close()
-	require.Equal(t, engine.ThreadingParked, l2.Threading())
-	require.Equal(t, engine.ThreadingParked, l2.Backend().Threading)
-	require.Contains(t, l2.Backend().String(), "parked loop")
-	require.Contains(t, l2.String(), "parked")
+	require.Equal(t, engine.ThreadingLocked, l2.Threading(), "the environment chose")
+	require.Equal(t, engine.ThreadingLocked, l2.Backend().Threading)
+	require.NotContains(t, l2.Backend().String(), "parked loop")
 
 	t.Setenv(engine.ThreadingEnv, "spinning")
 	_, err = engine.New()

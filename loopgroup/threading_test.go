@@ -42,14 +42,15 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 		}
 		require.NoError(t, g.Close())
 	}
-	t.Setenv(engine.ThreadingEnv, "parked")
+	t.Setenv(engine.ThreadingEnv, "locked")
 	g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendUring)))
 	if testenv.RunsUring(t) {
 		require.NoError(t, err)
-		require.Equal(t, loopgroup.DefaultLoopsFor(engine.ThreadingParked), g.Len(), "the environment chose")
-		require.Equal(t, engine.ThreadingParked, g.Loop(0).Threading())
+		require.Equal(t, loopgroup.DefaultLoopsFor(engine.ThreadingLocked), g.Len(), "the environment chose")
+		require.Equal(t, engine.ThreadingLocked, g.Loop(0).Threading())
 		require.NoError(t, g.Close())
 	}
+	t.Setenv(engine.ThreadingEnv, "")
 
 	// Thread settings need locked loops: they select them, and refuse parked.
 	g, err = loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithCPUAffinity(0))
