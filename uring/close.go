@@ -138,7 +138,6 @@ func (d *Driver) release() {
 		d.ring.Close()
 		d.ring = nil
 	}
-	d.park.Close()
 	d.ops.freeAll()
 	d.bufs.free()
 	if d.misc != nil {

@@ -25,9 +25,10 @@ func newTestDriver(t *testing.T, cfg driver.Config) driver.Driver {
 	return d
 }
 
-// TestContract runs the shared driver contract suite under every profile.
+// TestContract runs the shared driver contract suite under every profile,
+// locked (a parked loop runs NewReady: TestReadyContract).
 func TestContract(t *testing.T) {
-	drivertest.Run(t, newTestDriver)
+	drivertest.RunLocked(t, newTestDriver)
 }
 
 // TestContractPlainRecv runs the suite again with receives forced to the
@@ -35,6 +36,6 @@ func TestContract(t *testing.T) {
 // this kernel would pick by itself.
 func TestContractPlainRecv(t *testing.T) {
 	withRecvMode(recvPlain, func() {
-		drivertest.Run(t, newTestDriver)
+		drivertest.RunLocked(t, newTestDriver)
 	})
 }

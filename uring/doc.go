@@ -86,17 +86,13 @@
 // System calls per message: 0.2-0.4x epoll's (one epoll_wait and one
 // io_uring_enter per loop iteration).
 //
-// The plain-ring variant below stays for parked loops built with New; the
-// engine uses it only when RINGLOOP_URING_PARKED=ring asks for it, for
-// side-by-side measurements.
-//
-// A parked loop's ring driver (driver.Config.Parked) arms accept, recv and
-// poll single-shot even where the multishot variants exist. Its ring is plain,
-// and the kernel runs a request's completion work on the thread that
-// submitted it: a multishot request keeps that thread for life, so once the
-// loop's goroutine has moved to another thread every completion wakes the
-// first one, often from sleep. Re-armed from the thread the goroutine runs
-// on, the work lands on a thread that is running Go code.
+// A parked loop on a plain ring (the variant before this one: an eventfd
+// registered with the ring, requests armed single-shot from whichever
+// thread the goroutine ran on) is gone: the kernel runs a request's
+// completion work on the thread that submitted it, which a parked goroutine
+// has usually left, so that thread was interrupted or woken for it (the
+// bracketed figures above). New builds a locked loop's ring and refuses
+// driver.Config.Parked.
 //
 // When io_uring cannot be set up at all, New's error wraps both
 // driver.ErrUringUnavailable and the errno, and says what it means (EPERM:

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ringloop/ringloop/cgo/liburing"
 	"github.com/ringloop/ringloop/driver"
-	"github.com/ringloop/ringloop/internal/park"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,8 +49,6 @@ type Driver struct {
 	bufs bufPool
 
 	misc    []byte // mmapped page: eventfd read target
-	park    *park.Waiter
-	parkFn  func(*driver.Completion)
 	wakeMu  sync.RWMutex
 	wakeFD  int
 	wakeArm bool // the eventfd read is in the kernel
@@ -116,14 +113,24 @@ const (
 
 var wakeOne = [8]byte{1}
 
-// New creates an io_uring driver. It may be called on any goroutine: the
-// ring starts disabled (IORING_SETUP_R_DISABLED) and is enabled by Enable,
-// or by the first Wait, on the loop's locked OS thread, which then becomes
-// the ring's only submitter (SINGLE_ISSUER). When io_uring cannot be used the
-// error wraps driver.ErrUringUnavailable and says why.
+// errParkedRing: a ring's completion work runs on the thread that submitted
+// the request, which a parked goroutine has usually left, so a parked loop
+// on a plain ring paid 1.2-1.6x the CPU per request of NewReady (package
+// doc); the plain-ring parked mode was removed.
+var errParkedRing = errors.New("uring: New builds a locked loop's ring; a parked loop runs NewReady")
+
+// New creates the io_uring driver of a locked loop. It may be called on any
+// goroutine: the ring starts disabled (IORING_SETUP_R_DISABLED) and is
+// enabled by Enable, or by the first Wait, on the loop's locked OS thread,
+// which then becomes the ring's only submitter (SINGLE_ISSUER). When
+// io_uring cannot be used the error wraps driver.ErrUringUnavailable and
+// says why. A parked loop (driver.Config.Parked) runs NewReady instead: New
+// refuses it.
 func New(cfg driver.Config) (*Driver, error) {
+	if cfg.Parked {
+		return nil, errParkedRing
+	}
 	d := &Driver{cfg: cfg, profile: cfg.Profile, wakeFD: -1}
-	d.park = park.New(d.parkPoll)
 	if d.profile == "" {
 		d.profile = driver.Native
 	}
@@ -155,9 +162,6 @@ func (d *Driver) open() error {
 		return fmt.Errorf("uring: eventfd: %w", err)
 	}
 	d.wakeFD = fd
-	if err = d.registerParkFD(d.ring); err != nil {
-		return err
-	}
 	if err = d.bufs.start(d); err != nil {
 		return err
 	}
@@ -217,7 +221,6 @@ func (d *Driver) Wake() error {
 	if d.wakeFD < 0 {
 		return driver.ErrClosed
 	}
-	d.park.Wake()
 	for {
 		_, err := unix.Write(d.wakeFD, wakeOne[:])
 		switch err {
@@ -230,13 +233,8 @@ func (d *Driver) Wake() error {
 	}
 }
 
-// armWake queues the eventfd read that Wake completes. A parked loop's
-// eventfd is registered with the ring instead and waited on in Go's
-// netpoller.
+// armWake queues the eventfd read that Wake completes.
 func (d *Driver) armWake() {
-	if d.cfg.Parked {
-		return
-	}
 	q := d.push()
 	q.Opcode = liburing.OpRead
 	q.FD = int32(d.wakeFD)

@@ -34,21 +34,13 @@ var setupLadder = []setupAttempt{
 	{0, 0, 0, "no taskrun flags"},
 }
 
-// parkedLadder is the parked loop's only rung: its goroutine hops between
-// threads, so any thread must be able to submit and reap, and completion
-// work must not wait for the submitting thread's next system call (which
-// SINGLE_ISSUER, DEFER_TASKRUN and COOP_TASKRUN would each break).
-var parkedLadder = []setupAttempt{{0, 0, 0, "plain ring (parked loop: any thread submits and reaps)"}}
-
 // createRing walks the setup ladder from the best flags the profile allows
 // down; EINVAL means "this kernel lacks a flag", anything else is fatal.
 func (d *Driver) createRing() (*liburing.Ring, string, error) {
 	p := d.profile
 	var rdis uint32
 	ladder := setupLadder
-	if d.cfg.Parked {
-		ladder = parkedLadder
-	} else if p.AtLeast(5, 10) {
+	if p.AtLeast(5, 10) {
 		rdis = liburing.SetupRDisabled
 	}
 	var last error
@@ -152,31 +144,17 @@ func (d *Driver) setup() error {
 	} else {
 		reasons = append(reasons, "overflow: kernel without FEAT_NODROP may drop CQEs on overflow; size the CQ generously")
 	}
-	// A parked loop arms every request single-shot, from the thread its
-	// goroutine runs on at that moment (package doc). make bench-compare,
-	// before and after (2026-11-23, 18:37 and 21:49 UTC): one connection
-	// with its client goroutines in the same process (i2-echo-c1-128)
-	// went from 0.17x net to 0.48x (102k round trips/s, 10.2 µs of CPU
-	// each); a pinned server at GOMAXPROCS=1 with 64 connections from
-	// 0.78x the C server to 0.71x, where io_uring's default, the locked
-	// loop, keeps multishot.
-	noMulti := cfg.Parked
-	const parkedWhy = "a parked loop re-arms from the thread it runs on"
-	d.acceptMulti = f.MultishotAccept && !noMulti
+	d.acceptMulti = f.MultishotAccept
 	switch {
 	case d.acceptMulti:
 		reasons = append(reasons, "accept: multishot")
-	case f.MultishotAccept:
-		reasons = append(reasons, "accept: re-armed single-shot ("+parkedWhy+")")
 	default:
 		reasons = append(reasons, "accept: re-armed single-shot (multishot accept needs 5.19)")
 	}
-	d.pollMulti = f.MultishotPoll && !noMulti
+	d.pollMulti = f.MultishotPoll
 	switch {
 	case d.pollMulti:
 		reasons = append(reasons, "poll: multishot")
-	case f.MultishotPoll:
-		reasons = append(reasons, "poll: re-armed single-shot ("+parkedWhy+")")
 	default:
 		reasons = append(reasons, "poll: re-armed single-shot (multishot poll needs 5.13)")
 	}
@@ -199,7 +177,7 @@ func (d *Driver) setup() error {
 	}
 	if p.AtLeast(5, 19) {
 		mode = recvSingleRing
-		if multiRecv && !noMulti {
+		if multiRecv {
 			mode = recvMultiRing
 		}
 	}
@@ -225,7 +203,7 @@ func (d *Driver) setup() error {
 	case recvSingleRing:
 		why := "multishot recv needs 6.0"
 		if multiRecv {
-			why = parkedWhy
+			why = "single-shot forced"
 		}
 		reasons = append(reasons, fmt.Sprintf("recv: re-armed single-shot, buffer select from a registered buffer ring (%d x %d B; %s)", d.bufs.count, d.bufs.size, why))
 	case recvSingleGroup:
@@ -247,11 +225,7 @@ func (d *Driver) setup() error {
 	} else {
 		reasons = append(reasons, "msg_ring: unavailable (needs 5.18), use a task ring and Wake")
 	}
-	if cfg.Parked {
-		reasons = append(reasons, "wake: eventfd registered with the ring (IORING_REGISTER_EVENTFD), the loop parks on it in Go's netpoller")
-	} else {
-		reasons = append(reasons, "wake: eventfd with a pending read")
-	}
+	reasons = append(reasons, "wake: eventfd with a pending read")
 	f.Reasons = reasons
 	return nil
 }

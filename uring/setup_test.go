@@ -178,39 +178,16 @@ func TestWaitFromWrongThread(t *testing.T) {
 	}
 }
 
-// TestParkedArmsSingleShot: a parked loop's driver arms accepts, receives
-// and polls single-shot even where the kernel has the multishot variants
-// (its goroutine moves between threads, and a multishot request would keep
-// waking the thread that armed it), and says why; it still echoes.
-func TestParkedArmsSingleShot(t *testing.T) {
-	forEachProfile(t, func(t *testing.T, p driver.Profile) {
-		locked := newLocked(t, driver.Config{Profile: p}).Features()
-		d, err := New(driver.Config{Profile: p, Parked: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		f := d.Features()
-		if f.MultishotAccept || f.MultishotRecv || f.MultishotPoll {
-			t.Fatalf("parked driver arms multishot: %s", f)
-		}
-		if f.BufRing != locked.BufRing || f.ProvideBuffers != locked.ProvideBuffers {
-			t.Fatalf("parked driver's buffers differ: %s, locked %s", f, locked)
-		}
-		for _, had := range []struct {
-			multi bool
-			op    string
-		}{{locked.MultishotAccept, "accept:"}, {locked.MultishotRecv, "recv:"}, {locked.MultishotPoll, "poll:"}} {
-			why := ""
-			for _, r := range f.Reasons {
-				if strings.HasPrefix(r, had.op) {
-					why = r
-				}
-			}
-			if had.multi != strings.Contains(why, "parked loop") {
-				t.Fatalf("profile %s, multishot %s available: %v; reason %q", p, had.op, had.multi, why)
-			}
-		}
-		echo(t, d)
-	})
+// TestNewRefusesParked: the ring serves locked loops only; a parked loop's
+// driver is NewReady, and New says so rather than building a ring whose
+// completion work would follow whichever thread submitted.
+func TestNewRefusesParked(t *testing.T) {
+	d, err := New(driver.Config{Parked: true})
+	if err == nil {
+		d.Close()
+		t.Fatal("New built a parked ring")
+	}
+	if !strings.Contains(err.Error(), "NewReady") {
+		t.Fatalf("New(Parked): %v, want it to name NewReady", err)
+	}
 }

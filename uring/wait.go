@@ -24,9 +24,6 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 	if d.closed.Load() {
 		return 0, driver.ErrClosed
 	}
-	if d.cfg.Parked && timeout != 0 && !d.inWait {
-		return d.parkedWait(timeout, fn)
-	}
 	d.inWait = true
 	n, err := d.wait(timeout, fn)
 	d.inWait = false

@@ -78,8 +78,18 @@ var tests = []contractTest{
 // cfg.Parked are set per subtest). newDriver fails t if it cannot build a
 // driver; every driver it returns is closed by the suite.
 func Run(t *testing.T, newDriver func(t *testing.T, cfg driver.Config) driver.Driver) {
+	run(t, newDriver, false, true)
+}
+
+// RunLocked is Run for a driver that serves locked loops only (io_uring's
+// ring: a parked loop runs its readiness variant).
+func RunLocked(t *testing.T, newDriver func(t *testing.T, cfg driver.Config) driver.Driver) {
+	run(t, newDriver, false)
+}
+
+func run(t *testing.T, newDriver func(t *testing.T, cfg driver.Config) driver.Driver, modes ...bool) {
 	for _, p := range Profiles() {
-		for _, parked := range []bool{false, true} {
+		for _, parked := range modes {
 			mode := "locked"
 			if parked {
 				mode = "parked"
