@@ -50,6 +50,16 @@ func (g *Group) ScheduleWithFixedDelay(t tasks.Task, initial, delay time.Duratio
 	return g.Next().ScheduleWithFixedDelay(t, initial, delay)
 }
 
+// ScheduleFuncAtFixedRate is ScheduleAtFixedRate for a plain function.
+func (g *Group) ScheduleFuncAtFixedRate(fn func(), initial, period time.Duration) (*timers.Scheduled, error) {
+	return g.Next().ScheduleFuncAtFixedRate(fn, initial, period)
+}
+
+// ScheduleFuncWithFixedDelay is ScheduleWithFixedDelay for a plain function.
+func (g *Group) ScheduleFuncWithFixedDelay(fn func(), initial, delay time.Duration) (*timers.Scheduled, error) {
+	return g.Next().ScheduleFuncWithFixedDelay(fn, initial, delay)
+}
+
 // Executor is anything that picks a loop to run work on: a *Group, or a
 // single *engine.Loop (a group of one).
 type Executor interface {

@@ -76,6 +76,40 @@ func TestGroupExecutorDelegates(t *testing.T) {
 	})
 }
 
+// TestGroupScheduleFuncPeriodic: the plain-function forms of the periodic
+// schedules run on the next loop, every run on that one loop, until
+// cancelled; a nil function is refused.
+func TestGroupScheduleFuncPeriodic(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		g := newGroup(t, c, loopgroup.WithLoops(2))
+		rate, delay := make(chan int, 8), make(chan int, 8)
+		var nRate, nDelay atomic.Int32
+		fr, err := g.ScheduleFuncAtFixedRate(func() {
+			if nRate.Add(1) <= 3 {
+				rate <- onWhich(g)
+			}
+		}, 0, time.Millisecond)
+		require.NoError(t, err)
+		fd, err := g.ScheduleFuncWithFixedDelay(func() {
+			if nDelay.Add(1) <= 3 {
+				delay <- onWhich(g)
+			}
+		}, 0, time.Millisecond)
+		require.NoError(t, err)
+		for range 3 {
+			assert.Equal(t, 0, <-rate, "the fixed-rate function stays on the loop Next gave")
+			assert.Equal(t, 1, <-delay, "the fixed-delay function stays on the loop Next gave")
+		}
+		fr.Cancel()
+		fd.Cancel()
+		_, err = g.ScheduleFuncAtFixedRate(nil, 0, time.Millisecond)
+		assert.Error(t, err)
+		_, err = g.ScheduleFuncWithFixedDelay(nil, 0, time.Millisecond)
+		assert.Error(t, err)
+	})
+}
+
 // TestCrossLoopExecute: a task on loop A submits to loop B and waits for its
 // future, a hundred times; then the other way round. (Both at once would be
 // a real deadlock: each loop blocked waiting for the other.) Awaiting a
