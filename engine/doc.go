@@ -75,72 +75,63 @@
 // WithThreading (or RINGLOOP_THREADING=parked|locked; an option wins) picks
 // how a loop's goroutine waits; Threading and Backend report it.
 //
+//   - ThreadingParked, the default on both backends: the goroutine is not
+//     locked. When idle it parks in Go's netpoller on its epoll fd and gives
+//     its thread and P back; whichever thread polls the network resumes it,
+//     with no hand-off, and goroutines it wakes (an http.Handler, a
+//     net.Conn's reader) run on the same P without an OS context switch. On
+//     io_uring a parked loop runs the driver's readiness variant
+//     (uring.NewReady): readiness from epoll, the receives and sends of the
+//     ready fds as one batch of MSG_DONTWAIT SQEs per iteration, which
+//     complete inside that io_uring_enter on the loop's own thread (no poll
+//     armed, no task work for a thread the goroutine has left). A group
+//     runs GOMAXPROCS parked loops.
 //   - ThreadingLocked: the goroutine is locked to one OS thread for life
 //     (Netty's model) and blocks in the kernel (io_uring_enter or
 //     epoll_pwait) when idle; io_uring runs SINGLE_ISSUER|DEFER_TASKRUN
-//     where the kernel has them, the cheapest completion path. While it
-//     sleeps the Go runtime sees a goroutine in a system call holding a P;
-//     when no other P is idle, sysmon takes that P after about 20 µs and a
-//     locked goroutine then needs two thread hand-offs to run again (with
-//     no P left, the runtime also wakes another thread to poll the
-//     network). Give the process more Ps than loops (GOMAXPROCS >= loops +
-//     1, which is what loopgroup's default loop count does). With a spare
-//     P, a locked loop spins before it sleeps (WithAdaptiveSpin): it polls
-//     its driver for a window learnt from its idle gaps (up to 50 µs),
-//     only while work comes back sooner than that, and only while fewer
-//     than GOMAXPROCS/2 loops of the process spin, so never at
-//     GOMAXPROCS=1. WithBusyPoll is the fixed, unconditional form. One
-//     connection's ping-pong, io_uring locked (make bench-compare,
-//     2026-11-23 21:49 UTC): 34.2 µs of CPU and 1.90 context switches per
-//     round trip at GOMAXPROCS=1 (the C server: 23.5 and 1.0); at
-//     GOMAXPROCS=2 the spin makes it 26k round trips/s with a 32 µs p50
-//     (the C server 15k and 63 µs) for 37.7 µs of CPU. CPU affinity and
+//     where the kernel has them. While it sleeps the Go runtime sees a
+//     goroutine in a system call holding a P, so every goroutine it wakes
+//     or is woken by costs thread hand-offs. With a spare P it spins before
+//     it sleeps (WithAdaptiveSpin: up to 50 µs, learnt from its idle gaps,
+//     at most GOMAXPROCS/2 loops, never at GOMAXPROCS=1). CPU affinity and
 //     thread-init hooks need it (loopgroup's WithCPUAffinity,
-//     WithThreadNames and WithThreadInit select it).
-//   - ThreadingParked: the goroutine is not locked. When idle it parks in
-//     Go's netpoller (on its epoll fd) and gives its thread and P back;
-//     whichever thread polls the network resumes it, with no hand-off.
-//     Non-blocking calls never block. On io_uring a parked loop runs the
-//     driver's readiness variant (uring.NewReady): readiness from epoll,
-//     the receives and sends of ready fds as one batch of MSG_DONTWAIT SQEs
-//     per iteration, which complete inside that io_uring_enter on the
-//     loop's own thread. A ring that armed them instead would run each
-//     completion's work on the thread that submitted it, which a parked
-//     goroutine has usually left: that thread is interrupted or woken for
-//     it. (RINGLOOP_URING_PARKED=ring restores that plain-ring variant for
-//     side-by-side measurements; it is not a supported setting.)
+//     WithThreadNames and WithThreadInit select it); a group runs
+//     GOMAXPROCS-1 locked loops (at least one).
 //
-// DefaultThreading depends on the backend, chosen by measurement: locked on
-// io_uring, parked on epoll. The figures (2026-11-23 21:49 UTC, `make
-// bench-compare`, five alternating rounds, 2-core VM, load average under
-// 0.5; bench/results/latest.md has every table) in ratios of medians:
+// The default is decided by measurement: make bench-compare, 2026-11-24
+// 21:28 UTC (2-core VM, five alternating rounds; bench/results/latest.md
+// has every table and the harness's "default vs best" and "io_uring vs
+// epoll" tables), ratios of medians, server pinned at GOMAXPROCS=1 unless
+// the row says otherwise:
 //
-//	                                   uring parked  uring locked  epoll parked  epoll locked
-//	pinned, 64 conn, msgs/s ÷ C server       0.71          1.04          1.01          1.01
-//	pinned, 256 conn                         0.77          1.04          1.01          0.98
-//	pinned, 1000 conn, 1 KiB                 0.75          1.03          0.97          1.02
-//	pinned, 64 conn, CPU/msg ÷ C server      1.62          1.06          1.03          1.06
-//	in-process, 64 conn, msgs/s ÷ net        0.63          0.99          1.00          1.02
-//	HTTP keep-alive 50 conn ÷ net/http       1.33          2.05          1.97          1.98
-//	pinned, 1 conn, msgs/s ÷ C server        0.99          0.92          1.02          0.89
-//	pinned, 1 conn, CPU/round trip ÷ C       1.43          1.46          1.10          1.35
-//	pinned GOMAXPROCS=2, 1 conn, p50 ÷ net   1.06          0.48          0.94          0.47
-//	in-process, 1 conn, msgs/s ÷ net         0.48          0.18          0.84          0.19
+//	                                          uring parked  uring locked  epoll parked  epoll locked
+//	pinned echo, 1 conn, msgs/s ÷ C server        0.86          0.68          0.91          0.73
+//	pinned echo, 64 conn                          1.00          1.03          1.03          1.00
+//	pinned echo, 256 conn                         1.04          1.06          1.02          0.97
+//	pinned echo, 1000 conn, 1 KiB                 1.19          1.20          1.21          1.22
+//	pinned echo, 64 x 16 KiB, CPU/msg ÷ C         0.83          0.86          0.85          0.85
+//	HTTP fast API, 50 conn ÷ net/http             1.64          1.62          1.64          1.58
+//	http.Handler adapter, 50 conn                 1.57          0.93          1.57          0.83
+//	adapter, 50 conn, CPU/request                 0.62          0.80          0.63          1.01
+//	net/http on netconn, 50 conn                  1.60          0.68          1.32          0.69
+//	crypto/tls over netconn, 64 conn ÷ TLS/net    1.43          0.71          1.10          0.69
+//	in-process echo, 1 conn ÷ net                 0.77          0.60          0.83          0.64
+//	in-process echo, 64 conn                      1.18          0.98          1.10          1.03
 //
-// On io_uring, locked wins every loaded row, by 30-45%: its ring runs
-// SINGLE_ISSUER|DEFER_TASKRUN, so the kernel's completion work runs batched
-// inside the loop's own io_uring_enter instead of interrupting whichever
-// thread submitted. Parked wins one connection in-process (2.7x locked, yet
-// half of net: a ring's completion work still runs on a thread, then the
-// netpoller's eventfd wakes the loop). On epoll the two tie under load and
-// parked wins one connection outright (one context switch per round trip
-// instead of 1.7, 26 µs of CPU instead of 32, in-process 177k against 40k
-// round trips/s): a parked loop wakes from the netpoller with no thread
-// hand-off. A service that mostly waits on a few connections per loop may
-// prefer parked on io_uring too (RINGLOOP_THREADING=parked).
-//
-// A group follows its mode's loop count: GOMAXPROCS-1 locked loops (at
-// least one), GOMAXPROCS parked ones.
+// Where goroutines share the work with the loop (the adapter, net/http and
+// crypto/tls over netconn, in-process clients) a locked loop loses up to
+// half: its hand-offs are OS context switches. Where the loop works alone,
+// the modes are within a few per cent. So parked is the default everywhere,
+// and on io_uring the readiness variant makes it as cheap as epoll or
+// cheaper (CPU per request 0.67-0.89x epoll's at 64 connections and more
+// in the HTTP and TLS rows; one system call per iteration for all the I/O).
+// The default is within 5% of the best hand-picked configuration on 36 of
+// 40 rows by throughput and 33 of 40 by CPU. It is not at one connection,
+// where epoll parked leads by about 6% (one receive and one send per round
+// trip leave nothing to batch; since this run a flush of a single op skips
+// the ring and makes the same two system calls as epoll), nor in some
+// open-loop CPU rows, which are noisy at these rates.
+// Pick locked for a loop that owns a core (affinity, thread-init hooks).
 //
 // # Builds
 //

@@ -60,7 +60,7 @@ func (c *config) threadingMode() (engine.Threading, error) {
 // the default loop count that goes with it (DefaultLoopsFor). Without it the
 // loops are locked when WithCPUAffinity, WithThreadNames or WithThreadInit
 // is given, else RINGLOOP_THREADING, else the backend's
-// engine.DefaultThreading decides (locked on io_uring, parked on epoll).
+// engine.DefaultThreading decides (parked, on both backends).
 func WithThreading(t engine.Threading) Option {
 	return func(c *config) error {
 		if t != engine.ThreadingParked && t != engine.ThreadingLocked {

@@ -83,7 +83,7 @@ func (d *Driver) Close() error { return nil }
 
 var _ driver.Driver = (*Driver)(nil)
 
-// NewReady reports that io_uring is unavailable: liburing needs cgo.
+// NewReady reports that io_uring is unavailable in this build, and why.
 func NewReady(cfg driver.Config) (driver.Driver, error) {
-	return nil, fmt.Errorf("%w: built without cgo", driver.ErrUringUnavailable)
+	return nil, fmt.Errorf("%w: %s", driver.ErrUringUnavailable, unbuilt)
 }
