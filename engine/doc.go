@@ -128,9 +128,9 @@
 // The default is within 5% of the best hand-picked configuration on 36 of
 // 40 rows by throughput and 33 of 40 by CPU. It is not at one connection,
 // where epoll parked leads by about 6% (one receive and one send per round
-// trip leave nothing to batch; since this run a flush of a single op skips
-// the ring and makes the same two system calls as epoll), nor in some
-// open-loop CPU rows, which are noisy at these rates.
+// trip leave nothing to batch, and an io_uring_enter per op costs more than
+// the call it replaces), nor in some open-loop CPU rows, which are noisy at
+// these rates.
 // Pick locked for a loop that owns a core (affinity, thread-init hooks).
 //
 // # Builds

@@ -120,63 +120,6 @@ func TestReadyOneEnterPerWait(t *testing.T) {
 	}
 }
 
-// TestReadySingleOpDirect: a flush of one op is done with its own system
-// call, not an io_uring_enter, with the same results: the bytes received,
-// the bytes sent, and a receive that finds the socket empty staying armed
-// for the next edge rather than failing.
-func TestReadySingleOpDirect(t *testing.T) {
-	d, b := newReadyWithBatch(t, driver.Config{Parked: true})
-	ps := readyPairs(t, 1)
-	fds := ps[0]
-	enters := b.stats.enters
-	wait := func(want func(c *driver.Completion) bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for done := false; !done; {
-			if time.Now().After(deadline) {
-				t.Fatal("no completion within 30 s")
-			}
-			if _, err := d.Wait(time.Second, func(c *driver.Completion) { done = done || want(c) }); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	d.Recv(fds[1], 1)
-	wait(func(c *driver.Completion) bool {
-		if c.Tag == 1 && c.Res != 1 && c.Res != -int32(unix.EAGAIN) {
-			t.Fatalf("receive: res %d", c.Res)
-		}
-		return c.Tag == 1 && c.Res == 1 && string(c.Data) == "a"
-	})
-	d.Send(fds[1], 2, []byte("pong"))
-	wait(func(c *driver.Completion) bool {
-		if c.Tag == 2 && c.Res != 4 {
-			t.Fatalf("send: res %d, want 4", c.Res)
-		}
-		return c.Tag == 2
-	})
-	got := make([]byte, 8)
-	if n, err := unix.Read(fds[0], got); err != nil || string(got[:n]) != "pong" {
-		t.Fatalf("peer read %q, %v", got[:n], err)
-	}
-	// Nothing waiting: the receive stays armed until the peer writes.
-	if _, err := d.Wait(driver.NoWait, func(c *driver.Completion) {
-		t.Fatalf("a completion with nothing to receive: tag %d res %d", c.Tag, c.Res)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := unix.Write(fds[0], []byte("z")); err != nil {
-		t.Fatal(err)
-	}
-	wait(func(c *driver.Completion) bool { return c.Tag == 1 && c.Res == 1 && string(c.Data) == "z" })
-	if b.stats.enters != enters {
-		t.Fatalf("%d io_uring_enter for flushes of one op, want none", b.stats.enters-enters)
-	}
-	if b.stats.direct < 3 {
-		t.Fatalf("%d direct flushes, want at least 3", b.stats.direct)
-	}
-}
-
 // TestReadyCancelDuringFlush: receives cancelled by a callback after the
 // kernel already performed them (their results come later in the same
 // flush) deliver the bytes taken, then end once, with -ECANCELED: nothing
