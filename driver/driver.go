@@ -2,7 +2,7 @@
 //
 // The engine is written once, in completion terms; each backend delivers
 // completions. The io_uring driver (package uring) maps ops onto SQEs and CQEs;
-// the epoll driver (package epollfallback) performs the non-blocking system call
+// the epoll driver (package epoll) performs the non-blocking system call
 // when the fd becomes ready and reports its result as a completion. The engine
 // cannot tell which one runs, except through Features.
 //

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/ringloop/ringloop/driver"
-	"github.com/ringloop/ringloop/epollfallback"
-	"github.com/ringloop/ringloop/uring"
+	"github.com/ringloop/ringloop/internal/epoll"
+	"github.com/ringloop/ringloop/internal/uring"
 )
 
 // Backend chooses the I/O driver.
@@ -103,7 +103,7 @@ func openDriver(c *config) (driver.Driver, string, error) {
 		return d, why, nil
 	case BackendEpoll:
 		c.drv.Parked = c.parkedOn(BackendEpoll)
-		d, err := epollfallback.New(c.drv)
+		d, err := epoll.New(c.drv)
 		return d, why, err
 	}
 	c.drv.Parked = c.parkedOn(BackendUring)
@@ -119,7 +119,7 @@ func openDriver(c *config) (driver.Driver, string, error) {
 		c.logger.Warn("ringloop: io_uring unavailable, serving on epoll", slog.String("reason", err.Error()))
 	})
 	c.drv.Parked = c.parkedOn(BackendEpoll)
-	e, eerr := epollfallback.New(c.drv)
+	e, eerr := epoll.New(c.drv)
 	if eerr != nil {
 		return nil, "", fmt.Errorf("engine: no backend: %v; epoll: %w", err, eerr)
 	}

@@ -142,7 +142,7 @@
 // leaving io_uring out. Built with CGO_ENABLED=0 or -tags ringloop_nouring
 // (for a program that needs cgo elsewhere) a loop runs on epoll, and
 // BackendAuto logs the reason, "built without liburing", once at startup.
-// Package cgo/liburing says why the choice is explicit.
+// Package internal/liburing says why the choice is explicit.
 //
 // # Identity
 //

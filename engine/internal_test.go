@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringloop/ringloop/driver"
-	"github.com/ringloop/ringloop/epollfallback"
+	"github.com/ringloop/ringloop/internal/epoll"
 )
 
 // flakyDriver wraps a real driver: its blocking waits return at once with
@@ -54,7 +54,7 @@ func newFlaky(t *testing.T, opts ...Option) (*Loop, *flakyDriver) {
 	f := &flakyDriver{}
 	inject := func(c *config) error {
 		c.newDriver = func(dc driver.Config) (driver.Driver, error) {
-			d, err := epollfallback.New(dc)
+			d, err := epoll.New(dc)
 			f.Driver = d
 			return f, err
 		}

@@ -91,12 +91,12 @@ func New(cfg driver.Config) (*Driver, error) {
 	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("epollfallback: epoll_create1: %w", err)
+		return nil, fmt.Errorf("epoll: epoll_create1: %w", err)
 	}
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		unix.Close(epfd)
-		return nil, fmt.Errorf("epollfallback: eventfd: %w", err)
+		return nil, fmt.Errorf("epoll: eventfd: %w", err)
 	}
 	d := &Driver{
 		cfg:    cfg,
@@ -109,7 +109,7 @@ func New(cfg driver.Config) (*Driver, error) {
 	if err := d.addWake(epfd); err != nil {
 		unix.Close(efd)
 		unix.Close(epfd)
-		return nil, fmt.Errorf("epollfallback: add eventfd: %w", err)
+		return nil, fmt.Errorf("epoll: add eventfd: %w", err)
 	}
 	if err := d.usePark(epfd); err != nil {
 		unix.Close(efd)
@@ -127,7 +127,7 @@ func (d *Driver) usePark(epfd int) error {
 		return nil
 	}
 	if err := d.park.Use(epfd); err != nil {
-		return fmt.Errorf("epollfallback: %w", err)
+		return fmt.Errorf("epoll: %w", err)
 	}
 	return nil
 }
@@ -212,7 +212,7 @@ func (d *Driver) Wake() error {
 		case unix.EINTR:
 			continue
 		default:
-			return fmt.Errorf("epollfallback: wake: %w", err)
+			return fmt.Errorf("epoll: wake: %w", err)
 		}
 	}
 }
@@ -242,10 +242,10 @@ func (d *Driver) Close() error {
 	err1 := unix.Close(d.epfd)
 	err2 := unix.Close(d.efd)
 	if err1 != nil {
-		return fmt.Errorf("epollfallback: close epoll fd: %w", err1)
+		return fmt.Errorf("epoll: close epoll fd: %w", err1)
 	}
 	if err2 != nil {
-		return fmt.Errorf("epollfallback: close eventfd: %w", err2)
+		return fmt.Errorf("epoll: close eventfd: %w", err2)
 	}
 	return nil
 }

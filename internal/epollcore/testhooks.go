@@ -4,7 +4,7 @@ import "time"
 
 // Pwait2Timeout (tests, on the waiting goroutine) returns the timeout d's
 // last epoll_pwait2 call received. A function rather than a method, so the
-// public alias epollfallback.Driver does not grow a test-only method.
+// public alias epoll.Driver does not grow a test-only method.
 func Pwait2Timeout(d *Driver) time.Duration { return time.Duration(d.ts.Nano()) }
 
 // ResetPwait2Timeout clears what Pwait2Timeout reports.

@@ -49,7 +49,7 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 				woke = d.handleEvents(n)
 			case unix.EINTR:
 			default:
-				return total, fmt.Errorf("epollfallback: epoll_wait: %w", errno)
+				return total, fmt.Errorf("epoll: epoll_wait: %w", errno)
 			}
 		}
 		total += d.process(fn)

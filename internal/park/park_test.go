@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ringloop/ringloop/driver/drivertest"
+	"github.com/ringloop/ringloop/internal/drivertest"
 	"github.com/ringloop/ringloop/internal/park"
 )
 

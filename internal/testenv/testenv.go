@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/driver"
-	"github.com/ringloop/ringloop/driver/drivertest"
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/drivertest"
 	"github.com/ringloop/ringloop/internal/uringcheck"
 )
 

@@ -14,7 +14,7 @@ import (
 
 const (
 	program     = "./tests/builds/backendinfo"
-	shimPkg     = "github.com/ringloop/ringloop/cgo/liburing"
+	shimPkg     = "github.com/ringloop/ringloop/internal/liburing"
 	nouringTag  = "ringloop_nouring"
 	linuxOnly   = "ringloop runs on Linux only (io_uring, epoll): build with GOOS=linux"
 	unbuiltText = "built without liburing"

@@ -167,7 +167,7 @@ func addHostTool(fs *initramfs, name string) error {
 }
 
 // shortName turns an import path into a file name: the path inside the
-// module with slashes as dots ("driver.drivertest").
+// module with slashes as dots ("internal.drivertest").
 func shortName(importPath string) string {
 	const module = "github.com/ringloop/ringloop/"
 	return strings.ReplaceAll(strings.TrimPrefix(importPath, module), "/", ".")

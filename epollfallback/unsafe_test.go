@@ -1,5 +1,0 @@
-package epollfallback_test
-
-import "unsafe"
-
-func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }

@@ -1,0 +1,5 @@
+package epoll_test
+
+import "unsafe"
+
+func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }

@@ -1,0 +1,297 @@
+//go:build linux && cgo && !ringloop_nouring
+
+package uring
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/epollcore"
+	"github.com/ringloop/ringloop/internal/liburing"
+	"golang.org/x/sys/unix"
+)
+
+// NewReady builds the readiness variant of the io_uring driver, the one a
+// parked loop runs: readiness comes from an epoll set, exactly as in the
+// epoll driver (registration, edges, accepts, connects, closes and polls
+// are that driver's code), and the receives and sends of the fds found
+// ready are issued as SQEs with MSG_DONTWAIT, all of one Wait in a single
+// io_uring_enter. MSG_DONTWAIT makes the kernel fail a request that would
+// block with -EAGAIN rather than arm a poll for it, so every request
+// completes inside that enter, on the calling thread: no poll is armed, no
+// completion work is queued to a thread the loop's goroutine has left, and
+// the ring needs no eventfd (the loop parks on the epoll fd). -EAGAIN
+// clears the fd's readiness until its next edge, as a failed recv(2) would.
+// The ring is plain (any thread submits), its only ops are RECV and SEND
+// (5.6), so every profile gets the same variant.
+func NewReady(cfg driver.Config) (driver.Driver, error) {
+	b, err := newReadyBatch(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d, err := epollcore.NewBatched(cfg, b)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// readyBatch is epollcore.Batch on a plain ring that it drives from Go:
+// it writes the SQEs into the ring's shared memory, enters the kernel with
+// a raw system call and reads the CQEs back, so a flush costs no cgo call
+// and the goroutine keeps its P throughout (a cgo call lasting as long as
+// a batch of receives and sends would, at GOMAXPROCS=1, have the scheduler
+// hand its P to another thread and back). An op's user_data is its index
+// in the batch and the flush generation, so that a completion can never be
+// taken for an op of a later flush.
+type readyBatch struct {
+	ring  *liburing.Ring
+	raw   liburing.RawRing
+	ops   []readyOp
+	keys  []uint64 // per queued op, the driver's key
+	bufOf []int32  // per queued op, its receive buffer or -1
+	nrecv int      // receives queued: buffers 0..nrecv-1 are theirs
+	gen   uint32
+	pin   runtime.Pinner // send buffers, until their flush ends
+	bufs  []byte         // receive buffers, mmapped: count x size
+	size  int
+	count int
+
+	res    []readyResult // results of the last flush
+	resAt  int
+	broken int32 // -errno the ring failed with; nothing is submitted after it
+	stats  readyStats
+}
+
+type readyOp struct {
+	opcode uint8
+	fd     int32
+	addr   uint64
+	len    uint32
+	flags  uint32
+}
+
+type readyResult struct {
+	key uint64
+	res int32
+	buf int32 // receive buffer, -1 for a send
+	idx int32 // the op's index in its flush
+}
+
+// readyStats counts what the batch did, for tests.
+type readyStats struct {
+	flushes   uint64
+	enters    uint64 // io_uring_enter system calls
+	waited    uint64 // enters that waited for a completion not posted inline
+	failed    uint64 // ops failed because the ring refused them
+	submitted uint64
+}
+
+func newReadyBatch(cfg driver.Config) (*readyBatch, error) {
+	entries := cfg.Entries
+	if entries == 0 {
+		entries = defaultEntries
+	}
+	size, count := cfg.BufferSize, cfg.BufferCount
+	if size <= 0 {
+		size = defaultBufferSize
+	}
+	if count <= 0 {
+		count = defaultBufferCount
+	}
+	count = min(count, maxBufferCount)
+	r, err := setupRing(entries, 2*entries, 0)
+	if err != nil {
+		return nil, setupError(err)
+	}
+	b := &readyBatch{ring: r, raw: r.Raw(), size: size, count: count}
+	if b.bufs, err = mmap(size * count); err != nil {
+		r.Close()
+		return nil, err
+	}
+	for i := uint32(0); i < b.raw.SQEntries; i++ { // slot i holds SQE i
+		*(*uint32)(unsafe.Add(b.raw.SQArray, 4*i)) = i
+	}
+	b.ops = make([]readyOp, 0, 64)
+	return b, nil
+}
+
+func (b *readyBatch) push(key uint64, buf int32, op readyOp) {
+	b.ops = append(b.ops, op)
+	b.keys = append(b.keys, key)
+	b.bufOf = append(b.bufOf, buf)
+}
+
+// Recv queues a receive into the next free buffer.
+func (b *readyBatch) Recv(fd int, key uint64) bool {
+	if b.nrecv == b.count {
+		return false
+	}
+	buf := int32(b.nrecv)
+	b.nrecv++
+	b.push(key, buf, readyOp{opcode: liburing.IORingOpRecv, fd: int32(fd),
+		addr: uint64(uintptr(unsafe.Pointer(&b.bufs[int(buf)*b.size]))), len: uint32(b.size), flags: unix.MSG_DONTWAIT})
+	return true
+}
+
+// Send queues a send of p, pinned until the flush ends.
+func (b *readyBatch) Send(fd int, p []byte, key uint64) {
+	op := readyOp{opcode: liburing.IORingOpSend, fd: int32(fd), flags: unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL}
+	if len(p) > 0 {
+		b.pin.Pin(&p[0])
+		op.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
+		op.len = uint32(len(p))
+	}
+	b.push(key, -1, op)
+}
+
+func (b *readyBatch) Queued() bool { return len(b.ops) > 0 }
+
+// Flush submits the queued ops and reaps their completions. They complete
+// inline, so one io_uring_enter normally does it all (more only when the
+// batch is larger than the SQ); a completion the kernel did not post
+// inline is waited for, so that no op outlives its flush (its buffer is
+// reused by the next one).
+func (b *readyBatch) Flush() {
+	b.res, b.resAt = b.res[:0], 0
+	n := len(b.ops)
+	b.stats.flushes++
+	b.stats.submitted += uint64(n)
+	if b.broken != 0 {
+		b.fail(n, b.broken)
+	}
+	r := &b.raw
+	next, pending := 0, n
+	for b.broken == 0 && pending > 0 {
+		// Write what fits; the CQ (twice the SQ) is emptied after each enter.
+		tail := *r.SQTail
+		k := min(int(r.SQEntries-(tail-atomic.LoadUint32(r.SQHead))), n-next)
+		for ; k > 0; k-- {
+			b.writeSQE(tail&r.SQMask, next)
+			tail++
+			next++
+		}
+		atomic.StoreUint32(r.SQTail, tail)
+		toSubmit := tail - atomic.LoadUint32(r.SQHead)
+		var flags, minComplete uintptr
+		if toSubmit == 0 && next == n {
+			// Everything is in, something is not: wait for it (a blocking
+			// enter, through Syscall so the runtime can run other work).
+			flags, minComplete = liburing.EnterGetEvent, 1
+			b.stats.waited++
+		} else if atomic.LoadUint32(r.SQFlags)&liburing.SQCQOverflow != 0 {
+			flags = liburing.EnterGetEvent // flush the overflow list
+		}
+		b.stats.enters++
+		var errno unix.Errno
+		if minComplete > 0 {
+			_, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.FD), uintptr(toSubmit), minComplete, flags, 0, 0)
+		} else {
+			_, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.FD), uintptr(toSubmit), 0, flags, 0, 0)
+		}
+		switch errno {
+		case 0, unix.EINTR, unix.EBUSY, unix.EAGAIN: // reap, go round
+		default:
+			b.reap(n, &pending)
+			b.fail(n, -int32(errno))
+			pending = 0
+			continue
+		}
+		b.reap(n, &pending)
+	}
+	b.pin.Unpin()
+	b.ops, b.keys, b.bufOf = b.ops[:0], b.keys[:0], b.bufOf[:0]
+	b.nrecv = 0
+	b.gen++
+}
+
+// writeSQE writes op i into SQ slot idx.
+func (b *readyBatch) writeSQE(idx uint32, i int) {
+	op := &b.ops[i]
+	p := unsafe.Add(b.raw.SQEs, uintptr(idx)*liburing.SQESize)
+	*(*[liburing.SQESize]byte)(p) = [liburing.SQESize]byte{}
+	*(*uint8)(p) = op.opcode
+	*(*int32)(unsafe.Add(p, liburing.SQEOffFD)) = op.fd
+	*(*uint64)(unsafe.Add(p, liburing.SQEOffAddr)) = op.addr
+	*(*uint32)(unsafe.Add(p, liburing.SQEOffLen)) = op.len
+	*(*uint32)(unsafe.Add(p, liburing.SQEOffMsgFlag)) = op.flags
+	*(*uint64)(unsafe.Add(p, liburing.SQEOffUData)) = uint64(b.gen)<<32 | uint64(i)
+}
+
+// reap takes every CQE the kernel posted.
+func (b *readyBatch) reap(n int, pending *int) {
+	r := &b.raw
+	head := *r.CQHead
+	tail := atomic.LoadUint32(r.CQTail)
+	for ; head != tail; head++ {
+		p := unsafe.Add(r.CQEs, uintptr(head&r.CQMask)*liburing.CQESize)
+		ud := *(*uint64)(p)
+		res := *(*int32)(unsafe.Add(p, liburing.CQEOffRes))
+		i := int(uint32(ud))
+		if uint32(ud>>32) != b.gen || i >= n {
+			continue // not this flush's
+		}
+		b.res = append(b.res, readyResult{key: b.keys[i], res: res, buf: b.bufOf[i], idx: int32(i)})
+		*pending--
+	}
+	atomic.StoreUint32(r.CQHead, head)
+}
+
+// fail ends the ops of this flush that have no result with res. The ring
+// refused to work: the batch never submits again (SQEs it prepped may still
+// reach the kernel, so their buffers must not be handed to later ops).
+func (b *readyBatch) fail(n int, res int32) {
+	b.broken = res
+	done := make([]bool, n) // a failing ring: not a hot path
+	for _, r := range b.res {
+		done[r.idx] = true
+	}
+	for i := 0; i < n; i++ {
+		if !done[i] {
+			b.res = append(b.res, readyResult{key: b.keys[i], res: res, buf: -1, idx: int32(i)})
+			b.stats.failed++
+		}
+	}
+}
+
+// Next hands out the next result.
+func (b *readyBatch) Next() (uint64, int32, []byte, bool) {
+	if b.resAt == len(b.res) {
+		return 0, 0, nil, false
+	}
+	r := b.res[b.resAt]
+	b.resAt++
+	var data []byte
+	if r.buf >= 0 && r.res > 0 {
+		off := int(r.buf) * b.size
+		data = b.bufs[off : off+int(r.res) : off+b.size]
+	}
+	return r.key, r.res, data, true
+}
+
+func (b *readyBatch) Backend() string { return "io_uring" }
+
+func (b *readyBatch) Reasons() []string {
+	return []string{
+		"variant: readiness from epoll, I/O through the ring (parked loop: completions inline on the calling thread, no poll arming, no task work)",
+		fmt.Sprintf("recv: one RECV with MSG_DONTWAIT per ready fd per Wait into one of %d buffers of %d B, all in one io_uring_enter; EAGAIN waits for the next edge", b.count, b.size),
+		"send: one SEND with MSG_DONTWAIT per fd in the same io_uring_enter; EPOLLOUT edge continues partial sends",
+	}
+}
+
+func (b *readyBatch) Close() error {
+	b.pin.Unpin()
+	b.ops, b.nrecv = nil, 0
+	if b.ring != nil {
+		b.ring.Close()
+		b.ring = nil
+	}
+	if b.bufs != nil {
+		unix.Munmap(b.bufs)
+		b.bufs = nil
+	}
+	return nil
+}

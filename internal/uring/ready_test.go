@@ -1,0 +1,177 @@
+//go:build linux && cgo && !ringloop_nouring
+
+package uring
+
+import (
+	"time"
+
+	"github.com/ringloop/ringloop/internal/epollcore"
+	"golang.org/x/sys/unix"
+	"testing"
+
+	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/drivertest"
+)
+
+func newReadyDriver(t *testing.T, cfg driver.Config) driver.Driver {
+	t.Helper()
+	d, err := NewReady(cfg)
+	if err != nil {
+		t.Fatalf("NewReady(%+v): %v", cfg, err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// TestReadyContract runs the driver contract suite on the readiness
+// variant, under every profile and both threading modes.
+func TestReadyContract(t *testing.T) {
+	drivertest.Run(t, newReadyDriver)
+}
+
+// newReadyWithBatch builds the variant keeping its batch for the test.
+func newReadyWithBatch(t *testing.T, cfg driver.Config) (driver.Driver, *readyBatch) {
+	t.Helper()
+	b, err := newReadyBatch(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := epollcore.NewBatched(cfg, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, b
+}
+
+// pairs returns n connected socket pairs, each with one byte waiting on
+// its [1] end.
+func readyPairs(t *testing.T, n int) [][2]int {
+	t.Helper()
+	out := make([][2]int, n)
+	for i := range out {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+		if _, err := unix.Write(fds[0], []byte{byte('a' + i)}); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = [2]int{fds[0], fds[1]}
+	}
+	return out
+}
+
+// TestReadyOneEnterPerWait: the receives of every ready fd, and the sends
+// prepared before the Wait, go to the kernel in one io_uring_enter and
+// complete inside it.
+func TestReadyOneEnterPerWait(t *testing.T) {
+	for _, p := range drivertest.Profiles() {
+		t.Run(string(p), func(t *testing.T) {
+			d, b := newReadyWithBatch(t, driver.Config{Profile: p, Parked: true})
+			const n = 8
+			ps := readyPairs(t, n)
+			for i, fds := range ps {
+				d.Recv(fds[1], driver.Tag(i+1))
+			}
+			got := map[driver.Tag]string{}
+			deadline := time.Now().Add(30 * time.Second)
+			for len(got) < n && time.Now().Before(deadline) {
+				if _, err := d.Wait(time.Second, func(c *driver.Completion) {
+					if c.Res > 0 {
+						got[c.Tag] += string(c.Data)
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range n {
+				if got[driver.Tag(i+1)] != string(rune('a'+i)) {
+					t.Fatalf("receives: %v", got)
+				}
+			}
+			// Now n sends, prepared together, and the peers' receives.
+			before := b.stats.enters
+			flushes := b.stats.flushes
+			for i, fds := range ps {
+				d.Send(fds[1], driver.Tag(100+i), []byte("pong"))
+			}
+			sent := 0
+			for sent < n && time.Now().Before(deadline) {
+				if _, err := d.Wait(time.Second, func(c *driver.Completion) {
+					if c.Tag >= 100 && c.Res == 4 {
+						sent++
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if sent != n {
+				t.Fatalf("%d of %d sends completed", sent, n)
+			}
+			if e, f := b.stats.enters-before, b.stats.flushes-flushes; e != 1 || f != 1 {
+				t.Fatalf("%d sends took %d io_uring_enter in %d flushes, want 1 in 1", n, e, f)
+			}
+			if b.stats.waited != 0 {
+				t.Fatalf("%d flushes waited for a completion that was not posted inline", b.stats.waited)
+			}
+		})
+	}
+}
+
+// TestReadyCancelDuringFlush: receives cancelled by a callback after the
+// kernel already performed them (their results come later in the same
+// flush) deliver the bytes taken, then end once, with -ECANCELED: nothing
+// is lost and no op ends twice.
+func TestReadyCancelDuringFlush(t *testing.T) {
+	d, _ := newReadyWithBatch(t, driver.Config{Parked: true})
+	ps := readyPairs(t, 3)
+	// The third has no byte, only EOF.
+	if _, err := unix.Read(ps[2][1], make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	unix.Shutdown(ps[2][0], unix.SHUT_WR)
+	want := []string{"a", "b", ""}
+	for i, fds := range ps {
+		d.Recv(fds[1], driver.Tag(i+1))
+	}
+	data := map[driver.Tag]string{}
+	finals := map[driver.Tag][]int32{}
+	cancelled := false
+	deadline := time.Now().Add(30 * time.Second)
+	for len(finals) < 3 && time.Now().Before(deadline) {
+		if _, err := d.Wait(time.Second, func(c *driver.Completion) {
+			if !c.More {
+				finals[c.Tag] = append(finals[c.Tag], c.Res)
+				return
+			}
+			data[c.Tag] += string(c.Data)
+			if !cancelled {
+				cancelled = true
+				for i, fds := range ps {
+					d.Cancel(fds[1], driver.Tag(i+1))
+				}
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range ps {
+		tag := driver.Tag(i + 1)
+		if data[tag] != want[i] || len(finals[tag]) != 1 || finals[tag][0] != -int32(unix.ECANCELED) {
+			t.Fatalf("receive %d: delivered %q, ended with %v; want %q, then ECANCELED once", tag, data[tag], finals[tag], want[i])
+		}
+	}
+}
+
+// TestReadyGoexitInCallbackLosesNothing: a callback's Goexit leaves the
+// rest of a flush's results to the next Wait.
+func TestReadyGoexitInCallbackLosesNothing(t *testing.T) {
+	d, err := NewReady(driver.Config{Parked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	drivertest.GoexitLosesNothing(t, d)
+}
