@@ -13,48 +13,103 @@ const (
 	EndMarker   = "<!-- bench:end -->"
 )
 
-// readmeCases are the cases the README quotes, when the report has them.
+// readmeCases are the cases the README quotes, when the report has them:
+// one connection and many, small and large messages, HTTP with and without
+// pipelining, TLS, and clients inside the server's process.
 var readmeCases = []string{
-	"p1-echo-c1-128", "p1-echo-c64-128", "p1-echo-c1000-128", "p1-echo-c64-16384", "p1-tls-echo-c64-1024",
-	"p1-http-c50", "p1-http-c256-p16", "p1-open-c50-70",
-	"i2-echo-c64-128", "p2-echo-c64-128",
-	"p1-sys-echo-c64", "p1-sys-http-c50", "p1-idle-echo-10k", "p1-idle-http-10k", "p1-rest-echo",
+	"p1-echo-c1-128", "p1-echo-c64-128", "p1-echo-c1000-1024", "p1-echo-c64-16384",
+	"i2-echo-c1-128", "i2-echo-c64-128",
+	"p1-http-c50", "p1-http-c256-p16", "p1-tls-echo-c64-1024",
 }
 
-// READMESection renders the headline of a report for the README.
+// READMESection renders the README's one performance table: per quoted
+// case and ringloop family, the row of the automatic default (what a user
+// gets with no options) against every other server measured in that case.
+// Every backend and threading mode, the other cases and the per-goal
+// dashboards stay in the full report.
 func READMESection(rep Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, `%s` (%s mode, %s round(s) per case): %s CPUs (%s), Linux %s, %s. %s "+
-		"Full tables: [bench/results/latest.md](bench/results/latest.md); chart: [bench/results/latest.png](bench/results/latest.png).\n\n",
+	fmt.Fprintf(&b, "%s, `%s` (%s mode, %s round(s) per case): %s CPUs (%s), Linux %s, %s. %s\n\n",
 		rep.Date, rep.Command, rep.Mode, roundsOf(rep), rep.Machine["cpus"], rep.Machine["cpu"], rep.Machine["kernel"], rep.Machine["go"], loadNote(rep))
-	if h := Headline(rep); h != "" {
-		b.WriteString(h + "\n")
-	}
-	if g := Goals(rep); g != "" {
-		b.WriteString(g + "\n")
-	}
-	quoted := rep
-	quoted.Cases = slices.DeleteFunc(slices.Clone(rep.Cases), func(cr CaseResult) bool { return !slices.Contains(readmeCases, cr.ID) })
-	if t := DefaultVsBestTable(quoted); t != "" {
-		fmt.Fprintf(&b, "**%s** (the cases quoted below; every case: the full tables)\n\n%s\n", DefaultVsBestTitle, t)
-	}
-	if t := UringVsEpollTable(quoted); t != "" {
-		fmt.Fprintf(&b, "**%s** (the cases quoted below)\n\n%s\n", UringVsEpollTitle, t)
-	}
+	fmt.Fprintf(&b, "ringloop in its default configuration (%s). Ratios are of medians: above 1 ringloop serves more; "+
+		"CPU per request below 1 it costs less than the case's baseline. Losses are shown as plainly as wins.\n\n", dash(rep.Auto.String()))
+	b.WriteString("| case | ringloop | rate/s | ÷ each peer's rate | CPU µs/req | CPU ÷ baseline |\n|---|---|---|---|---|---|\n")
 	for _, cr := range rep.Cases {
-		if !slices.Contains(readmeCases, cr.ID) {
+		if !slices.Contains(readmeCases, cr.ID) || !comparable(cr) {
 			continue
 		}
-		sc := cr.Scenario
-		for _, s := range rep.Scenarios {
-			if s.ID == cr.Scenario {
-				sc = s.Title
+		by, fams := familyRows(cr)
+		for _, f := range fams {
+			def, ok := defaultRow(by[f])
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", caseLabel(rep, cr), f,
+				orErr(def, fmtNum(def.Rate, 0)), peerRatios(cr, def), fmtNum(def.CPUPerReq, 2), cpuRatio(cr, def))
+		}
+	}
+	b.WriteString("\nEvery backend × threading mode, every case (idle memory, system calls, latency percentiles), " +
+		"the automatic default against the best hand-picked configuration and io_uring against epoll: " +
+		"[bench/results/latest.md](bench/results/latest.md) ([chart](bench/results/latest.png)); how it is measured: [bench/README.md](bench/README.md).\n")
+	return b.String()
+}
+
+// defaultRow is the family's row in the automatic configuration.
+func defaultRow(rows []Row) (Row, bool) {
+	for _, r := range rows {
+		if r.Default {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+// caseLabel names a case with its scenario's short form.
+func caseLabel(rep Report, cr CaseResult) string {
+	where := cr.Scenario
+	for _, s := range rep.Scenarios {
+		if s.ID == cr.Scenario {
+			switch {
+			case s.InProc:
+				where = fmt.Sprintf("clients in-process, GOMAXPROCS=%d", s.GOMAXPROCS)
+			case s.Pinned:
+				where = fmt.Sprintf("pinned, GOMAXPROCS=%d", s.GOMAXPROCS)
 			}
 		}
-		fmt.Fprintf(&b, "**%s** — %s\n\n", cr.Title, sc)
-		compactTable(&b, cr)
 	}
-	return b.String()
+	return fmt.Sprintf("%s (%s)", cr.Title, where)
+}
+
+// peerRatios is the default row's rate against each non-ringloop peer of
+// the case, in the case's order.
+func peerRatios(cr CaseResult, def Row) string {
+	var parts []string
+	for _, o := range cr.Rows {
+		if o.Family != "" {
+			continue
+		}
+		if x, ok := ratio(cr, def, o.Peer); ok { // a peer without a figure: see the full report
+			parts = append(parts, fmt.Sprintf("%.2f× %s", x, o.Peer))
+		}
+	}
+	if len(parts) == 0 {
+		return "–"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cpuRatio is the default row's CPU per request ÷ the baseline's, or ÷
+// net's where the baseline has no figure (the C server does not run
+// in-process).
+func cpuRatio(cr CaseResult, def Row) string {
+	for _, base := range []string{Baselines[cr.Kind], "net"} {
+		for _, o := range cr.Rows {
+			if o.Peer == base && o.CPUPerReq.Valid() && def.CPUPerReq.Valid() && o.CPUPerReq.Median > 0 {
+				return fmt.Sprintf("%.2f (%s)", float64(def.CPUPerReq.Median/o.CPUPerReq.Median), base)
+			}
+		}
+	}
+	return "n/a"
 }
 
 func roundsOf(rep Report) string {
@@ -63,26 +118,6 @@ func roundsOf(rep Report) string {
 		n = max(n, c.Rounds)
 	}
 	return fmt.Sprint(n)
-}
-
-// compactTable is the README's narrower table: rate, ratio, latency, CPU.
-func compactTable(b *strings.Builder, cr CaseResult) {
-	switch cr.Load {
-	case string(LoadIdle), string(LoadSyscalls), string(LoadRest):
-		caseTable(b, cr)
-		return
-	}
-	base := Baselines[cr.Kind]
-	fmt.Fprintf(b, "| peer | backend, threading | rate/s | × %s | p50 µs | p99 µs | CPU µs/req |\n|---|---|---|---|---|---|---|\n", base)
-	for _, r := range cr.Rows {
-		rat := "n/a"
-		if x, ok := ratio(cr, r, base); ok {
-			rat = fmt.Sprintf("%.2f", x)
-		}
-		fmt.Fprintf(b, "| %s | %s, %s | %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading),
-			orErr(r, fmtSpread(r.Rate, 0)), rat, fmtNum(r.P50, 0), fmtNum(r.P99, 0), fmtNum(r.CPUPerReq, 2))
-	}
-	b.WriteString("\n")
 }
 
 // ReplaceSection puts section between the markers in doc.
