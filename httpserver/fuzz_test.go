@@ -208,9 +208,9 @@ func framingExcuse(b []byte, req *http.Request, refused bool) string {
 	case req != nil && req.ProtoMinor == 0 && bytes.Contains(head, []byte("transfer-encoding")):
 		return "Transfer-Encoding on HTTP/1.0"
 	case req != nil && req.Method != "CONNECT" && !strings.HasPrefix(req.RequestURI, "/") &&
-		req.RequestURI != "*" && !strings.Contains(req.RequestURI, "://"):
+		req.RequestURI != "*" && !hasAuthority(req.RequestURI):
 		return "a target that is a URI without an authority (scheme:opaque)"
-	case req != nil && strings.Contains(req.RequestURI, "://") &&
+	case req != nil && hasAuthority(req.RequestURI) &&
 		strings.Trim(authority(req.RequestURI), strings.ReplaceAll(hostChars, "%", "")) != "":
 		return "an absolute-form target whose authority is no valid Host"
 	case req != nil && len(req.TransferEncoding) > 0:
@@ -223,6 +223,22 @@ func framingExcuse(b []byte, req *http.Request, refused bool) string {
 		}
 	}
 	return ""
+}
+
+// hasAuthority reports whether uri opens with a scheme and "://", the
+// absolute-form the parser reads; "a:://" is scheme "a" with an opaque part.
+func hasAuthority(uri string) bool {
+	scheme, _, ok := strings.Cut(uri, "://")
+	if !ok || scheme == "" {
+		return false
+	}
+	for i, c := range scheme {
+		alpha := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !alpha && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 // authority is the authority of an absolute-form target.
