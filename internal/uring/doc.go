@@ -71,28 +71,18 @@
 // shim the variant paid 4.5x epoll's voluntary context switches per message
 // on a pinned 64-connection echo; raw, 1.3x).
 //
-// Measured 2026-11-24 on the 2-core VM while other jobs ran (load 11-25, so
-// throughput is noise; CPU and switch counts per request are not), median
-// of 8 alternating rounds, ratio to the epoll driver's parked loop; the
-// plain-ring parked variant and the locked ring in brackets (4 rounds):
-//
-//	                                     CPU/request         voluntary cs/request
-//	httpserver.NewHTTP, 50 conn, GMP=1   0.76 [1.19, 1.01]   0.73 [1.14, 2.62]
-//	in-process echo, 1 conn, GMP=2       1.09 [0.95, 2.50]   0.79 [5.32, 15.2]
-//	in-process echo, 50 conn, GMP=2      0.82 [0.64, 0.93]   0.38 [0.35, 0.95]
-//	pinned echo, 64 conn x 1 KiB         0.85 [1.64, 1.03]   1.38 [8.06, 10.1]
-//	pinned echo, 64 conn x 16 KiB        0.81 [1.59, 0.91]   1.24 [13.0, 11.4]
-//
-// System calls per message: 0.2-0.4x epoll's (one epoll_wait and one
-// io_uring_enter per loop iteration).
+// Against the epoll driver's parked loop it costs less CPU and fewer
+// voluntary context switches per request on the loaded rows, and 0.2-0.4x
+// the system calls per message (dated figures: the micro-benchmarks section
+// of bench/README.md; the comparison across peers: make bench-compare).
 //
 // A parked loop on a plain ring (the variant before this one: an eventfd
 // registered with the ring, requests armed single-shot from whichever
 // thread the goroutine ran on) is gone: the kernel runs a request's
 // completion work on the thread that submitted it, which a parked goroutine
 // has usually left, so that thread was interrupted or woken for it (the
-// bracketed figures above). New builds a locked loop's ring and refuses
-// driver.Config.Parked.
+// bracketed figures in bench/README.md). New builds a locked loop's ring
+// and refuses driver.Config.Parked.
 //
 // When io_uring cannot be set up at all, New's error wraps both
 // driver.ErrUringUnavailable and the errno, and says what it means (EPERM:
@@ -123,27 +113,9 @@
 //
 // # Benchmarks
 //
-// 2026-11-22, 2-core AMD EPYC VM (shared with other jobs, so the figures
-// are noisy), Linux 6.18, Go 1.26, liburing 2.3, median of three runs of
+//	go test -run '^$' -bench . ./internal/uring
 //
-//	go test -run '^$' -bench . -benchtime=1s -count=3 ./internal/uring
-//
-// An op is a no-op, or a 64-byte send on a loopback TCP connection plus its
-// receive on the other end; batch is the number of ops per Wait. Every case
-// allocates 0 B/op.
-//
-//	benchmark           profile  batch   ns/op  enters/op  cgo calls/op
-//	Nop                 native       1     700      1          1
-//	Nop                 native      32     138      0.031      0.031
-//	Nop                 5.10         1     666      1          1
-//	Nop                 5.10        32     142      0.031      0.031
-//	SendRecv            native       1    8688      1          1
-//	SendRecv            native      32    3958      0.031      0.031
-//	SendRecv            5.10         1    9368      1          1
-//	SendRecv            5.10        32    3866      0.031      0.031
-//	SyscallSendRecv     (write(2) + read(2), no ring)  9278 ns/op, 2 syscalls/op
-//
-// Loopback TCP itself dominates the send/receive figures on this machine;
-// the ring's gain is in batching: 32 sends and their receives cost one
-// io_uring_enter and one cgo call.
+// measures a no-op and a loopback send and receive per op, one op or 32 per
+// Wait: batching 32 costs one io_uring_enter and one cgo call for all of
+// them (dated figures: the micro-benchmarks section of bench/README.md).
 package uring
