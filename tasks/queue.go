@@ -1,6 +1,9 @@
 package tasks
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // Queue is a multi-producer, single-consumer task queue: any goroutine may
 // Offer, only the consumer (the event loop) may Poll.
@@ -47,7 +50,7 @@ const (
 	// its index for Len.
 	lenLag = 32
 	// maxCapacity caps bounded queues so that rounding up cannot overflow.
-	maxCapacity = 1 << 62
+	maxCapacity = 1 << (bits.UintSize - 2)
 )
 
 // NewBounded returns a lock-free bounded queue backed by one preallocated

@@ -274,3 +274,13 @@ func TestOtherGOOSNamesLinux(t *testing.T) {
 		})
 	}
 }
+
+// TestTasksAndTimersBuildOn32Bit: the packages that promise to build
+// anywhere do so on a 32-bit GOARCH too (a capacity constant once overflowed
+// int there).
+func TestTasksAndTimersBuildOn32Bit(t *testing.T) {
+	env := []string{"GOOS=linux", "GOARCH=386", "CGO_ENABLED=0"}
+	if out, err := goCmd(t, env, "vet", "./tasks", "./timers"); err != nil {
+		t.Fatalf("GOARCH=386 go vet ./tasks ./timers: %v\n%s", err, out)
+	}
+}
