@@ -30,7 +30,8 @@ func (h *openedOn) waitOpen(t *testing.T) *Conn {
 }
 
 // handoffPair builds two started io_uring loops and a listener on a whose
-// connections b serves.
+// connections b serves. The loops are locked: MSG_RING is the locked ring's
+// (a parked loop's readiness variant hands off through task rings).
 func handoffPair(t *testing.T) (a, b *Loop, ln *Listener, h *openedOn) {
 	t.Helper()
 	if !uringBuilt {
@@ -38,10 +39,10 @@ func handoffPair(t *testing.T) (a, b *Loop, ln *Listener, h *openedOn) {
 	}
 	uringcheck.Need(t)
 	var err error
-	a, err = New(WithBackend(BackendUring))
+	a, err = New(WithBackend(BackendUring), WithThreading(ThreadingLocked))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Close() })
-	b, err = New(WithBackend(BackendUring))
+	b, err = New(WithBackend(BackendUring), WithThreading(ThreadingLocked))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = b.Close() })
 	if !a.Backend().Features.MsgRing {
