@@ -13,8 +13,10 @@ import (
 
 // Errors a Loop returns; compare with errors.Is.
 var (
-	// ErrShutdown: the loop no longer accepts work.
-	ErrShutdown = tasks.ErrShutdown
+	// ErrShutdown: the loop no longer accepts work; also why connections,
+	// dials and listeners still open when it shut down ended (OnClose's
+	// cause). It matches tasks.ErrShutdown too.
+	ErrShutdown error = loopShutdown{}
 	// ErrRejected: a bounded task ring was full and the reject policy gave up.
 	ErrRejected = tasks.ErrRejected
 	// ErrDeadlock: a loop was asked to wait for its own termination (Close,
