@@ -485,6 +485,16 @@ func TestAcceptErrorsBackOff(t *testing.T) {
 		// Rate-limited log: a line at the first error, then one a second.
 		require.LessOrEqual(t, lines, 1+int(elapsed/time.Second)+1)
 		require.GreaterOrEqual(t, lines, 1)
+		// The logged error reads as net's: "accept tcp 127.0.0.1:P: accept:
+		// too many open files".
+		acceptErr, _ := logs.attr("accept failed; retrying after a back-off", "err").(error)
+		var oe *net.OpError
+		require.ErrorAs(t, acceptErr, &oe, "the logged accept error is a *net.OpError")
+		require.Equal(t, "accept", oe.Op)
+		require.Equal(t, "tcp", oe.Net)
+		require.Equal(t, ln.Addr().String(), oe.Addr.String())
+		require.ErrorIs(t, acceptErr, unix.EMFILE)
+		require.Equal(t, "accept tcp "+ln.Addr().String()+": accept: too many open files", acceptErr.Error())
 		for i, fd := range socks {
 			socks[i] = -1 // the file owns it now
 			f := os.NewFile(uintptr(fd), "client")
