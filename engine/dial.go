@@ -219,14 +219,14 @@ func (d *dialer) try(lastErr error) {
 }
 
 // fail fails the dial with err as an *net.OpError naming the address
-// tried last (none when no address was tried: a lookup failed).
+// tried last, else the first to try (none when a lookup failed).
 func (d *dialer) fail(err error) {
 	if d.stopCtx != nil {
 		d.stopCtx()
 	}
 	var addr net.Addr
-	if d.next > 0 {
-		addr = sockaddrToAddr(d.targets[d.next-1].sa, d.cfg.network)
+	if len(d.targets) > 0 {
+		addr = sockaddrToAddr(d.targets[max(d.next-1, 0)].sa, d.cfg.network)
 	}
 	d.p.Fail(opError("dial", d.cfg.network, nil, addr, err))
 }
