@@ -128,7 +128,7 @@ func New(opts ...Option) (*Loop, error) {
 	l := &Loop{
 		cfg:       c,
 		drv:       d,
-		info:      BackendInfo{Name: d.Name(), Features: d.Features(), Reason: why, Threading: th},
+		info:      BackendInfo{Name: backendOf(d), Features: d.Features(), Reason: why, Threading: th},
 		threading: th,
 		taskQ:     tasks.NewQueue(c.maxPending),
 		tailQ:     tasks.NewQueue(c.maxPending),
