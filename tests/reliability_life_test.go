@@ -533,13 +533,13 @@ func TestUringTestsGateWhereRefused(t *testing.T) {
 			if !cgoBuild {
 				return // no io_uring half to gate
 			}
-			require.Contains(t, out, "--- SKIP: TestChildUringGate/uring/native", out)
+			require.Contains(t, out, "--- SKIP: TestChildUringGate/io_uring/native", out)
 			require.Contains(t, out, "io_uring: unavailable here (io_uring_setup: "+errno.Error(), out)
 			require.Contains(t, out, "io_uring tests are skipped, epoll tests run", out)
 
 			out, err = startChild(t, errno, "TestChildUringGate", []string{"-test.v"}, uringcheck.RequireEnv+"=1")
 			require.Error(t, err, "io_uring required: the child must fail:\n%s", out)
-			require.Contains(t, out, "--- FAIL: TestChildUringGate/uring/native", out)
+			require.Contains(t, out, "--- FAIL: TestChildUringGate/io_uring/native", out)
 			require.Contains(t, out, "but "+uringcheck.RequireEnv+" requires it", out)
 			require.Contains(t, out, "--- PASS: TestChildUringGate/epoll/native", out)
 		})
