@@ -5,68 +5,165 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/internal/epoll"
 	"github.com/ringloop/ringloop/internal/uring"
 )
 
-// Backend chooses the I/O driver.
+// Backend names an I/O driver: the one a loop is asked for (WithBackend,
+// RINGLOOP_BACKEND) and the one it runs (Loop.Backend().Name). It is
+// spelled "io_uring" and "epoll" everywhere: String, ParseBackend,
+// RINGLOOP_BACKEND, logs and errors.
 type Backend int
 
 const (
 	// BackendAuto uses io_uring when the probe finds what the loop needs,
 	// else epoll, logging the reason once.
 	BackendAuto Backend = iota
-	// BackendUring forces io_uring; New fails where it is refused.
+	// BackendUring is io_uring; asked for, New fails where it is refused.
 	BackendUring
-	// BackendEpoll forces epoll.
+	// BackendEpoll is epoll.
 	BackendEpoll
 )
 
 // BackendEnv names the environment variable operators use to force a backend
-// ("uring" or "epoll").
+// ("io_uring" or "epoll").
 const BackendEnv = "RINGLOOP_BACKEND"
 
-// String names the backend as RINGLOOP_BACKEND spells it.
+// String returns "auto", "io_uring" or "epoll", as RINGLOOP_BACKEND spells
+// them.
 func (b Backend) String() string {
 	switch b {
 	case BackendUring:
-		return "uring"
+		return "io_uring"
 	case BackendEpoll:
 		return "epoll"
 	}
 	return "auto"
 }
 
-// ParseBackend reads "auto", "uring" (or "io_uring") and "epoll"; "" is auto.
+// ParseBackend reads "auto", "io_uring" and "epoll"; "" is auto.
 func ParseBackend(s string) (Backend, error) {
 	switch s {
 	case "", "auto":
 		return BackendAuto, nil
-	case "uring", "io_uring":
+	case "io_uring":
 		return BackendUring, nil
 	case "epoll":
 		return BackendEpoll, nil
 	}
-	return BackendAuto, fmt.Errorf("engine: unknown backend %q (want auto, uring or epoll)", s)
+	return BackendAuto, fmt.Errorf("engine: unknown backend %q (want auto, io_uring or epoll)", s)
 }
 
-// BackendInfo says which driver a loop runs and why.
+// BackendInfo is what Loop.Backend reports: the driver a loop runs, how it
+// waits, what the kernel gives it and why. String is one short line for a
+// startup log; Details has the reason and every feature's.
 type BackendInfo struct {
-	Name     string          // "io_uring" or "epoll"
-	Features driver.Features // what the driver does on this kernel
-	Reason   string          // why this driver was chosen
-	// Threading is the loop's threading mode (how it waits).
-	Threading Threading
+	Name      Backend         // BackendUring or BackendEpoll
+	Threading Threading       // how the loop waits
+	Features  driver.Features // what the driver does on this kernel, each choice's reason
+	Reason    string          // why this driver was chosen
 }
 
-// String renders the driver, the threading mode, the reason the driver was
-// chosen and its features.
+// summaryMax bounds String: a startup log line has room for it beside the
+// logger's own fields.
+const summaryMax = 100
+
+// String is a one-line summary under 100 bytes, e.g. "io_uring locked
+// (kernel 6.18; multishot recv+accept, buf_ring, msg_ring, defer_taskrun)";
+// a profile other than native is named ("kernel 6.18 as 5.10"), and so is a
+// fall back from io_uring.
 func (b BackendInfo) String() string {
-	return b.Name + " (" + b.Threading.String() + " loop): " + b.Reason + "; " + b.Features.String()
+	s := b.Name.String() + " " + b.Threading.String() + " (kernel " + kernelVersion()
+	if p := b.Features.Profile; p != "" && p != driver.Native {
+		s += " as " + string(p)
+	}
+	if strings.HasPrefix(b.Reason, fallbackReason) {
+		s += "; io_uring unavailable"
+	}
+	s += "; " + b.featureSummary()
+	if len(s) > summaryMax-1 {
+		s = s[:summaryMax-4] + "..."
+	}
+	return s + ")"
 }
+
+// Details is the long form for diagnostics: the backend, the threading
+// mode, why the backend was chosen, its features and the reason for each.
+func (b BackendInfo) Details() string {
+	return b.Name.String() + " (" + b.Threading.String() + " loop): " + b.Reason + "; " + b.Features.String()
+}
+
+// featureSummary names the features that shape a backend's throughput,
+// briefly; Details lists them all.
+func (b BackendInfo) featureSummary() string {
+	f := b.Features
+	wait := "epoll_wait"
+	if f.EpollPwait2 {
+		wait = "epoll_pwait2"
+	}
+	switch {
+	case b.Name == BackendEpoll:
+		return wait
+	case b.Threading == ThreadingParked: // uring.NewReady, see openUring
+		return "epoll readiness, batched ring I/O, " + wait
+	}
+	var on []string
+	switch {
+	case f.MultishotRecv && f.MultishotAccept:
+		on = append(on, "multishot recv+accept")
+	case f.MultishotRecv:
+		on = append(on, "multishot recv")
+	case f.MultishotAccept:
+		on = append(on, "multishot accept")
+	}
+	switch {
+	case f.BufRing:
+		on = append(on, "buf_ring")
+	case f.ProvideBuffers:
+		on = append(on, "provide_buffers")
+	}
+	if f.MsgRing {
+		on = append(on, "msg_ring")
+	}
+	if f.DeferTaskrun {
+		on = append(on, "defer_taskrun")
+	}
+	if len(on) == 0 {
+		return "single-shot ops"
+	}
+	return strings.Join(on, ", ")
+}
+
+// kernelVersion is the running kernel's major.minor ("6.18"), or "?".
+var kernelVersion = sync.OnceValue(func() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return "?"
+	}
+	rel := unix.ByteSliceToString(u.Release[:])
+	parts := strings.SplitN(rel, ".", 3)
+	if len(parts) < 2 {
+		return rel
+	}
+	minor := parts[1]
+	if i := strings.IndexFunc(minor, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		minor = minor[:i]
+	}
+	if _, err := strconv.Atoi(parts[0]); err != nil {
+		return rel
+	}
+	return parts[0] + "." + minor
+})
+
+// fallbackReason starts the Reason of a loop that auto moved to epoll.
+const fallbackReason = "auto: fell back to epoll"
 
 // fallbackLogged makes the fallback warning appear once per process, on the
 // logger of the first loop that falls back; every loop still reports its
@@ -111,9 +208,9 @@ func openDriver(c *config) (driver.Driver, string, error) {
 	if err == nil {
 		return d, "auto: io_uring available", nil
 	}
-	reason := "auto: fell back to epoll: " + err.Error()
+	reason := fallbackReason + ": " + err.Error()
 	if !errors.Is(err, driver.ErrUringUnavailable) {
-		reason = "auto: fell back to epoll after an unexpected io_uring error: " + err.Error()
+		reason = fallbackReason + " after an unexpected io_uring error: " + err.Error()
 	}
 	fallbackLogged.Do(func() {
 		c.logger.Warn("ringloop: io_uring unavailable, serving on epoll", slog.String("reason", err.Error()))

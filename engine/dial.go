@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,19 +19,20 @@ import (
 const DefaultConnectTimeout = 30 * time.Second
 
 var (
-	// ErrConnectTimeout: the connect did not finish before its deadline.
-	ErrConnectTimeout = errors.New("engine: connect timeout")
-	// errConnectDeadline is what a Dial past its deadline fails with: both
-	// ErrConnectTimeout and context.DeadlineExceeded.
-	errConnectDeadline = fmt.Errorf("%w: %w", ErrConnectTimeout, context.DeadlineExceeded)
-	errNilHandler      = errors.New("engine: nil handler")
-	errDialOnLoop      = errors.New("engine: Dial would block its own loop; use DialAsync there")
+	errNilHandler = errors.New("engine: nil handler")
+	errDialOnLoop = errors.New("engine: Dial would block its own loop; use DialAsync there")
 )
 
 // Dial connects to addr from loop l and waits for the connection; h serves
 // it (OnOpen runs on the loop). The connect timeout is ctx's deadline, else
 // DefaultConnectTimeout, kept on the loop's timer heap; cancelling ctx
 // cancels the connect. Call DialAsync from the loop itself.
+//
+// Its errors are *net.OpError with Op "dial", as net.Dial's: the connect's
+// errno inside an *os.SyscallError ("dial tcp 127.0.0.1:1: connect:
+// connection refused"); past the deadline an error that is a Timeout() and
+// matches context.DeadlineExceeded and os.ErrDeadlineExceeded; on a cancel,
+// ctx's error; ErrShutdown once the loop has shut down.
 func Dial(ctx context.Context, l *Loop, network, addr string, h Handler, opts ...ConnOption) (*Conn, error) {
 	if l.InEventLoop() {
 		return nil, errDialOnLoop
@@ -52,12 +53,12 @@ func DialAsync(ctx context.Context, l *Loop, network, addr string, h Handler, op
 		return p
 	}
 	if err := ctx.Err(); err != nil {
-		p.Fail(err)
+		p.Fail(opError("dial", network, nil, nil, ctxError(err)))
 		return p
 	}
 	cfg, err := newConnConfig(network, opts)
 	if err != nil {
-		p.Fail(err)
+		p.Fail(opError("dial", network, nil, nil, err))
 		return p
 	}
 	d := &dialer{ctx: ctx, l: l, h: h, cfg: cfg, p: p, deadline: time.Now().Add(DefaultConnectTimeout)}
@@ -66,7 +67,7 @@ func DialAsync(ctx context.Context, l *Loop, network, addr string, h Handler, op
 	}
 	targets, literal, err := literalTargets(network, addr)
 	if err != nil {
-		p.Fail(err)
+		p.Fail(opError("dial", network, nil, nil, err))
 		return p
 	}
 	if literal {
@@ -130,16 +131,16 @@ func (d *dialer) resolve(network, addr string) {
 	defer cancel()
 	port, err := r.LookupPort(ctx, network, portStr)
 	if err != nil {
-		d.p.Fail(fmt.Errorf("engine: dial %s: %w", addr, err))
+		d.fail(err)
 		return
 	}
 	ipNet := map[string]string{"tcp": "ip", "tcp4": "ip4", "tcp6": "ip6"}[network]
 	ips, err := r.LookupNetIP(ctx, ipNet, host)
 	if err != nil {
-		if ctx.Err() != nil && d.ctx.Err() == nil {
-			err = errConnectDeadline
+		if ctx.Err() != nil {
+			err = ctxError(ctx.Err())
 		}
-		d.p.Fail(fmt.Errorf("engine: dial %s: %w", addr, err))
+		d.fail(err)
 		return
 	}
 	for _, ip := range ips {
@@ -152,7 +153,7 @@ func (d *dialer) resolve(network, addr string) {
 		}
 	}
 	if len(d.targets) == 0 {
-		d.p.Fail(fmt.Errorf("engine: dial %s: no %s address", addr, ipNet))
+		d.fail(&net.AddrError{Err: "no suitable address found", Addr: host})
 		return
 	}
 	d.start()
@@ -162,10 +163,7 @@ func (d *dialer) resolve(network, addr string) {
 func (d *dialer) start() {
 	if d.ctx.Done() != nil {
 		d.stopCtx = context.AfterFunc(d.ctx, func() {
-			err := fmt.Errorf("engine: dial: %w", d.ctx.Err())
-			if errors.Is(d.ctx.Err(), context.DeadlineExceeded) {
-				err = errConnectDeadline
-			}
+			err := ctxError(d.ctx.Err())
 			// The control ring: a full task ring cannot drop the cancel.
 			// Refused only once the loop has shut down, which ends the
 			// connect itself.
@@ -193,7 +191,7 @@ func (d *dialer) try(lastErr error) {
 			return
 		}
 		if err := d.ctx.Err(); err != nil {
-			d.fail(fmt.Errorf("engine: dial: %w", err))
+			d.fail(ctxError(err))
 			return
 		}
 		t := d.targets[d.next]
@@ -213,18 +211,24 @@ func (d *dialer) try(lastErr error) {
 		c.st = connConnecting
 		c.connArmed = true
 		l.drv.Connect(fd, c.tag(opConnect), t.sa)
-		c.idle.Init(&connectTimeout{c: c, err: errConnectDeadline})
+		c.idle.Init(&connectTimeout{c: c})
 		l.heap.Start(&c.idle, now()+int64(time.Until(d.deadline)))
 		return
 	}
 	d.fail(lastErr)
 }
 
+// fail fails the dial with err as an *net.OpError naming the address
+// tried last, else the first to try (none when a lookup failed).
 func (d *dialer) fail(err error) {
 	if d.stopCtx != nil {
 		d.stopCtx()
 	}
-	d.p.Fail(err)
+	var addr net.Addr
+	if len(d.targets) > 0 {
+		addr = sockaddrToAddr(d.targets[max(d.next-1, 0)].sa, d.cfg.network)
+	}
+	d.p.Fail(opError("dial", d.cfg.network, nil, addr, err))
 }
 
 // ended follows an attempt's connection to its release: the next target is
@@ -240,12 +244,9 @@ func (d *dialer) ended(err error) {
 }
 
 // connectTimeout cancels a connect at its deadline.
-type connectTimeout struct {
-	c   *Conn
-	err error
-}
+type connectTimeout struct{ c *Conn }
 
-func (t *connectTimeout) Run() { t.c.cancelConnect(t.err) }
+func (t *connectTimeout) Run() { t.c.cancelConnect(timeoutError{}) }
 
 func (c *Conn) cancelConnect(err error) {
 	if c.st != connConnecting || !c.connArmed {
@@ -272,7 +273,7 @@ func (c *Conn) onConnect(comp *driver.Completion) {
 	}
 	if c.closeErr == nil {
 		d.retry = true
-		c.closeErr = fmt.Errorf("engine: connect %v: %w", sockaddrToAddr(d.targets[d.next-1].sa, c.cfg.network), comp.Err())
+		c.closeErr = os.NewSyscallError("connect", comp.Err())
 	}
 	c.finish()
 	c.maybeRelease()

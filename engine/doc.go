@@ -104,7 +104,8 @@
 // epoll" tables), ratios of medians, server pinned at GOMAXPROCS=1 unless
 // the row says otherwise:
 //
-//	                                          uring parked  uring locked  epoll parked  epoll locked
+//	                                            io_uring      io_uring        epoll         epoll
+//	                                             parked        locked        parked        locked
 //	pinned echo, 1 conn, msgs/s ÷ C server        0.86          0.68          0.91          0.73
 //	pinned echo, 64 conn                          1.00          1.03          1.03          1.00
 //	pinned echo, 256 conn                         1.04          1.06          1.02          0.97

@@ -60,30 +60,35 @@ const (
 // counted in Metrics.AcceptErrors. Note that io_uring's multishot accept
 // (kernels 5.19 and later) does not see an RLIMIT_NOFILE lowered after
 // Listen: it goes on accepting up to the limit in force when it was armed.
+//
+// Its errors are *net.OpError with Op "listen", as net.Listen's.
 func Listen(l *Loop, network, addr string, h Handler, opts ...ConnOption) (*Listener, error) {
 	if h == nil {
 		return nil, errNilHandler
 	}
 	cfg, err := newConnConfig(network, opts)
 	if err != nil {
-		return nil, err
+		return nil, opError("listen", network, nil, nil, err)
 	}
 	family, sa, err := resolve(network, addr)
 	if err != nil {
-		return nil, err
+		return nil, opError("listen", network, nil, nil, err)
+	}
+	fail := func(err error) (*Listener, error) {
+		return nil, opError("listen", network, nil, sockaddrToAddr(sa, network), err)
 	}
 	fd, err := newSocket(family)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if err := listenOn(fd, family, sa, cfg); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return fail(err)
 	}
 	ln, err := serveListener(l, fd, family, h, cfg, false)
 	if err != nil {
 		unix.Close(fd)
-		return nil, err
+		return fail(err)
 	}
 	return ln, nil
 }
@@ -309,13 +314,19 @@ func (ln *Listener) acceptFailed(c *driver.Completion) {
 	ln.unlogged++
 	if t := now(); ln.lastLog == 0 || t-ln.lastLog >= int64(acceptLogEvery) {
 		l.cfg.logger.Warn("ringloop: accept failed; retrying after a back-off",
-			slog.Any("listener", ln.addr), slog.Any("err", c.Err()),
+			slog.Any("listener", ln.addr), slog.Any("err", ln.acceptError(c.Err())),
 			slog.Duration("retry in", ln.backoff), slog.Int("errors since last report", ln.unlogged))
 		ln.lastLog, ln.unlogged = t, 0
 	}
 	if !c.More {
 		_, _ = l.ScheduleFunc(ln.arm, ln.backoff)
 	}
+}
+
+// acceptError is an accept errno as net reports it:
+// "accept tcp 127.0.0.1:8080: accept: too many open files".
+func (ln *Listener) acceptError(errno error) error {
+	return opError("accept", ln.cfg.network, nil, ln.addr, os.NewSyscallError("accept", errno))
 }
 
 func (ln *Listener) maybeRelease() {

@@ -13,8 +13,10 @@ import (
 
 // Errors a Loop returns; compare with errors.Is.
 var (
-	// ErrShutdown: the loop no longer accepts work.
-	ErrShutdown = tasks.ErrShutdown
+	// ErrShutdown: the loop no longer accepts work; also why connections,
+	// dials and listeners still open when it shut down ended (OnClose's
+	// cause). It matches tasks.ErrShutdown too.
+	ErrShutdown error = loopShutdown{}
 	// ErrRejected: a bounded task ring was full and the reject policy gave up.
 	ErrRejected = tasks.ErrRejected
 	// ErrDeadlock: a loop was asked to wait for its own termination (Close,
@@ -126,7 +128,7 @@ func New(opts ...Option) (*Loop, error) {
 	l := &Loop{
 		cfg:       c,
 		drv:       d,
-		info:      BackendInfo{Name: d.Name(), Features: d.Features(), Reason: why, Threading: th},
+		info:      BackendInfo{Name: backendOf(d), Features: d.Features(), Reason: why, Threading: th},
 		threading: th,
 		taskQ:     tasks.NewQueue(c.maxPending),
 		tailQ:     tasks.NewQueue(c.maxPending),

@@ -32,7 +32,7 @@ func TestLazyStartAndStates(t *testing.T) {
 		l := newLoop(t, c)
 		require.Equal(t, engine.NotStarted, l.State())
 		require.False(t, l.InEventLoop())
-		require.Contains(t, []string{"io_uring", "epoll"}, l.Backend().Name)
+		require.Contains(t, []engine.Backend{engine.BackendUring, engine.BackendEpoll}, l.Backend().Name)
 		require.NotEmpty(t, l.Backend().Reason)
 
 		in, err := engine.Submit(l, func() (bool, error) { return l.InEventLoop(), nil }).Await(context.Background())
@@ -250,7 +250,7 @@ func TestForcedBackendAndEnv(t *testing.T) {
 	l, err := engine.New()
 	require.NoError(t, err)
 	defer l.Close()
-	require.Equal(t, "epoll", l.Backend().Name)
+	require.Equal(t, engine.BackendEpoll, l.Backend().Name)
 	require.Contains(t, l.Backend().Reason, engine.BackendEnv)
 }
 

@@ -51,7 +51,7 @@ func (l *Loop) Labels() []Label {
 	if name == "" {
 		name = fmt.Sprintf("loop@%p", l)
 	}
-	return []Label{{"loop", name}, {"backend", l.info.Name}, {"mode", l.info.Threading.String()}}
+	return []Label{{"loop", name}, {"backend", l.info.Name.String()}, {"mode", l.info.Threading.String()}}
 }
 
 // Samples returns the loop's metrics as samples, labelled with Labels.

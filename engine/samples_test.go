@@ -55,7 +55,7 @@ func TestSamplesAndVar(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, engine.Counter, it.Kind)
 		require.Positive(t, it.Value)
-		require.Equal(t, []engine.Label{{Name: "loop", Value: "worker"}, {Name: "backend", Value: worker.Backend().Name},
+		require.Equal(t, []engine.Label{{Name: "loop", Value: "worker"}, {Name: "backend", Value: worker.Backend().Name.String()},
 			{Name: "mode", Value: c.Threading.String()}}, it.Labels)
 		conns, _ := sample(ws, "connections")
 		require.Equal(t, engine.Gauge, conns.Kind)
@@ -67,7 +67,7 @@ func TestSamplesAndVar(t *testing.T) {
 		var snap engine.Snapshot
 		require.NoError(t, json.Unmarshal([]byte(worker.Var().String()), &snap))
 		require.Equal(t, "worker", snap.Loop)
-		require.Equal(t, worker.Backend().Name, snap.Backend)
+		require.Equal(t, worker.Backend().Name.String(), snap.Backend)
 		require.Equal(t, c.Threading.String(), snap.Mode)
 		require.Equal(t, 1, snap.Connections)
 		require.Positive(t, snap.Iterations)

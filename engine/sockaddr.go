@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -59,7 +60,7 @@ func sockaddrToAddr(sa unix.Sockaddr, network string) net.Addr {
 func newSocket(family int) (int, error) {
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("engine: socket: %w", err)
+		return -1, os.NewSyscallError("socket", err)
 	}
 	return fd, nil
 }

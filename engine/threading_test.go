@@ -27,9 +27,8 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	l, err := engine.New()
 	require.NoError(t, err)
 	defer l.Close()
-	b, err := engine.ParseBackend(l.Backend().Name)
-	require.NoError(t, err)
-	require.Equal(t, engine.DefaultThreading(b), l.Threading(), "auto chose %s", l.Backend().Name)
+	b := l.Backend().Name
+	require.Equal(t, engine.DefaultThreading(b), l.Threading(), "auto chose %s", b)
 	le, err := engine.New(engine.WithBackend(engine.BackendEpoll))
 	require.NoError(t, err)
 	defer le.Close()
@@ -42,7 +41,8 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 		require.Equal(t, engine.ThreadingParked, lu.Backend().Threading)
 	}
 
-	require.Contains(t, l.Backend().String(), "parked loop")
+	require.Contains(t, l.Backend().String(), "parked")
+	require.Contains(t, l.Backend().Details(), "parked loop")
 	require.Contains(t, l.String(), "parked")
 	t.Setenv(engine.ThreadingEnv, "locked")
 	l2, err := engine.New()
@@ -50,7 +50,8 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	defer l2.Close()
 	require.Equal(t, engine.ThreadingLocked, l2.Threading(), "the environment chose")
 	require.Equal(t, engine.ThreadingLocked, l2.Backend().Threading)
-	require.NotContains(t, l2.Backend().String(), "parked loop")
+	require.Contains(t, l2.Backend().String(), "locked")
+	require.NotContains(t, l2.Backend().Details(), "parked loop")
 
 	t.Setenv(engine.ThreadingEnv, "spinning")
 	_, err = engine.New()
@@ -84,7 +85,8 @@ func TestInEventLoopAndThreadID(t *testing.T) {
 		} else {
 			require.Zero(t, l.ThreadID())
 		}
-		require.True(t, strings.Contains(l.Backend().String(), c.Threading.String()+" loop"))
+		require.True(t, strings.Contains(l.Backend().Details(), c.Threading.String()+" loop"))
+		require.True(t, strings.HasPrefix(l.Backend().String(), c.Backend.String()+" "+c.Threading.String()+" ("))
 		require.NoError(t, l.Close())
 		require.False(t, l.InEventLoop())
 	})

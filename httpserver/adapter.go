@@ -26,7 +26,7 @@ type stdRequest struct {
 	s      *Server
 	loop   *engine.Loop
 	req    *http.Request
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc // with why the connection ended, if it did
 	minor  uint8
 	keep   bool // the client allows keep-alive
 	isHEAD bool
@@ -59,7 +59,7 @@ func (cs *conn) serveStd(r *Request) {
 		}
 	}
 	req.RemoteAddr = cs.remote
-	ctx, cancel := context.WithCancel(cs.base)
+	ctx, cancel := context.WithCancelCause(cs.base)
 	sr := &stdRequest{
 		s: cs.s, loop: cs.c.Loop(), req: req.WithContext(ctx), cancel: cancel,
 		minor: r.p.minor, keep: r.p.keepAlive(), isHEAD: req.Method == "HEAD",
@@ -189,13 +189,13 @@ func (sr *stdRequest) run() {
 	defer func() {
 		if p := recover(); p != nil {
 			logPanic(p, nil)
-			sr.cancel()
+			sr.cancel(nil)
 			sr.send(&chunk{abort: true, last: true})
 			return
 		}
 	}()
 	sr.s.std.ServeHTTP(w, sr.req)
-	sr.cancel()
+	sr.cancel(nil)
 	w.finish()
 }
 
@@ -317,11 +317,11 @@ func (sr *stdRequest) writable(w bool) {
 	}
 }
 
-// gone tells the handler the client went away: its context is cancelled
-// and its writes fail from now on.
-func (sr *stdRequest) gone() {
+// gone tells the handler the connection ended for cause: its context is
+// cancelled with it and its writes fail from now on.
+func (sr *stdRequest) gone(cause error) {
 	sr.dead.Store(true)
-	sr.cancel()
+	sr.cancel(cause)
 	if sr.waiting {
 		sr.waiting = false
 		sr.ack <- struct{}{}

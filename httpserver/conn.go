@@ -333,7 +333,7 @@ func (cs *conn) linger() {
 func (cs *conn) onReadClosed() {
 	cs.readEOF = true
 	if cs.inflight != nil {
-		cs.inflight.cancel()
+		cs.inflight.cancel(nil)
 	}
 	if !cs.busy && !cs.blocked {
 		_ = cs.c.Close()
@@ -358,11 +358,11 @@ func (cs *conn) onWritable(w bool) {
 	cs.afterServe()
 }
 
-func (cs *conn) onClose() {
+func (cs *conn) onClose(cause error) {
 	cs.closed = true
 	cs.ls.remove(cs)
 	if cs.inflight != nil {
-		cs.inflight.gone()
+		cs.inflight.gone(cause)
 	}
 	if cs.deferred != nil {
 		cs.deferred.gone.Store(true)

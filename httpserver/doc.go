@@ -78,7 +78,11 @@
 // as net/http builds it (Body holding the request body, Context cancelled
 // when the client goes away or the server closes the connection, Trailer, RemoteAddr,
 // http.LocalAddrContextKey) and a ResponseWriter that is also an
-// http.Flusher. Where it runs:
+// http.Flusher. When the connection ends under a running handler,
+// context.Cause(r.Context()) says why, as OnClose's cause does for an
+// engine.Handler: errors.Is(cause, engine.ErrShutdown) once the loop shut
+// down. (On the fast API, Deferred.Finish and Flush return ErrShutdown
+// then.) Where it runs:
 //
 //   - default: each request on its own goroutine, as net/http does; the
 //     response goes back to the loop as one task when the handler returns

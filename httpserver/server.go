@@ -322,7 +322,7 @@ func (s *Server) OnData(c *engine.Conn, b []byte) { c.Value().(*conn).onData(b) 
 // OnClose implements engine.Handler.
 func (s *Server) OnClose(c *engine.Conn, err error) {
 	cs := c.Value().(*conn)
-	cs.onClose()
+	cs.onClose(err)
 	s.live.Add(-1)
 	s.checkDrained()
 }

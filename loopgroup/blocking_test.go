@@ -33,7 +33,7 @@ func TestExecutorGroupIsEpoll(t *testing.T) {
 	ex := newExecGroup(t, loopgroup.WithBackend(engine.BackendUring))
 	assert.Equal(t, 2*runtime.GOMAXPROCS(0), ex.Len())
 	for _, l := range ex.All() {
-		assert.Equal(t, "epoll", l.Backend().Name)
+		assert.Equal(t, engine.BackendEpoll, l.Backend().Name)
 	}
 	ex2 := newExecGroup(t, loopgroup.WithLoops(3))
 	assert.Equal(t, 3, ex2.Len())

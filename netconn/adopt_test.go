@@ -120,7 +120,7 @@ func TestHotRestart(t *testing.T) {
 			fields := strings.Fields(get("/"))
 			require.Len(t, fields, 3)
 			require.Equal(t, strconv.Itoa(cmd.Process.Pid), fields[0], "answered by the child")
-			require.Equal(t, loop.Backend().Name, fields[1], "the child runs the same backend")
+			require.Equal(t, loop.Backend().Name.String(), fields[1], "the child runs the same backend")
 			require.Equal(t, c.Threading.String(), fields[2], "and the same threading mode")
 		}
 		get("/quit")

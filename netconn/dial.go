@@ -2,6 +2,7 @@ package netconn
 
 import (
 	"context"
+	"errors"
 	"net"
 
 	"github.com/ringloop/ringloop/engine"
@@ -20,7 +21,11 @@ func Dial(ctx context.Context, loops engine.Parent, network, addr string, opts .
 	nc := newConn(loop, cfg, network)
 	c, err := engine.Dial(ctx, loop, network, addr, &handler{nc: nc, cfg: cfg, network: network}, cfg.conn...)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		var oe *net.OpError
+		if !errors.As(err, &oe) { // engine's dial errors already are
+			err = &net.OpError{Op: "dial", Net: network, Err: err}
+		}
+		return nil, err
 	}
 	// The loop never reads these; OnOpen may still be running there.
 	nc.laddr, nc.raddr = c.LocalAddr(), c.RemoteAddr()

@@ -37,6 +37,10 @@ func TestLoopShutdown(t *testing.T) {
 		require.NoError(t, l.Close())
 		err = <-rerr
 		require.ErrorIs(t, err, engine.ErrShutdown, "a waiting Read learns why")
+		var oe *net.OpError
+		require.ErrorAs(t, err, &oe)
+		require.Equal(t, "read", oe.Op)
+		require.Equal(t, "read tcp "+nc.LocalAddr().String()+"->"+nc.RemoteAddr().String()+": engine: loop shut down", err.Error())
 		require.ErrorIs(t, <-aerr, engine.ErrShutdown, "a waiting Accept learns why")
 		_, err = nc.Write([]byte("x"))
 		require.Error(t, err)
@@ -45,6 +49,9 @@ func TestLoopShutdown(t *testing.T) {
 		defer cancel()
 		_, err = netconn.Dial(ctx, l, "tcp", ln.Addr().String())
 		require.ErrorIs(t, err, engine.ErrShutdown)
+		require.ErrorAs(t, err, &oe)
+		require.Equal(t, "dial", oe.Op)
+		require.Equal(t, "dial tcp "+ln.Addr().String()+": engine: loop shut down", err.Error(), "one OpError, not two")
 		require.NoError(t, nc.Close())
 		require.NoError(t, ln.Close())
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -444,7 +445,14 @@ func TestConnectTimeout(t *testing.T) {
 		}()
 		select { // the connect would hang for ever without the deadline
 		case err := <-done:
-			require.ErrorIs(t, err, engine.ErrConnectTimeout)
+			var oe *net.OpError
+			require.ErrorAs(t, err, &oe, "a dial error is a *net.OpError, as net's")
+			require.Equal(t, "dial", oe.Op)
+			require.Equal(t, addr, oe.Addr.String())
+			require.True(t, oe.Timeout(), "a connect past its deadline is a timeout: %v", err)
+			require.ErrorIs(t, err, context.DeadlineExceeded, "as net's dial errors")
+			require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+			require.Equal(t, "dial tcp "+addr+": i/o timeout", err.Error())
 		case <-time.After(30 * time.Second):
 			t.Fatal("Dial still blocked 30 s after its 200 ms deadline")
 		}

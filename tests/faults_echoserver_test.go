@@ -93,7 +93,7 @@ func TestEchoserverWithoutCgo(t *testing.T) {
 	// Where the program cannot serve as asked it exits 1 with the reason,
 	// before printing its listening line.
 	for _, tc := range []struct{ env, want string }{
-		{engine.BackendEnv + "=uring", "built without liburing"},
+		{engine.BackendEnv + "=io_uring", "built without liburing"},
 		{engine.BackendEnv + "=bogus", `"bogus"`},
 		{driver.ProfileEnv + "=4.19", `"4.19"`},
 	} {

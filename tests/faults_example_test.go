@@ -27,6 +27,6 @@ func Example_backendEnv() {
 	}
 	defer l.Close()
 	info := l.Backend()
-	fmt.Println(info.Name+":", info.Reason)
+	fmt.Println(info.Name.String()+":", info.Reason)
 	// Output: epoll: forced by RINGLOOP_BACKEND=epoll
 }

@@ -175,6 +175,28 @@ func (h *logCapture) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// attr returns the value of key in the first record whose message
+// contains msg (nil: none).
+func (h *logCapture) attr(msg, key string) any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.recs {
+		if !strings.Contains(r.Message, msg) {
+			continue
+		}
+		var v any
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == key {
+				v = a.Value.Any()
+				return false
+			}
+			return true
+		})
+		return v
+	}
+	return nil
+}
+
 // lines renders each record as "LEVEL message key=value ...".
 func (h *logCapture) lines() []string {
 	h.mu.Lock()

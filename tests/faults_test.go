@@ -62,7 +62,7 @@ func TestChildAutoFallback(t *testing.T) {
 		t.Cleanup(func() { require.NoError(t, l.Close()) })
 		info := l.Backend()
 		t.Logf("loop %d: %v", i, info)
-		require.Equal(t, "epoll", info.Name, "%v", info)
+		require.Equal(t, engine.BackendEpoll, info.Name, "%v", info)
 		require.Equal(t, "epoll", info.Features.Backend)
 		require.Equal(t, wantProfile, info.Features.Profile)
 		require.Contains(t, info.Reason, "fell back to epoll")
@@ -124,7 +124,6 @@ func TestChildForcedUring(t *testing.T) {
 	}{
 		{"option", "", "forced by option", []engine.Option{engine.WithBackend(engine.BackendUring)}},
 		{"option over env=epoll", "epoll", "forced by option", []engine.Option{engine.WithBackend(engine.BackendUring)}},
-		{"env=uring", "uring", "forced by RINGLOOP_BACKEND=uring", nil},
 		{"env=io_uring", "io_uring", "forced by RINGLOOP_BACKEND=io_uring", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,7 +149,7 @@ func TestChildForcedUring(t *testing.T) {
 	l, err := engine.New()
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
-	require.Equal(t, "epoll", l.Backend().Name)
+	require.Equal(t, engine.BackendEpoll, l.Backend().Name)
 	require.Equal(t, "forced by RINGLOOP_BACKEND=epoll", l.Backend().Reason)
 	require.NoError(t, pingPong(listenEcho(t, l).Addr().String(), 10, 4096, 7))
 	require.Empty(t, logs.lines(), "forced epoll must not log a fallback")
@@ -172,38 +171,38 @@ func TestBackendEnv(t *testing.T) {
 	t.Run("epoll", func(t *testing.T) {
 		t.Setenv(engine.BackendEnv, "epoll")
 		l := newOK(t)
-		require.Equal(t, "epoll", l.Backend().Name)
+		require.Equal(t, engine.BackendEpoll, l.Backend().Name)
 		require.Equal(t, "epoll", l.Backend().Features.Backend)
 		require.Equal(t, "forced by RINGLOOP_BACKEND=epoll", l.Backend().Reason)
 		require.NoError(t, pingPong(listenEcho(t, l).Addr().String(), 10, 1000, 1))
 	})
 
-	t.Run("uring", func(t *testing.T) {
-		t.Setenv(engine.BackendEnv, "uring")
+	t.Run("io_uring", func(t *testing.T) {
+		t.Setenv(engine.BackendEnv, "io_uring")
 		if !cgoBuild {
 			l, err := engine.New()
 			require.Nil(t, l)
 			require.ErrorIs(t, err, driver.ErrUringUnavailable)
 			require.ErrorContains(t, err, "built without liburing")
-			require.ErrorContains(t, err, "RINGLOOP_BACKEND=uring")
+			require.ErrorContains(t, err, "RINGLOOP_BACKEND=io_uring")
 			return
 		}
 		uringcheck.Need(t)
 		l := newOK(t)
-		require.Equal(t, "io_uring", l.Backend().Name)
-		require.Equal(t, "forced by RINGLOOP_BACKEND=uring", l.Backend().Reason)
+		require.Equal(t, engine.BackendUring, l.Backend().Name)
+		require.Equal(t, "forced by RINGLOOP_BACKEND=io_uring", l.Backend().Reason)
 		require.NoError(t, pingPong(listenEcho(t, l).Addr().String(), 10, 1000, 2))
 	})
 
 	t.Run("invalid", func(t *testing.T) {
 		fds := testenv.CountFDs(t)
-		for _, v := range []string{"bogus", "EPOLL", "uring ", "iouring"} {
+		for _, v := range []string{"bogus", "EPOLL", "uring", "io_uring ", "iouring"} {
 			t.Setenv(engine.BackendEnv, v)
 			l, err := engine.New()
 			require.Nil(t, l, "%q", v)
 			require.Error(t, err, "%q", v)
 			require.Contains(t, err.Error(), `"`+v+`"`, "the error must quote the bad value")
-			require.Contains(t, err.Error(), "auto, uring or epoll", "the error must list the valid values")
+			require.Contains(t, err.Error(), "auto, io_uring or epoll", "the error must list the valid values")
 		}
 		require.Equal(t, fds, testenv.CountFDs(t))
 	})
@@ -211,7 +210,7 @@ func TestBackendEnv(t *testing.T) {
 	t.Run("option wins", func(t *testing.T) {
 		t.Setenv(engine.BackendEnv, "bogus")
 		l := newOK(t, engine.WithBackend(engine.BackendEpoll))
-		require.Equal(t, "epoll", l.Backend().Name)
+		require.Equal(t, engine.BackendEpoll, l.Backend().Name)
 		require.Equal(t, "forced by option", l.Backend().Reason)
 	})
 }

@@ -485,6 +485,16 @@ func TestAcceptErrorsBackOff(t *testing.T) {
 		// Rate-limited log: a line at the first error, then one a second.
 		require.LessOrEqual(t, lines, 1+int(elapsed/time.Second)+1)
 		require.GreaterOrEqual(t, lines, 1)
+		// The logged error reads as net's: "accept tcp 127.0.0.1:P: accept:
+		// too many open files".
+		acceptErr, _ := logs.attr("accept failed; retrying after a back-off", "err").(error)
+		var oe *net.OpError
+		require.ErrorAs(t, acceptErr, &oe, "the logged accept error is a *net.OpError")
+		require.Equal(t, "accept", oe.Op)
+		require.Equal(t, "tcp", oe.Net)
+		require.Equal(t, ln.Addr().String(), oe.Addr.String())
+		require.ErrorIs(t, acceptErr, unix.EMFILE)
+		require.Equal(t, "accept tcp "+ln.Addr().String()+": accept: too many open files", acceptErr.Error())
 		for i, fd := range socks {
 			socks[i] = -1 // the file owns it now
 			f := os.NewFile(uintptr(fd), "client")
@@ -523,13 +533,13 @@ func TestUringTestsGateWhereRefused(t *testing.T) {
 			if !cgoBuild {
 				return // no io_uring half to gate
 			}
-			require.Contains(t, out, "--- SKIP: TestChildUringGate/uring/native", out)
+			require.Contains(t, out, "--- SKIP: TestChildUringGate/io_uring/native", out)
 			require.Contains(t, out, "io_uring: unavailable here (io_uring_setup: "+errno.Error(), out)
 			require.Contains(t, out, "io_uring tests are skipped, epoll tests run", out)
 
 			out, err = startChild(t, errno, "TestChildUringGate", []string{"-test.v"}, uringcheck.RequireEnv+"=1")
 			require.Error(t, err, "io_uring required: the child must fail:\n%s", out)
-			require.Contains(t, out, "--- FAIL: TestChildUringGate/uring/native", out)
+			require.Contains(t, out, "--- FAIL: TestChildUringGate/io_uring/native", out)
 			require.Contains(t, out, "but "+uringcheck.RequireEnv+" requires it", out)
 			require.Contains(t, out, "--- PASS: TestChildUringGate/epoll/native", out)
 		})

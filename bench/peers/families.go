@@ -23,20 +23,24 @@ var Backends = []engine.Backend{engine.BackendUring, engine.BackendEpoll}
 
 // DriverName is the name a loop on backend b reports (Loop.Backend().Name,
 // the banner's backend=), which the report matches rows by.
-func DriverName(b engine.Backend) string {
+func DriverName(b engine.Backend) string { return b.String() }
+
+// rowSuffix ends a peer's name: "uring" or "epoll", as the rows of every
+// earlier report name them.
+func rowSuffix(b engine.Backend) string {
 	if b == engine.BackendEpoll {
 		return "epoll"
 	}
-	return "io_uring"
+	return "uring"
 }
 
 // registerFamily registers family's peer on each backend: named prefix-
-// and the backend as RINGLOOP_BACKEND spells it, serving in every
+// and rowSuffix, serving in every
 // threading mode; start builds the server on the backend it is given.
 func registerFamily(prefix string, kind Kind, family, doc string, start func(engine.Backend, Config) (Server, error)) {
 	for _, b := range Backends {
 		Register(Peer{
-			Name:       prefix + "-" + b.String(),
+			Name:       prefix + "-" + rowSuffix(b),
 			Kind:       kind,
 			Family:     family,
 			Backend:    DriverName(b),
@@ -58,6 +62,6 @@ func Automatic() (Info, error) {
 		return Info{}, err
 	}
 	bi := l.Backend()
-	info := Info{Backend: bi.Name, Threading: l.Threading().String(), Detail: bi.Reason}
+	info := Info{Backend: bi.Name.String(), Threading: l.Threading().String(), Detail: bi.Reason}
 	return info, l.Close()
 }

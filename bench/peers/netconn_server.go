@@ -24,7 +24,7 @@ func startOnNetconn(b engine.Backend, c Config, detail string, serve func(net.Li
 	}
 	stop := serve(ln)
 	bi := loop.Backend()
-	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name, Threading: loop.Threading().String(), Detail: detail + " on netconn; " + bi.Features.String()},
+	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name.String(), Threading: loop.Threading().String(), Detail: detail + " on netconn; " + bi.Features.String()},
 		close: func() error {
 			_ = stop()
 			_, err := loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())

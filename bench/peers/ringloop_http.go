@@ -50,7 +50,7 @@ func startRingloopHTTP(b engine.Backend, c Config, adapter bool) (Server, error)
 		return nil, err
 	}
 	bi := loop.Backend()
-	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name, Threading: loop.Threading().String(), Detail: bi.Features.String()}}, nil
+	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name.String(), Threading: loop.Threading().String(), Detail: bi.Features.String()}}, nil
 }
 
 func (s *ringloopHTTP) Addr() string { return s.addr }

@@ -110,7 +110,7 @@ func machine(cfg Config) map[string]string {
 	m["liburing"] = strings.TrimSpace(cmdOut("dpkg-query", "-W", "-f", "${Version}", "liburing-dev"))
 	m["wrk"] = strings.TrimSpace(cmdOut("dpkg-query", "-W", "-f", "${Version}", "wrk"))
 	if l, err := engine.New(); err == nil {
-		m["ringloop auto backend"] = l.Backend().Name + ": " + l.Backend().Reason
+		m["ringloop auto backend"] = l.Backend().Name.String() + ": " + l.Backend().Reason
 		_ = l.Close()
 	} else {
 		m["ringloop auto backend"] = "error: " + err.Error()

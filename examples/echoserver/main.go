@@ -2,7 +2,7 @@
 //
 // It picks its backend the way every ringloop program does: io_uring where
 // the kernel allows it, else epoll with the reason logged once;
-// RINGLOOP_BACKEND=uring|epoll and RINGLOOP_KERNEL_PROFILE override the
+// RINGLOOP_BACKEND=io_uring|epoll and RINGLOOP_KERNEL_PROFILE override the
 // choice. Its first line on stdout is machine-readable:
 //
 //	listening 127.0.0.1:40123 backend=epoll profile=native reason="auto: fell back to epoll: ..."
@@ -41,7 +41,7 @@ func main() {
 
 func run(addr string, busy time.Duration) error {
 	// The default backend is auto; New fails only when a backend is forced
-	// (RINGLOOP_BACKEND=uring where io_uring is refused) or a variable is
+	// (RINGLOOP_BACKEND=io_uring where io_uring is refused) or a variable is
 	// invalid.
 	loop, err := engine.New(engine.WithName("echoserver"), engine.WithBusyPoll(busy))
 	if err != nil {

@@ -56,7 +56,7 @@ func serve(ctx context.Context, addr string, ready func(net.Addr, string)) error
 	if err != nil {
 		return err
 	}
-	ready(a, loops.Loop(0).Backend().Name)
+	ready(a, loops.Loop(0).Backend().Name.String())
 	<-ctx.Done()
 
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -25,10 +25,10 @@ measure() { # name, then the server command
 echo "$(date -u +%F), $(nproc) cores, $(uname -r); 128 B messages, 20000 round trips"
 for procs in 1 2; do
 	measure "net GOMAXPROCS=$procs" env GOMAXPROCS=$procs "$bin/pingpong" -serve
-	for b in uring epoll; do
+	for b in io_uring epoll; do
 		measure "ringloop $b GOMAXPROCS=$procs" env GOMAXPROCS=$procs RINGLOOP_BACKEND=$b "$bin/echoserver"
 	done
 done
-for b in uring epoll; do
+for b in io_uring epoll; do
 	measure "ringloop $b busy-poll 50µs" env GOMAXPROCS=1 RINGLOOP_BACKEND=$b "$bin/echoserver" -busy-poll 50us
 done

@@ -225,9 +225,9 @@ func TestNouringTagServesOnEpoll(t *testing.T) {
 		t.Fatalf("want a startup warning saying %q; stderr: %s", unbuiltText, stderr)
 	}
 
-	stdout, stderr, err = run(t, bin, "RINGLOOP_BACKEND=uring")
+	stdout, stderr, err = run(t, bin, "RINGLOOP_BACKEND=io_uring")
 	if err == nil || !strings.Contains(stderr, unbuiltText) {
-		t.Fatalf("RINGLOOP_BACKEND=uring: want exit 1 saying %q; got %v\nstdout: %s\nstderr: %s", unbuiltText, err, stdout, stderr)
+		t.Fatalf("RINGLOOP_BACKEND=io_uring: want exit 1 saying %q; got %v\nstdout: %s\nstderr: %s", unbuiltText, err, stdout, stderr)
 	}
 }
 
