@@ -417,3 +417,47 @@ func testManyConnsEcho(t *testing.T, e *Env) {
 		return true
 	})
 }
+
+// testSendBlockedWaits: a Send to a peer that reads nothing, on an fd with
+// no other op, fills the socket and then waits for EPOLLOUT: a Wait with a
+// timeout returns (a driver that retried the send without registering the
+// fd for writability spun inside that Wait forever); once the peer reads,
+// the send completes.
+func testSendBlockedWaits(t *testing.T, e *Env) {
+	h := e.New(t)
+	fd, peer := TCPPair(t)
+	h.Own(fd)
+	SetBuffers(t, fd, 64<<10, 0)
+	peer.SetReadBuffer(64 << 10)
+	p := randomBytes(11, 4<<20)
+	s := h.Send(fd, p)
+	returned := make(chan struct{})
+	watchdog := time.AfterFunc(60*time.Second, func() {
+		select {
+		case <-returned:
+		default:
+			panic("drivertest: Wait(50ms) has not returned in 60s with a send blocked on a peer that reads nothing: the driver spins")
+		}
+	})
+	for range 3 {
+		h.Wait(50 * time.Millisecond)
+	}
+	close(returned)
+	watchdog.Stop()
+	if s.Done {
+		t.Fatalf("a 4 MiB send to a peer that reads nothing completed: %s", ErrnoRes(s.Res))
+	}
+	sum, errc := make(chan []byte, 1), make(chan error, 1)
+	go slowReader(peer, len(p), sum, errc)
+	h.Until(60*time.Second, "the send, once the peer reads", func() bool { return s.Done })
+	if s.Res != int32(len(p)) {
+		t.Fatalf("send: %s, want %d", ErrnoRes(s.Res), len(p))
+	}
+	select {
+	case <-sum:
+	case err := <-errc:
+		t.Fatalf("peer: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("peer did not read everything")
+	}
+}

@@ -52,6 +52,7 @@ var tests = []contractTest{
 	{"RecvReset", testRecvReset},
 	{"RecvRearm", testRecvRearm},
 	{"SendPartialLarge", testSendPartialLarge},
+	{"SendBlockedWaits", testSendBlockedWaits},
 	{"SendEmpty", testSendEmpty},
 	{"SendToResetPeer", testSendToResetPeer},
 	{"EchoFromCallbacks", testEchoFromCallbacks},

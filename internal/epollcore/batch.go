@@ -165,9 +165,9 @@ func (d *Driver) sendResult(fd int, st *fdState, res int32) {
 			d.emit(t, int32(l), false, nil)
 			return
 		}
-		st.flags &^= fReadyOut // partial: the buffer is full, EPOLLOUT follows
+		d.awaitWritable(fd, st) // partial: the buffer is full
 	case res == -int32(unix.EAGAIN):
-		st.flags &^= fReadyOut
+		d.awaitWritable(fd, st)
 	case res == -int32(unix.EINTR):
 	default:
 		t, _ := st.popSend()
@@ -177,5 +177,17 @@ func (d *Driver) sendResult(fd int, st *fdState, res int32) {
 	if op.cancel {
 		t, _ := st.popSend()
 		d.emit(t, ecanceled, false, nil)
+	}
+}
+
+// awaitWritable clears the fd's write readiness after a send that found its
+// buffer full, and registers the fd now if it is not: the submission phase
+// tries the sends of an unregistered fd blindly, and only the epoll driver
+// learns of a full buffer before it decides whether to register. Left
+// unregistered, the fd would be tried again at once, forever.
+func (d *Driver) awaitWritable(fd int, st *fdState) {
+	st.flags &^= fReadyOut
+	if st.flags&fRegistered == 0 {
+		d.register(fd, st, unix.EPOLL_CTL_ADD)
 	}
 }
