@@ -249,7 +249,7 @@ func servers(t *testing.T, c testenv.Combo) map[string]string {
 	loop, err := engine.New(c.Options()...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loop.Close() })
-	limits := httpserver.WithLimits(4096, 100, 2048, 64<<10)
+	limits := httpserver.WithLimits(httpserver.Limits{HeaderBytes: 4096, Headers: 100, RequestLine: 2048, Body: 64 << 10})
 	addrs := map[string]string{}
 	start := func(name string, s *httpserver.Server, err error) {
 		require.NoError(t, err)

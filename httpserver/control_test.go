@@ -75,7 +75,7 @@ func TestTickWithFullTaskRing(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l := boundedLoop(t, c)
 		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
-			httpserver.WithTimeouts(0, 0, 50*time.Millisecond))
+			httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: httpserver.NoTimeout, Read: httpserver.NoTimeout, Idle: 50 * time.Millisecond}))
 		require.NoError(t, err)
 		addr, err := s.Listen(l, "tcp", "127.0.0.1:0")
 		require.NoError(t, err)

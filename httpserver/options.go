@@ -57,43 +57,74 @@ func newConfig(opts []Option) (*config, error) {
 	return c, nil
 }
 
-// WithLimits sets the request limits: bytes of request line plus headers
-// (431 past it), number of header lines (431), request-line length (414),
-// body bytes (413). Zero keeps a default.
-func WithLimits(headerBytes, headers, requestLine, body int) Option {
+// Limits bounds what one request may hold. A zero field keeps its default.
+type Limits struct {
+	HeaderBytes int // request line and headers (default DefaultMaxHeaderBytes): 431 past it
+	Headers     int // header lines (default DefaultMaxHeaders): 431 past it
+	RequestLine int // request-line length (default DefaultMaxRequestLine): 414 past it
+	Body        int // body bytes, at most 1 GiB (default DefaultMaxBodyBytes): 413 past it
+}
+
+// WithLimits sets the request limits; a zero field keeps its default.
+func WithLimits(l Limits) Option {
 	return func(c *config) error {
-		if headerBytes < 0 || headers < 0 || requestLine < 0 || body < 0 {
-			return fmt.Errorf("httpserver: negative limit")
+		if l.HeaderBytes < 0 || l.Headers < 0 || l.RequestLine < 0 || l.Body < 0 {
+			return fmt.Errorf("httpserver: negative limit in %+v", l)
 		}
-		if body > 1<<30 {
-			return fmt.Errorf("httpserver: body limit %d over 1 GiB (bodies are buffered)", body)
+		if l.Body > 1<<30 {
+			return fmt.Errorf("httpserver: body limit %d over 1 GiB (bodies are buffered)", l.Body)
 		}
 		set := func(dst *int, v int) {
 			if v > 0 {
 				*dst = v
 			}
 		}
-		set(&c.maxHeaderBytes, headerBytes)
-		set(&c.maxHeaders, headers)
-		set(&c.maxLine, requestLine)
-		set(&c.maxBody, body)
+		set(&c.maxHeaderBytes, l.HeaderBytes)
+		set(&c.maxHeaders, l.Headers)
+		set(&c.maxLine, l.RequestLine)
+		set(&c.maxBody, l.Body)
 		return nil
 	}
 }
 
-// WithTimeouts sets how long a client may take to send a request's headers
-// (from its first byte), its whole request, and how long a keep-alive
-// connection may wait for its next request. Zero turns a timeout off. They
-// count from when the server read the first byte (or finished the last
-// response), never fire before they have elapsed, and are checked on the
-// loop's timer tick (a quarter of the shortest timeout, at most a second):
-// they fire up to one tick late, later only when the loop itself is late.
-func WithTimeouts(readHeader, read, idle time.Duration) Option {
+// NoTimeout in a field of Timeouts turns that timeout off.
+const NoTimeout time.Duration = -1
+
+// Timeouts bounds how long a client may take. A zero field keeps its
+// default; NoTimeout turns that timeout off.
+type Timeouts struct {
+	ReadHeader time.Duration // from a request's first byte to the end of its headers (default DefaultReadHeaderTimeout)
+	Read       time.Duration // from a request's first byte to the end of its body (default DefaultReadTimeout)
+	Idle       time.Duration // a keep-alive connection waiting for its next request (default DefaultIdleTimeout)
+}
+
+// WithTimeouts sets the timeouts; a zero field keeps its default, NoTimeout
+// turns one off. They count from when the server read the first byte (or
+// finished the last response), never fire before they have elapsed, and are
+// checked on the loop's timer tick (a quarter of the shortest timeout, at
+// most a second): they fire up to one tick late, later only when the loop
+// itself is late.
+func WithTimeouts(t Timeouts) Option {
 	return func(c *config) error {
-		if readHeader < 0 || read < 0 || idle < 0 {
-			return fmt.Errorf("httpserver: negative timeout")
+		set := func(dst *time.Duration, v time.Duration) error {
+			switch {
+			case v == NoTimeout:
+				*dst = 0
+			case v < 0:
+				return fmt.Errorf("httpserver: negative timeout %v (NoTimeout turns one off)", v)
+			case v > 0:
+				*dst = v
+			}
+			return nil
 		}
-		c.readHeader, c.read, c.idle = readHeader, read, idle
+		for _, f := range []struct {
+			dst *time.Duration
+			v   time.Duration
+		}{{&c.readHeader, t.ReadHeader}, {&c.read, t.Read}, {&c.idle, t.Idle}} {
+			if err := set(f.dst, f.v); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 }

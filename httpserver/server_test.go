@@ -46,7 +46,7 @@ func readEOF(t *testing.T, c net.Conn) string {
 func TestTimeouts(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(300*time.Millisecond, 600*time.Millisecond, 300*time.Millisecond))
+		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 300 * time.Millisecond, Read: 600 * time.Millisecond, Idle: 300 * time.Millisecond}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 
@@ -339,7 +339,7 @@ func TestPanic(t *testing.T) {
 func TestRefusedAnswerReadable(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(fastEcho, httpserver.WithLimits(4096, 0, 0, 0))
+		s, err := httpserver.New(fastEcho, httpserver.WithLimits(httpserver.Limits{HeaderBytes: 4096}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		conn := dial(t, base)
@@ -448,7 +448,7 @@ func TestHeaderLineLimit(t *testing.T) {
 			opts  []httpserver.Option
 		}{
 			{"default", httpserver.DefaultMaxHeaders, nil},
-			{"WithLimits", 10, []httpserver.Option{httpserver.WithLimits(0, 10, 0, 0)}},
+			{"WithLimits", 10, []httpserver.Option{httpserver.WithLimits(httpserver.Limits{Headers: 10})}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				fast, err := httpserver.New(fastEcho, tc.opts...)
@@ -550,7 +550,7 @@ func TestHeaderTimeoutNeverEarly(t *testing.T) {
 	const timeout = 400 * time.Millisecond // a 100 ms tick
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(timeout, 0, time.Minute))
+		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: timeout, Read: httpserver.NoTimeout, Idle: time.Minute}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		const conns = 4

@@ -48,7 +48,7 @@ func serve(ctx context.Context, addr string, ready func(net.Addr, string)) error
 		return err
 	}
 	defer loops.Close()
-	srv, err := httpserver.New(&service{}, httpserver.WithTimeouts(5*time.Second, 30*time.Second, 60*time.Second))
+	srv, err := httpserver.New(&service{}, httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Idle: time.Minute}))
 	if err != nil {
 		return err
 	}
