@@ -83,10 +83,16 @@ func WithReusePort() ConnOption {
 	return func(c *connConfig) error { c.reusePort = true; return nil }
 }
 
-// WithChooser picks the loop that serves each accepted connection (a loop
-// group's chooser plugs in here); without it the accepting loop serves them.
-func WithChooser(next func() *Loop) ConnOption {
-	return func(c *connConfig) error { c.chooser = next; return nil }
+// WithWorkers serves each accepted connection on loops.Next() (Netty's
+// child group: a loop group, or one loop); without it the accepting loop
+// serves them.
+func WithWorkers(loops Loops) ConnOption {
+	return func(c *connConfig) error {
+		if loops != nil {
+			c.chooser = loops.Next
+		}
+		return nil
+	}
 }
 
 // WithNoDelay sets TCP_NODELAY (default on).

@@ -53,7 +53,7 @@ func handoffPair(t *testing.T) (a, b *Loop, ln *Listener, h *openedOn) {
 		require.NoError(t, err)
 	}
 	h = &openedOn{opened: make(chan *Conn, 4)}
-	ln, err = Listen(a, "tcp", "127.0.0.1:0", h, WithChooser(func() *Loop { return b }))
+	ln, err = Listen(a, "tcp", "127.0.0.1:0", h, WithWorkers(b))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
 	return a, b, ln, h

@@ -20,7 +20,7 @@ type ConnObserver interface {
 }
 
 // HandoffObserver is an optional interface of a ConnObserver on a listener
-// with a chooser (WithChooser). HandoffRefused runs when a connection the
+// with a chooser (WithWorkers). HandoffRefused runs when a connection the
 // chooser assigned to target is closed before it opened, because target
 // refused it (it was shutting down): the counterpart of the ConnOpened that
 // will never come, so an observer counting from the choice can undo it. It

@@ -20,7 +20,7 @@ type config struct {
 	reject         tasks.RejectPolicy
 	logger         *slog.Logger
 	name           string
-	parent         Parent
+	parent         Loops
 	stallThreshold time.Duration
 	onStall        func(StallReport)
 	busyPoll       time.Duration
@@ -134,7 +134,7 @@ func WithName(name string) Option {
 }
 
 // WithParent records the group a loop belongs to (returned by Parent).
-func WithParent(p Parent) Option {
+func WithParent(p Loops) Option {
 	return func(c *config) error { c.parent = p; return nil }
 }
 

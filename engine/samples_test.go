@@ -36,7 +36,7 @@ func TestSamplesAndVar(t *testing.T) {
 		testenv.CheckLeaks(t)
 		boss := newLoop(t, c, engine.WithName("boss"))
 		worker := newLoop(t, c, engine.WithName("worker"))
-		ln, err := engine.Listen(boss, "tcp", "127.0.0.1:0", echoConn{}, engine.WithChooser(func() *engine.Loop { return worker }))
+		ln, err := engine.Listen(boss, "tcp", "127.0.0.1:0", echoConn{}, engine.WithWorkers(worker))
 		require.NoError(t, err)
 		defer ln.Close()
 		nc, err := net.DialTimeout("tcp", ln.Addr().String(), 10*time.Second)

@@ -48,7 +48,7 @@ func NewExecutorGroup(opts ...Option) (*Group, error) {
 // writes them on c's loop, keeping the order of one goroutine's writes.
 // Either way, pin a connection to one executor loop (ex.Next() in OnOpen,
 // kept with Conn.SetValue) when its answers must keep the request order.
-func Offload[T any](ex Executor, c *engine.Conn, work func() (T, error), done func(c *engine.Conn, v T, err error)) error {
+func Offload[T any](ex engine.Loops, c *engine.Conn, work func() (T, error), done func(c *engine.Conn, v T, err error)) error {
 	return ex.Next().Execute(&offloadTask[T]{c: c, work: work, done: done})
 }
 

@@ -45,13 +45,13 @@ func TestExecutorGroupIsEpoll(t *testing.T) {
 // gate (on the executor group, or inline on the I/O loop when inline is
 // set) and answers 'S'; anything else is echoed at once.
 type slowHandler struct {
-	ex      loopgroup.Executor
+	ex      engine.Loops
 	inline  bool
 	started chan struct{} // one send as each blocking job begins
 	gate    chan struct{} // closed by the test: the blocking work ends
 }
 
-func newSlowHandler(ex loopgroup.Executor, inline bool) *slowHandler {
+func newSlowHandler(ex engine.Loops, inline bool) *slowHandler {
 	return &slowHandler{ex: ex, inline: inline, started: make(chan struct{}, 4), gate: make(chan struct{})}
 }
 

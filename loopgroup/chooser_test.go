@@ -103,9 +103,9 @@ func TestCustomChooser(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		var calls atomic.Int64
-		g := newGroup(t, c, loopgroup.WithLoops(3), loopgroup.WithChooser(func(g *loopgroup.Group) loopgroup.Chooser {
+		g := newGroup(t, c, loopgroup.WithLoops(3), loopgroup.WithChooser(func(g *loopgroup.Group) engine.Loops {
 			last := g.Loop(g.Len() - 1)
-			return loopgroup.ChooserFunc(func() *engine.Loop { calls.Add(1); return last })
+			return engine.LoopsFunc(func() *engine.Loop { calls.Add(1); return last })
 		}))
 		for range 5 {
 			assert.Same(t, g.Loop(2), g.Next())

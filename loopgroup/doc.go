@@ -9,9 +9,9 @@
 // bound, reject policy, names, CPU affinity, or any engine.Option. Loops
 // start lazily, as in Netty, unless a thread setting needs their threads at
 // once. If a loop cannot be built or set up, the loops already built are
-// shut down and New returns the error. The group is an engine.Parent.
+// shut down and New returns the error. The group is an engine.Loops.
 //
-// Next picks a loop through the Chooser: RoundRobin (Netty's two choosers: a
+// Next picks a loop through the chooser (WithChooser): RoundRobin (Netty's two choosers: a
 // mask when the count is a power of two, a modulo otherwise, on an unsigned
 // 64-bit counter), LeastConnections, or any ChooserFactory. The executor
 // methods (Execute, Submit, Schedule..., InvokeAll, InvokeAny) delegate to

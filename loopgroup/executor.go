@@ -24,7 +24,7 @@ func (g *Group) Submit(fn func() error) tasks.Future[struct{}] { return g.Next()
 
 // Submit runs fn on the next loop of ex (a Group, or a single loop) and
 // returns a future of its result.
-func Submit[T any](ex Executor, fn func() (T, error)) tasks.Future[T] {
+func Submit[T any](ex engine.Loops, fn func() (T, error)) tasks.Future[T] {
 	return engine.Submit(ex.Next(), fn)
 }
 
@@ -58,12 +58,6 @@ func (g *Group) ScheduleFuncAtFixedRate(fn func(), initial, period time.Duration
 // ScheduleFuncWithFixedDelay is ScheduleWithFixedDelay for a plain function.
 func (g *Group) ScheduleFuncWithFixedDelay(fn func(), initial, delay time.Duration) (*timers.Scheduled, error) {
 	return g.Next().ScheduleFuncWithFixedDelay(fn, initial, delay)
-}
-
-// Executor is anything that picks a loop to run work on: a *Group, or a
-// single *engine.Loop (a group of one).
-type Executor interface {
-	Next() *engine.Loop
 }
 
 // InvokeAll runs every fn on one loop of g (Netty forwards the whole

@@ -14,12 +14,12 @@ import (
 
 // Group is a fixed set of event loops (Netty's MultithreadEventLoopGroup):
 // Next picks one through the chooser, the executor methods delegate to Next,
-// and shutdown covers every loop. It implements engine.Parent.
+// and shutdown covers every loop. It implements engine.Loops.
 type Group struct {
 	loops   []*engine.Loop
 	index   map[*engine.Loop]int // read-only after New
 	load    []loadCounter        // live connections per loop (servers and Dial of this group)
-	chooser Chooser
+	chooser engine.Loops
 	term    *tasks.Promise[struct{}]
 	left    atomic.Int32 // loops not terminated yet
 }
@@ -132,7 +132,7 @@ func (g *Group) abort() {
 	}
 }
 
-// Next returns the loop the chooser picks (engine.Parent).
+// Next returns the loop the chooser picks (engine.Loops).
 func (g *Group) Next() *engine.Loop { return g.chooser.Next() }
 
 // Len returns the number of loops (Netty's executorCount).
@@ -254,4 +254,4 @@ func (g *Group) String() string {
 	return fmt.Sprintf("loopgroup(%d loops)", len(g.loops))
 }
 
-var _ engine.Parent = (*Group)(nil)
+var _ engine.Loops = (*Group)(nil)

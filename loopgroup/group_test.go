@@ -30,7 +30,7 @@ func TestNewDefaultsAndAccessors(t *testing.T) {
 			assert.Same(t, g.Loop(i), l)
 			assert.Equal(t, i, g.Index(l))
 			assert.Equal(t, fmt.Sprintf("io-%d", i), l.Name())
-			assert.Same(t, g, l.Parent().(*loopgroup.Group), "engine.Parent")
+			assert.Same(t, g, l.Parent().(*loopgroup.Group), "engine.Loops")
 			assert.Equal(t, engine.NotStarted, l.State(), "loops start lazily")
 			assert.Equal(t, engine.DefaultIORatio, l.IORatio())
 		}
@@ -101,7 +101,7 @@ func TestNewFailureCleansUp(t *testing.T) {
 				}
 				return nil
 			}),
-			loopgroup.WithChooser(func(g *loopgroup.Group) loopgroup.Chooser {
+			loopgroup.WithChooser(func(g *loopgroup.Group) engine.Loops {
 				built = g.Loops()
 				return loopgroup.RoundRobin()(g)
 			}))

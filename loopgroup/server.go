@@ -101,12 +101,12 @@ func (g *Group) Serve(network, addr string, h engine.Handler, opts ...ServerOpti
 	if err := startAll(g); err != nil {
 		return nil, err
 	}
-	chooser := func() *engine.Loop {
+	chooser := engine.LoopsFunc(func() *engine.Loop {
 		l := g.Next()
 		g.addLoad(l, 1) // counted from the choice: bursts spread at once
 		return l
-	}
-	copts := append([]engine.ConnOption{engine.WithChooser(chooser),
+	})
+	copts := append([]engine.ConnOption{engine.WithWorkers(chooser),
 		engine.WithObserver(&tracker{g: g, reserved: true, srv: s})}, c.conn...)
 	// Listen and set the hand-off mode in one task on the accepting loop,
 	// before it can process any accept.

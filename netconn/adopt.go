@@ -17,7 +17,7 @@ import (
 // see ActivationFiles, or from the process this one replaces) on loops, as
 // Listen does. It duplicates the descriptor, as net.FileListener does: f
 // stays the caller's to close, and the Listener owns its copy.
-func FileListener(loops engine.Parent, f *os.File, opts ...Option) (*Listener, error) {
+func FileListener(loops engine.Loops, f *os.File, opts ...Option) (*Listener, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func FileListener(loops engine.Parent, f *os.File, opts ...Option) (*Listener, e
 
 // FileConn serves the connected socket behind f on loops.Next(). Like
 // FileListener it duplicates the descriptor: f stays the caller's.
-func FileConn(loops engine.Parent, f *os.File, opts ...Option) (*Conn, error) {
+func FileConn(loops engine.Loops, f *os.File, opts ...Option) (*Conn, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err

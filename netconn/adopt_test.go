@@ -150,7 +150,7 @@ func TestActivationFiles(t *testing.T) {
 // and a Unix socket pair, and echoes through them; the caller's file stays
 // open and usable as the caller's.
 func TestFileConn(t *testing.T) {
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		nl, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		defer nl.Close()

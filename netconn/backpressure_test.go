@@ -28,7 +28,7 @@ func TestWriteBlocksUnderBackpressure(t *testing.T) {
 		limit = 8 << 10
 	)
 	small := netconn.WithConnOptions(engine.WithBufferSizes(16<<10, 16<<10), engine.WithWatermarks(8<<10, 16<<10))
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		ln := listen(t, loops, small, netconn.WithBufferLimits(limit, limit))
 		w, r, err := pipe(t, loops, ln, small, netconn.WithBufferLimits(limit, limit))
 		require.NoError(t, err)
@@ -61,7 +61,7 @@ func TestWriteBlocksUnderBackpressure(t *testing.T) {
 // TestAcceptQueue accepts more connections than the accept queue holds: the
 // listener pauses and resumes accepting, and no connection is lost.
 func TestAcceptQueue(t *testing.T) {
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		ln := listen(t, loops, netconn.WithAcceptQueue(2))
 		const n = 24
 		clients := make([]net.Conn, n)
@@ -103,7 +103,7 @@ func TestAcceptQueue(t *testing.T) {
 
 // TestCloseUnblocks: Close wakes a pending Read and Accept with net.ErrClosed.
 func TestCloseUnblocks(t *testing.T) {
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		ln, err := netconn.Listen(loops, "tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		c1, c2, err := pipe(t, loops, ln)

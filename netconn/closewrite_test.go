@@ -24,7 +24,7 @@ import (
 // second CloseWrite is a no-op, one after Close fails. Run for a dialed and
 // an accepted connection.
 func TestCloseWrite(t *testing.T) {
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		t.Run("dialed", func(t *testing.T) {
 			std, err := net.Listen("tcp", "127.0.0.1:0")
 			require.NoError(t, err)

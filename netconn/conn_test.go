@@ -13,7 +13,7 @@ import (
 // TestConn runs Go's net.Conn conformance suite on ringloop connections:
 // both ends dialed and accepted through ringloop.
 func TestConn(t *testing.T) {
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		nettest.TestConn(t, func() (net.Conn, net.Conn, func(), error) {
 			ln, err := netconn.Listen(loops, "tcp", "127.0.0.1:0")
 			if err != nil {

@@ -12,7 +12,7 @@ import (
 // *loopgroup.Group) and returns the connection, served by that loop. The
 // connect timeout is ctx's deadline, else engine.DefaultConnectTimeout.
 // Call it off the loops: it waits.
-func Dial(ctx context.Context, loops engine.Parent, network, addr string, opts ...Option) (*Conn, error) {
+func Dial(ctx context.Context, loops engine.Loops, network, addr string, opts ...Option) (*Conn, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func Dial(ctx context.Context, loops engine.Parent, network, addr string, opts .
 // Dialer dials through ringloop loops; its DialContext fits
 // net/http.Transport.DialContext and the like.
 type Dialer struct {
-	Loops   engine.Parent // one *engine.Loop or a *loopgroup.Group
+	Loops   engine.Loops // one *engine.Loop or a *loopgroup.Group
 	Options []Option
 }
 

@@ -18,12 +18,12 @@ import (
 // topology builds the loops a test serves on: one loop, or a group of two.
 type topology struct {
 	name string
-	make func(t *testing.T, c testenv.Combo) engine.Parent
+	make func(t *testing.T, c testenv.Combo) engine.Loops
 }
 
 var topologies = []topology{
 	{"loop", newLoop},
-	{"group", func(t *testing.T, c testenv.Combo) engine.Parent {
+	{"group", func(t *testing.T, c testenv.Combo) engine.Loops {
 		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, g.Close()) })
@@ -31,7 +31,7 @@ var topologies = []topology{
 	}},
 }
 
-func newLoop(t *testing.T, c testenv.Combo) engine.Parent {
+func newLoop(t *testing.T, c testenv.Combo) engine.Loops {
 	l, err := engine.New(c.Options()...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
@@ -41,7 +41,7 @@ func newLoop(t *testing.T, c testenv.Combo) engine.Parent {
 // forEach runs fn on one loop under every backend, kernel profile and
 // threading mode, and on a group under the native profile (what a group
 // adds, hand-off between loops, does not depend on the profile).
-func forEach(t *testing.T, fn func(t *testing.T, loops engine.Parent)) {
+func forEach(t *testing.T, fn func(t *testing.T, loops engine.Loops)) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, tp := range topologies {
 			if tp.name == "group" && c.Profile != driver.Native {
@@ -56,7 +56,7 @@ func forEach(t *testing.T, fn func(t *testing.T, loops engine.Parent)) {
 }
 
 // listen opens a ringloop listener on loopback, closed at cleanup.
-func listen(t *testing.T, loops engine.Parent, opts ...netconn.Option) *netconn.Listener {
+func listen(t *testing.T, loops engine.Loops, opts ...netconn.Option) *netconn.Listener {
 	t.Helper()
 	ln, err := netconn.Listen(loops, "tcp", "127.0.0.1:0", opts...)
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func listen(t *testing.T, loops engine.Parent, opts ...netconn.Option) *netconn.
 }
 
 // pipe dials ln through loops and accepts: two ringloop connections.
-func pipe(t *testing.T, loops engine.Parent, ln *netconn.Listener, opts ...netconn.Option) (net.Conn, net.Conn, error) {
+func pipe(t *testing.T, loops engine.Loops, ln *netconn.Listener, opts ...netconn.Option) (net.Conn, net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c1, err := netconn.Dial(ctx, loops, "tcp", ln.Addr().String(), opts...)

@@ -81,7 +81,7 @@ func exercise(t *testing.T, client *http.Client, base string, wantMajor int) {
 // TestHTTP serves net/http (HTTP/1.1) on a ringloop listener to a client
 // that dials through ringloop too.
 func TestHTTP(t *testing.T) {
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		ln := listen(t, loops)
 		serve(t, &http.Server{Handler: echoHandler}, ln, false)
 		tr := &http.Transport{DialContext: (&netconn.Dialer{Loops: loops}).DialContext}
@@ -94,7 +94,7 @@ func TestHTTP(t *testing.T) {
 // listener, with a self-signed certificate, to a ringloop-dialing client.
 func TestHTTP2TLS(t *testing.T) {
 	cert, pool := selfSigned(t)
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		ln := listen(t, loops)
 		srv := &http.Server{Handler: echoHandler, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
 		serve(t, srv, ln, true)
@@ -112,7 +112,7 @@ func TestHTTP2TLS(t *testing.T) {
 // and echoes through them, closing with close_notify.
 func TestTLS(t *testing.T) {
 	cert, pool := selfSigned(t)
-	forEach(t, func(t *testing.T, loops engine.Parent) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
 		ln := listen(t, loops)
 		for range 3 {
 			c1, c2, err := pipe(t, loops, ln)

@@ -59,7 +59,7 @@ func (t *listenerTask) Run() {
 // *engine.Loop or a *loopgroup.Group: its next loop accepts, and each
 // connection is served by loops.Next() (handed over with MSG_RING where the
 // kernel has it).
-func Listen(loops engine.Parent, network, addr string, opts ...Option) (*Listener, error) {
+func Listen(loops engine.Loops, network, addr string, opts ...Option) (*Listener, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -71,12 +71,12 @@ func Listen(loops engine.Parent, network, addr string, opts ...Option) (*Listene
 
 // listen opens the engine listener with open, in a task on the accepting
 // loop, so the Listener is complete before any accept is processed.
-func listen(loops engine.Parent, cfg *config,
+func listen(loops engine.Loops, cfg *config,
 	open func(*engine.Loop, engine.Handler, []engine.ConnOption) (*engine.Listener, error)) (*Listener, error) {
 	l := &Listener{cfg: cfg, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	l.toggleT.l = l
 	h := &handler{ln: l, cfg: cfg}
-	copts := append([]engine.ConnOption{engine.WithChooser(loops.Next)}, cfg.conn...)
+	copts := append([]engine.ConnOption{engine.WithWorkers(loops)}, cfg.conn...)
 	loop := loops.Next()
 	_, err := engine.Submit(loop, func() (*engine.Listener, error) {
 		ln, err := open(loop, h, copts)

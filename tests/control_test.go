@@ -117,7 +117,7 @@ func TestHandoffWithFullTaskRing(t *testing.T) {
 		boss := newLoop(t, c)
 		worker := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing))
 		ln, err := engine.Listen(boss, "tcp", "127.0.0.1:0", echo.Handler{},
-			engine.WithChooser(func() *engine.Loop { return worker }))
+			engine.WithWorkers(worker))
 		require.NoError(t, err)
 		defer ln.Close()
 		ln.SetHandoff(engine.HandoffTask)
