@@ -84,7 +84,7 @@ func (s *Server) Listen(l *engine.Loop, network, addr string, opts ...engine.Con
 	if s.closing.Load() {
 		return nil, ErrServerClosed
 	}
-	ln, err := engine.Listen(l, network, addr, s, opts...)
+	ln, err := engine.Listen(l, network, addr, (*handler)(s), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Server) ListenGroup(g *loopgroup.Group, network, addr string, opts ...l
 	if s.closing.Load() {
 		return nil, ErrServerClosed
 	}
-	srv, err := g.Serve(network, addr, s, opts...)
+	srv, err := g.Serve(network, addr, (*handler)(s), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -295,8 +295,14 @@ func (ls *loopState) closeConns(force bool) {
 	}
 }
 
+// handler is the Server as the engine sees it: its engine.Handler,
+// HalfCloseHandler and WritabilityHandler methods, kept off the Server's
+// documented surface (a conversion, no allocation).
+type handler Server
+
 // OnOpen implements engine.Handler.
-func (s *Server) OnOpen(c *engine.Conn) {
+func (h *handler) OnOpen(c *engine.Conn) {
+	s := (*Server)(h)
 	s.live.Add(1)
 	ls := s.stateFor(c.Loop())
 	cs := &conn{s: s, ls: ls, c: c, keep: true}
@@ -317,10 +323,11 @@ func (s *Server) OnOpen(c *engine.Conn) {
 }
 
 // OnData implements engine.Handler.
-func (s *Server) OnData(c *engine.Conn, b []byte) { c.Value().(*conn).onData(b) }
+func (*handler) OnData(c *engine.Conn, b []byte) { c.Value().(*conn).onData(b) }
 
 // OnClose implements engine.Handler.
-func (s *Server) OnClose(c *engine.Conn, err error) {
+func (h *handler) OnClose(c *engine.Conn, err error) {
+	s := (*Server)(h)
 	cs := c.Value().(*conn)
 	cs.onClose(err)
 	s.live.Add(-1)
@@ -329,11 +336,11 @@ func (s *Server) OnClose(c *engine.Conn, err error) {
 
 // OnReadClosed implements engine.HalfCloseHandler: the client finished
 // sending; what it sent is still answered.
-func (s *Server) OnReadClosed(c *engine.Conn) { c.Value().(*conn).onReadClosed() }
+func (*handler) OnReadClosed(c *engine.Conn) { c.Value().(*conn).onReadClosed() }
 
 // OnWritabilityChanged implements engine.WritabilityHandler: a client that
 // stops reading stops the server from serving it, bounding its output by the
 // connection's watermarks.
-func (s *Server) OnWritabilityChanged(c *engine.Conn, writable bool) {
+func (*handler) OnWritabilityChanged(c *engine.Conn, writable bool) {
 	c.Value().(*conn).onWritable(writable)
 }
