@@ -98,40 +98,21 @@
 //     WithThreadNames and WithThreadInit select it); a group runs
 //     GOMAXPROCS-1 locked loops (at least one).
 //
-// The default is decided by measurement: make bench-compare, 2026-11-24
-// 21:28 UTC (2-core VM, five alternating rounds; bench/results/latest.md
-// has every table and the harness's "default vs best" and "io_uring vs
-// epoll" tables), ratios of medians, server pinned at GOMAXPROCS=1 unless
-// the row says otherwise:
-//
-//	                                            io_uring      io_uring        epoll         epoll
-//	                                             parked        locked        parked        locked
-//	pinned echo, 1 conn, msgs/s ÷ C server        0.86          0.68          0.91          0.73
-//	pinned echo, 64 conn                          1.00          1.03          1.03          1.00
-//	pinned echo, 256 conn                         1.04          1.06          1.02          0.97
-//	pinned echo, 1000 conn, 1 KiB                 1.19          1.20          1.21          1.22
-//	pinned echo, 64 x 16 KiB, CPU/msg ÷ C         0.83          0.86          0.85          0.85
-//	HTTP fast API, 50 conn ÷ net/http             1.64          1.62          1.64          1.58
-//	http.Handler adapter, 50 conn                 1.57          0.93          1.57          0.83
-//	adapter, 50 conn, CPU/request                 0.62          0.80          0.63          1.01
-//	net/http on netconn, 50 conn                  1.60          0.68          1.32          0.69
-//	crypto/tls over netconn, 64 conn ÷ TLS/net    1.43          0.71          1.10          0.69
-//	in-process echo, 1 conn ÷ net                 0.77          0.60          0.83          0.64
-//	in-process echo, 64 conn                      1.18          0.98          1.10          1.03
+// The default is decided by measurement: make bench-compare runs every
+// backend in both modes beside its peers, and its results
+// (bench/results/latest.md) hold the "automatic default against the best
+// configuration" and "io_uring against epoll" tables.
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses up to
 // half: its hand-offs are OS context switches. Where the loop works alone,
 // the modes are within a few per cent. So parked is the default everywhere,
 // and on io_uring the readiness variant makes it as cheap as epoll or
-// cheaper (CPU per request 0.67-0.89x epoll's at 64 connections and more
-// in the HTTP and TLS rows; one system call per iteration for all the I/O).
-// The default is within 5% of the best hand-picked configuration on 36 of
-// 40 rows by throughput and 33 of 40 by CPU. It is not at one connection,
-// where epoll parked leads by about 6% (one receive and one send per round
+// cheaper where there are many connections (one system call per iteration
+// for all the I/O). At one connection doing one request-response at a time,
+// epoll parked leads by a few per cent: one receive and one send per round
 // trip leave nothing to batch, and an io_uring_enter per op costs more than
-// the call it replaces), nor in some open-loop CPU rows, which are noisy at
-// these rates.
+// the call it replaces.
 // Pick locked for a loop that owns a core (affinity, thread-init hooks).
 //
 // # Builds

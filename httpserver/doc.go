@@ -93,19 +93,8 @@
 //     cannot wait for a slow client (its output is bounded only once the
 //     handler returns).
 //
-// Measured with wrk (one thread, pinned to core 1) against one loop pinned
-// to core 0, "Hello, World!" handler, median of 3 alternating rounds on a
-// shared 2-core VM under heavy load (2026-11-23; ratios, not absolutes):
-//
-//	                      GOMAXPROCS=1               GOMAXPROCS=2
-//	                  keep-alive 50  pipelined 16  keep-alive 50  pipelined 16
-//	adapter, goroutine     6.3k         12.5k           6.4k          19.9k
-//	adapter, inline        6.7k         40.4k           8.7k          52.0k
-//	fast API              15.4k         84.4k          11.4k          87.8k
-//	net/http               6.2k          7.7k           5.1k          19.3k
-//
-// and the bench harness's CPU cost per request (server process, keep-alive
-// 50): adapter 26 µs, net/http 39 µs, fast API 12 µs. Inline pays most when
+// The bench harness (make bench-compare) measures both modes against
+// net/http (bench/results/latest.md). Inline pays most when
 // requests are pipelined (one goroutine hand-off and one task per request
 // saved); it is not the default because it breaks net/http's contract that
 // a handler may block. Use it for handlers that never block.

@@ -69,33 +69,15 @@
 // default is therefore at most one loop per GOMAXPROCS: GOMAXPROCS parked
 // loops, or GOMAXPROCS-1 locked ones (at least one), which leave a P for the
 // scheduler (DefaultLoopsFor; the mode is the first loop's, see
-// engine.DefaultThreading). Measured with
+// engine.DefaultThreading): more loops than Ps only add hand-offs. Measure
+// with
 //
-//	go test -run '^$' -bench GroupSize -benchtime=100000x -count=3 ./loopgroup
+//	go test -run '^$' -bench 'GroupSize|Accept' ./loopgroup
 //
-// (echo of 64-byte messages over 32 loopback connections, clients in the
-// same process; 2026-11-22, 2-core AMD EPYC VM shared with other jobs, Linux
-// 6.18, Go 1.26; medians):
+// (dated figures: the micro-benchmarks section of bench/README.md).
 //
-//	backend   loops=2 (GOMAXPROCS)   loops=4 (2 x GOMAXPROCS)
-//	io_uring  85 000 msgs/s          68 600 msgs/s
-//	epoll     59 000 msgs/s          50 200 msgs/s
-//
-// # Accept rate
-//
-//	go test -run '^$' -bench Accept -benchtime=20000x -count=3 ./loopgroup
-//
-// (one boss loop, two io_uring worker loops, 8 client goroutines that
-// connect, wait for the server's close and close; same machine and date;
-// medians; 3-4 allocations per connection, the Conn itself and its
-// bookkeeping):
-//
-//	boss/worker, task-ring hand-off   14 300 conns/s
-//	boss/worker, MSG_RING hand-off    14 600 conns/s
-//	SO_REUSEPORT (no hand-off)        15 970 conns/s
-//
-// The TCP handshake and the clients dominate on two shared cores; MSG_RING
+// Accepting, the TCP handshake and the clients dominate; MSG_RING
 // saves the task-ring entry and the eventfd wake of each hand-off, and
-// SO_REUSEPORT saves the hand-off altogether. Choosing a loop costs 10-17
-// ns with no allocation (BenchmarkNext, parallel).
+// SO_REUSEPORT saves the hand-off altogether. Choosing a loop allocates
+// nothing (BenchmarkNext).
 package loopgroup
