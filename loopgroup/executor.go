@@ -110,7 +110,7 @@ func InvokeAny[T any](ctx context.Context, g *Group, fns []func() (T, error)) (T
 	for i, fn := range fns {
 		fs[i] = engine.Submit(l, fn)
 		fs[i].AddListener(tasks.Inline, func(f tasks.Future[T]) {
-			v, err, _ := f.TryGet()
+			v, _, err := f.Poll()
 			done <- result{v, err}
 		})
 	}

@@ -173,10 +173,10 @@ func TestInvokeAllAny(t *testing.T) {
 		fs, err := loopgroup.InvokeAll(ctx, g, fns)
 		require.NoError(t, err)
 		require.Len(t, fs, 5)
-		first, _, _ := fs[0].TryGet()
+		first, _, _ := fs[0].Poll()
 		loop := first % 10
 		for i, f := range fs {
-			v, err, done := f.TryGet()
+			v, done, err := f.Poll()
 			require.True(t, done)
 			if i == 3 {
 				assert.EqualError(t, err, "three")

@@ -36,7 +36,7 @@ func Example() {
 	v, err := p.Await(context.Background())
 	fmt.Println("Await got", v, err)
 	p.AddListener(nil, func(f tasks.Future[string]) {
-		v, _, _ := f.TryGet()
+		v, _, _ := f.Poll()
 		fmt.Println("listener got", v)
 	})
 

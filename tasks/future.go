@@ -15,9 +15,9 @@ type Future[T any] interface {
 	// promise belongs to it returns ErrDeadlock instead of waiting for a
 	// future that is not done: the loop would wait for itself.
 	Await(ctx context.Context) (T, error)
-	// TryGet returns the value and error without waiting; done is false
+	// Poll returns the value and error without waiting; done is false
 	// (and v, err are zero) while the future is pending.
-	TryGet() (v T, err error, done bool)
+	Poll() (v T, done bool, err error)
 	// IsDone reports whether the future succeeded, failed or was cancelled.
 	IsDone() bool
 	// IsCancelled reports whether the future was cancelled.
@@ -173,12 +173,12 @@ func (p *Promise[T]) Err() error {
 	return p.err
 }
 
-// TryGet implements Future.
-func (p *Promise[T]) TryGet() (v T, err error, done bool) {
+// Poll implements Future.
+func (p *Promise[T]) Poll() (v T, done bool, err error) {
 	if !p.IsDone() {
-		return v, nil, false
+		return v, false, nil
 	}
-	return p.val, p.err, true
+	return p.val, true, p.err
 }
 
 // Await implements Future.

@@ -15,15 +15,15 @@ import (
 
 func TestPromiseSucceed(t *testing.T) {
 	p := NewPromise[int](nil)
-	_, err, done := p.TryGet()
-	must(t, !done && err == nil, "pending TryGet: done %v err %v", done, err)
+	_, done, err := p.Poll()
+	must(t, !done && err == nil, "pending Poll: done %v err %v", done, err)
 	must(t, !p.IsDone() && p.Err() == nil, "pending promise looks done")
 	must(t, p.Succeed(42), "Succeed on pending")
 	must(t, !p.Succeed(1), "second Succeed accepted")
 	must(t, !p.Fail(errors.New("x")), "Fail after Succeed accepted")
 	must(t, !p.Cancel(), "Cancel after Succeed accepted")
-	v, err, done := p.TryGet()
-	must(t, done && v == 42 && err == nil, "TryGet: %v %v %v", v, err, done)
+	v, done, err := p.Poll()
+	must(t, done && v == 42 && err == nil, "Poll: %v %v %v", v, err, done)
 	v, err = p.Await(context.Background())
 	must(t, v == 42 && err == nil, "Await: %v %v", v, err)
 	must(t, p.IsDone() && !p.IsCancelled() && p.Err() == nil, "state after success")
@@ -67,7 +67,7 @@ func TestPromiseFailAndCancel(t *testing.T) {
 
 func TestSucceededFailed(t *testing.T) {
 	s := Succeeded("v")
-	v, err, done := s.TryGet()
+	v, done, err := s.Poll()
 	must(t, done && v == "v" && err == nil, "Succeeded: %v %v %v", v, err, done)
 	boom := errors.New("boom")
 	f := Failed[int](boom)
@@ -136,7 +136,7 @@ func TestListeners(t *testing.T) {
 	p := NewPromise[int](nil)
 	for i := range 4 {
 		p.AddListener(nil, func(f Future[int]) {
-			v, _, done := f.TryGet()
+			v, done, _ := f.Poll()
 			must(t, done && v == 9, "listener saw %v %v", v, done)
 			order = append(order, i)
 		})
@@ -192,7 +192,7 @@ func TestRefusedListenerRunsOffTheCompleter(t *testing.T) {
 		succeeded, ran := make(chan struct{}), make(chan int, 1)
 		p.AddListener(nil, func(f Future[int]) {
 			<-succeeded
-			v, _, _ := f.TryGet()
+			v, _, _ := f.Poll()
 			ran <- v
 		})
 		go func() { p.Succeed(7); close(succeeded) }()
@@ -290,9 +290,9 @@ func TestConcurrentCompletion(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				_, err := p.Await(context.Background())
-				_, err2, done := p.TryGet()
+				_, done, err2 := p.Poll()
 				if !done || err != err2 {
-					t.Errorf("Await and TryGet disagree: %v %v %v", err, err2, done)
+					t.Errorf("Await and Poll disagree: %v %v %v", err, err2, done)
 				}
 			}()
 		}
@@ -319,7 +319,7 @@ func TestPromisesCostNoGoroutine(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		p := NewPromise[int](nil)
 		p.Succeed(1)
-		p.TryGet()
+		p.Poll()
 	})
 	eq(t, allocs, 1.0, "allocations of a promise completed without waiting (the promise itself)")
 }

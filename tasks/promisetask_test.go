@@ -46,7 +46,7 @@ func TestPromiseTaskCancel(t *testing.T) {
 		return 2, nil
 	})
 	pt.Run()
-	v, err, done := pt.TryGet()
+	v, done, err := pt.Poll()
 	must(t, done && v == 2 && err == nil, "result: %v %v %v", v, err, done)
 }
 

@@ -228,8 +228,8 @@ func (s *Scheduled) Await(ctx context.Context) (struct{}, error) {
 	return s.p.Await(ctx)
 }
 
-// TryGet returns the result if the future is complete.
-func (s *Scheduled) TryGet() (struct{}, error, bool) { return s.p.TryGet() }
+// Poll returns the result without waiting; done is false while pending.
+func (s *Scheduled) Poll() (v struct{}, done bool, err error) { return s.p.Poll() }
 
 // Err returns the future's error: nil while pending or after success.
 func (s *Scheduled) Err() error { return s.p.Err() }

@@ -26,7 +26,7 @@ func TestScheduleOneShot(t *testing.T) {
 	clk.add(4 * ms)
 	equal(t, 6*time.Millisecond, s.Delay())
 	check(t, !s.IsDone())
-	_, _, done := s.TryGet()
+	_, done, _ := s.Poll()
 	check(t, !done)
 	d, ok := h.NextDeadline()
 	check(t, ok)

@@ -120,7 +120,7 @@ func (h *client) OnOpen(c *engine.Conn) {
 	f := engine.DialAsync(ctx, c.Loop(), "tcp", h.upstream, &server{down: c})
 	f.AddListener(tasks.Inline, func(f tasks.Future[*engine.Conn]) {
 		cancel()
-		if _, err, _ := f.TryGet(); err != nil {
+		if _, _, err := f.Poll(); err != nil {
 			_ = c.Close() // no upstream: drop the client
 		}
 	})
