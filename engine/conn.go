@@ -19,14 +19,18 @@ import (
 type Handler interface {
 	// OnOpen is called once the connection is established.
 	OnOpen(c *Conn)
-	// OnData is called with received bytes; b is valid only during the call:
-	// copy what you keep.
+	// OnData is called with received bytes, after those an earlier call
+	// kept with c.Keep; b is valid only during the call. A handler parses
+	// what is whole, keeps the unfinished rest with c.Keep (it is copied)
+	// and returns; bytes it neither uses nor keeps are consumed.
 	OnData(c *Conn, b []byte)
 	// OnClose is called once, after the fd is closed, with why: io.EOF (the
-	// peer closed), an errno such as ECONNRESET, ErrIdleTimeout, ErrShutdown
-	// (the loop shut down), ErrConnClosed (local Close), ErrAborted,
-	// ErrCloseTimeout (Close could not flush in time) or ErrPanicked (a
-	// callback of the connection panicked).
+	// peer closed), io.ErrUnexpectedEOF (the peer closed while the handler
+	// kept an unfinished frame, which c.Kept still returns), an errno such
+	// as ECONNRESET, ErrIdleTimeout, ErrShutdown (the loop shut down),
+	// ErrConnClosed (local Close), the error given to CloseWithError,
+	// ErrAborted, ErrCloseTimeout (Close could not flush in time) or
+	// ErrPanicked (a callback of the connection panicked).
 	//
 	// A panic in any callback of a connection ends that connection only: it
 	// is closed, unsent bytes dropped, and OnClose receives an error wrapping
@@ -104,6 +108,11 @@ type Conn struct {
 	readPaused bool
 	readEOF    bool // the peer shut down its write side
 	connArmed  bool // a connect op is armed
+
+	in         []byte // bytes kept for the next delivery (Keep)
+	delivering bool   // in OnData: Keep is allowed
+	keepSet    bool   // Keep was called in this OnData
+	redeliver  bool   // in the loop's redeliver list
 
 	closeErr  error
 	closeDone bool // CloseFD completed
@@ -329,7 +338,7 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 			if c.cfg.idle() {
 				c.lastRead = now()
 			}
-			c.onData(comp.Data)
+			c.deliver(comp.Data)
 		}
 		if !comp.More && c.st == connOpen && !c.readPaused {
 			c.armRecv()
@@ -339,10 +348,10 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 			c.readEOF = true
 			c.onReadClosed(hh)
 			if c.wrShut && c.st == connOpen {
-				c.closeWith(io.EOF) // both directions are done
+				c.closeWith(c.eofErr()) // both directions are done
 			}
 		} else {
-			c.closeWith(io.EOF)
+			c.closeWith(c.eofErr())
 		}
 	case comp.Res == -int32(unix.ECANCELED):
 		if c.st == connOpen && !c.readPaused {
@@ -411,6 +420,31 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	return c.ctl.request(reqClose)
+}
+
+// CloseWithError closes the connection as Close does, and OnClose receives
+// err (ErrConnClosed when err is nil): a protocol handler ending a peer that
+// sent something it cannot accept says why, as io.PipeWriter's
+// CloseWithError does. Off the loop it hands itself to the loop, as Close;
+// the first error asked wins.
+func (c *Conn) CloseWithError(err error) error {
+	if err == nil {
+		err = ErrConnClosed
+	}
+	if c.loop.InEventLoop() {
+		c.closeWith(err)
+		return nil
+	}
+	c.ctl.err.CompareAndSwap(nil, &err)
+	return c.ctl.request(reqClose)
+}
+
+// Reading reports whether the connection is open and not paused
+// (PauseRead): a handler that splits frames stops where it turns false and
+// keeps the rest, which ResumeRead delivers again. Loop only: off the loop
+// it reports false.
+func (c *Conn) Reading() bool {
+	return c.loop.InEventLoop() && c.st == connOpen && !c.readPaused
 }
 
 // Abort closes the connection now, dropping unsent bytes, and resets it (the
@@ -486,6 +520,7 @@ func (c *Conn) resumeRead() {
 	if c.st == connOpen && !c.recvArmed {
 		c.armRecv()
 	}
+	c.queueRedeliver()
 }
 
 // Requests from other goroutines, collected in connCtl.bits.
@@ -505,6 +540,7 @@ const (
 type connCtl struct {
 	c    *Conn
 	bits atomic.Uint32
+	err  atomic.Pointer[error] // CloseWithError's, for reqClose
 }
 
 // request records r and queues the task unless it is queued already.
@@ -549,7 +585,11 @@ func (t *connCtl) Run() {
 		c.closeWrite()
 	}
 	if r&reqClose != 0 {
-		c.closeWith(ErrConnClosed)
+		err := ErrConnClosed
+		if p := t.err.Load(); p != nil {
+			err = *p
+		}
+		c.closeWith(err)
 	}
 	if r&reqAbort != 0 {
 		c.abortWith(ErrAborted)
@@ -632,6 +672,7 @@ func (c *Conn) maybeRelease() {
 	}
 	defer c.observeClosed()
 	c.onClose()
+	c.in = nil
 }
 
 // shutdown closes the connection as its loop stops: gracefully, or at once

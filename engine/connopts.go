@@ -27,6 +27,7 @@ type connConfig struct {
 
 	closeTimeout time.Duration
 	asyncLimit   int
+	keepLimit    int
 	resolver     *net.Resolver
 }
 
@@ -53,6 +54,7 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 
 		closeTimeout: DefaultCloseTimeout,
 		asyncLimit:   DefaultAsyncWriteLimit,
+		keepLimit:    DefaultKeepLimit,
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {

@@ -103,6 +103,7 @@ type Loop struct {
 	fault         error // set when the loop's own code panicked (see fail)
 	appendDue     func(tasks.Task)
 	flushList     []*Conn // connections written to this iteration
+	redeliverList []*Conn // connections that resumed reading with bytes kept
 }
 
 // New builds a loop and its driver; the loop's goroutine starts lazily, on its

@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The inbound side of a connection: what a handler keeps of a delivery to
+// read again with the next one (Netty's cumulation), bounded per connection.
+//
+// A frame that sits whole in the bytes just received is never copied: OnData
+// gets the driver's buffer and the handler slices it. Only the unfinished
+// tail a handler keeps is copied, once, and the next bytes are appended to
+// it, so a frame that spans reads is assembled in one buffer and parsed once.
+
+// DefaultKeepLimit bounds the bytes a connection keeps between deliveries
+// (WithKeepLimit): big enough for a 100 KB value split across reads, small
+// enough that a thousand peers sending half a frame cannot take a gigabyte.
+const DefaultKeepLimit = 1 << 20
+
+// maxIdleKeep caps the inbound buffer a connection holds on to once it has
+// nothing kept: a large frame's buffer is given back.
+const maxIdleKeep = 64 << 10
+
+// ErrKeepLimit is returned by Keep for more bytes than the connection's keep
+// limit: a frame larger than the handler allowed for.
+var ErrKeepLimit = fmt.Errorf("engine: bytes kept over the connection's keep limit: %w", ErrRejected)
+
+var errKeepOutsideOnData = errors.New("engine: Keep called outside OnData")
+
+// Keep asks for p to be delivered again, first, with the next bytes
+// received: a handler keeps the unfinished frame at the end of b and returns.
+// p is copied (it may be any part of b); a second call in the same OnData
+// replaces the first. What OnData does not keep is consumed.
+//
+// Keep may be called only from OnData; elsewhere it returns an error and
+// keeps nothing. More than the keep limit (WithKeepLimit, default
+// DefaultKeepLimit) returns ErrKeepLimit and keeps nothing; the handler
+// decides what to do (typically CloseWithError).
+//
+// A connection reading more bytes only delivers kept ones with them, with
+// one exception: ResumeRead delivers them again at once (at the end of the
+// loop's iteration), so that requests pipelined before a PauseRead are
+// served without waiting for new bytes.
+func (c *Conn) Keep(p []byte) error {
+	if !c.loop.InEventLoop() || !c.delivering {
+		return errKeepOutsideOnData
+	}
+	if len(p) > c.cfg.keepLimit {
+		c.in, c.keepSet = c.in[:0], true
+		return ErrKeepLimit
+	}
+	// p may lie inside c.in; append moves it with memmove.
+	c.in, c.keepSet = append(c.in[:0], p...), true
+	return nil
+}
+
+// Kept returns the bytes kept and not yet delivered again; the slice is the
+// connection's and valid until the next delivery. It is how OnReadClosed and
+// OnClose see an unfinished frame. Loop only: elsewhere it returns nil.
+func (c *Conn) Kept() []byte {
+	if !c.loop.InEventLoop() {
+		return nil
+	}
+	return c.in
+}
+
+// deliver calls OnData with the kept bytes followed by data.
+func (c *Conn) deliver(data []byte) {
+	b := data
+	if len(c.in) > 0 {
+		c.in = append(c.in, data...)
+		b = c.in
+	}
+	c.delivering, c.keepSet = true, false
+	c.onData(b)
+	c.delivering = false
+	if !c.keepSet {
+		c.in = c.in[:0]
+	}
+	if len(c.in) == 0 && cap(c.in) > maxIdleKeep {
+		c.in = nil
+	}
+}
+
+// eofErr is why a connection closes on the peer's FIN: io.EOF, or
+// io.ErrUnexpectedEOF when the handler kept an unfinished frame.
+func (c *Conn) eofErr() error {
+	if len(c.in) > 0 {
+		return io.ErrUnexpectedEOF
+	}
+	return io.EOF
+}
+
+// queueRedeliver arranges for kept bytes to be delivered again at the end
+// of the iteration (ResumeRead).
+func (c *Conn) queueRedeliver() {
+	if len(c.in) > 0 && !c.redeliver {
+		c.redeliver = true
+		c.loop.redeliverList = append(c.loop.redeliverList, c)
+	}
+}
+
+// redeliverKept delivers the kept bytes of the connections that resumed
+// reading. Those queued while it runs wait for the next iteration, so a
+// handler that pauses and resumes on every delivery cannot hold the loop.
+func (l *Loop) redeliverKept() {
+	n := len(l.redeliverList)
+	for i := 0; i < n; i++ {
+		c := l.redeliverList[i]
+		l.redeliverList[i] = nil
+		c.redeliver = false
+		if c.st == connOpen && !c.readPaused && len(c.in) > 0 {
+			c.deliver(nil)
+		}
+	}
+	m := copy(l.redeliverList, l.redeliverList[n:])
+	clear(l.redeliverList[m:])
+	l.redeliverList = l.redeliverList[:m]
+}
+
+// WithKeepLimit bounds the bytes a connection keeps between deliveries
+// (Keep); default DefaultKeepLimit.
+func WithKeepLimit(n int) ConnOption {
+	return func(c *connConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("engine: keep limit %d (expected > 0)", n)
+		}
+		c.keepLimit = n
+		return nil
+	}
+}
