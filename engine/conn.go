@@ -672,7 +672,7 @@ func (c *Conn) maybeRelease() {
 	}
 	defer c.observeClosed()
 	c.onClose()
-	c.in = nil
+	c.releaseIn()
 }
 
 // shutdown closes the connection as its loop stops: gracefully, or at once

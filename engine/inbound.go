@@ -51,8 +51,15 @@ func (c *Conn) Keep(p []byte) error {
 		c.in, c.keepSet = c.in[:0], true
 		return ErrKeepLimit
 	}
+	c.keepSet = true
+	if cap(c.in) < len(p) {
+		nb := append(c.loop.keepBuf(len(p)), p...)
+		c.releaseIn()
+		c.in = nb
+		return nil
+	}
 	// p may lie inside c.in; append moves it with memmove.
-	c.in, c.keepSet = append(c.in[:0], p...), true
+	c.in = append(c.in[:0], p...)
 	return nil
 }
 
@@ -70,6 +77,11 @@ func (c *Conn) Kept() []byte {
 func (c *Conn) deliver(data []byte) {
 	b := data
 	if len(c.in) > 0 {
+		if need := len(c.in) + len(data); cap(c.in) < need {
+			nb := append(c.loop.keepBuf(need), c.in...)
+			c.releaseIn()
+			c.in = nb
+		}
 		c.in = append(c.in, data...)
 		b = c.in
 	}
@@ -80,7 +92,59 @@ func (c *Conn) deliver(data []byte) {
 		c.in = c.in[:0]
 	}
 	if len(c.in) == 0 && cap(c.in) > maxIdleKeep {
-		c.in = nil
+		c.releaseIn()
+	}
+}
+
+// releaseIn gives a large inbound buffer back to the loop's cache.
+func (c *Conn) releaseIn() {
+	if cap(c.in) > maxIdleKeep {
+		c.loop.putKeepBuf(c.in)
+	}
+	c.in = nil
+}
+
+// The loop caches the large inbound buffers its connections gave back, so
+// that a stream of large frames (each spanning reads, each assembled in a
+// buffer) does not allocate one per frame, while an idle connection holds
+// at most maxIdleKeep. The cache is the loop's own: no lock.
+const maxKeepCache = 4 << 20 // bytes cached per loop
+
+// keepBuf returns an empty buffer with room for need bytes.
+func (l *Loop) keepBuf(need int) []byte {
+	for i, b := range l.keepCache {
+		if cap(b) >= need {
+			last := len(l.keepCache) - 1
+			l.keepCache[i], l.keepCache[last] = l.keepCache[last], nil
+			l.keepCache = l.keepCache[:last]
+			l.keepCached -= cap(b)
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, max(need+need/2, 4<<10))
+}
+
+// putKeepBuf caches b unless the cache is full; the smallest cached buffer
+// makes room for a larger one.
+func (l *Loop) putKeepBuf(b []byte) {
+	for l.keepCached+cap(b) > maxKeepCache && len(l.keepCache) > 0 {
+		small := 0
+		for i := range l.keepCache {
+			if cap(l.keepCache[i]) < cap(l.keepCache[small]) {
+				small = i
+			}
+		}
+		if cap(l.keepCache[small]) >= cap(b) {
+			return
+		}
+		last := len(l.keepCache) - 1
+		l.keepCached -= cap(l.keepCache[small])
+		l.keepCache[small], l.keepCache[last] = l.keepCache[last], nil
+		l.keepCache = l.keepCache[:last]
+	}
+	if l.keepCached+cap(b) <= maxKeepCache {
+		l.keepCache = append(l.keepCache, b[:0])
+		l.keepCached += cap(b)
 	}
 }
 
