@@ -44,14 +44,15 @@ var errKeepOutsideOnData = errors.New("engine: Keep called outside OnData")
 // loop's iteration), so that requests pipelined before a PauseRead are
 // served without waiting for new bytes.
 func (c *Conn) Keep(p []byte) error {
-	if !c.loop.InEventLoop() || !c.delivering {
+	if !c.loop.InEventLoop() || !c.has(flagDelivering) {
 		return errKeepOutsideOnData
 	}
 	if len(p) > c.cfg.keepLimit {
-		c.in, c.keepSet = c.in[:0], true
+		c.in = c.in[:0]
+		c.set(flagKeepSet)
 		return ErrKeepLimit
 	}
-	c.keepSet = true
+	c.set(flagKeepSet)
 	if cap(c.in) < len(p) {
 		nb := append(c.loop.keepBuf(len(p)), p...)
 		c.releaseIn()
@@ -85,10 +86,11 @@ func (c *Conn) deliver(data []byte) {
 		c.in = append(c.in, data...)
 		b = c.in
 	}
-	c.delivering, c.keepSet = true, false
+	c.set(flagDelivering)
+	c.clear(flagKeepSet)
 	c.onData(b)
-	c.delivering = false
-	if !c.keepSet {
+	c.clear(flagDelivering)
+	if !c.has(flagKeepSet) {
 		c.in = c.in[:0]
 	}
 	if len(c.in) == 0 && cap(c.in) > maxIdleKeep {
@@ -160,8 +162,8 @@ func (c *Conn) eofErr() error {
 // queueRedeliver arranges for kept bytes to be delivered again at the end
 // of the iteration (ResumeRead).
 func (c *Conn) queueRedeliver() {
-	if len(c.in) > 0 && !c.redeliver {
-		c.redeliver = true
+	if len(c.in) > 0 && !c.has(flagRedeliver) {
+		c.set(flagRedeliver)
 		c.loop.redeliverList = append(c.loop.redeliverList, c)
 	}
 }
@@ -174,8 +176,8 @@ func (l *Loop) redeliverKept() {
 	for i := 0; i < n; i++ {
 		c := l.redeliverList[i]
 		l.redeliverList[i] = nil
-		c.redeliver = false
-		if c.st == connOpen && !c.readPaused && len(c.in) > 0 {
+		c.clear(flagRedeliver)
+		if c.st == connOpen && !c.has(flagReadPaused) && len(c.in) > 0 {
 			c.deliver(nil)
 		}
 	}
