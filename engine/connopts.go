@@ -77,8 +77,10 @@ func WithBacklog(n int) ConnOption {
 	}
 }
 
-// WithReusePort sets SO_REUSEPORT on the listening socket, so several loops
-// can each own a listener on one port.
+// WithReusePort sets SO_REUSEPORT on the listening socket, so that several
+// sockets (of loops or processes) may listen on one port; it means that and
+// no more wherever a ConnOption goes. loopgroup.WithListenerPerLoop opens
+// one such socket per loop of a group.
 func WithReusePort() ConnOption {
 	return func(c *connConfig) error { c.reusePort = true; return nil }
 }

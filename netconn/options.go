@@ -39,8 +39,10 @@ func newConfig(opts []Option) (*config, error) {
 	return c, nil
 }
 
-// WithConnOptions passes socket and connection options (backlog, TCP_NODELAY,
-// buffer sizes, keep-alive, watermarks, idle timeouts) to the engine.
+// WithConnOptions passes engine.ConnOption values (backlog, TCP_NODELAY,
+// socket buffers, keep-alive, watermarks, idle timeouts) to the listening
+// socket and the connections; loopgroup.WithConnOptions is the same option
+// for loopgroup.Serve.
 func WithConnOptions(opts ...engine.ConnOption) Option {
 	return func(c *config) error { c.conn = append(c.conn, opts...); return nil }
 }

@@ -223,7 +223,7 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 			return []loopgroup.ServerOption{loopgroup.WithBoss(newGroup(t, c, 1))}
 		}},
 		{"reuse-port", 2, func(*testing.T, testenv.Combo) []loopgroup.ServerOption {
-			return []loopgroup.ServerOption{loopgroup.WithReusePort()}
+			return []loopgroup.ServerOption{loopgroup.WithListenerPerLoop()}
 		}},
 	}
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
