@@ -140,7 +140,7 @@ func listenOn(fd, family int, sa unix.Sockaddr, cfg *connConfig) error {
 			}
 		}
 	}
-	if err := applyBufferSizes(fd, cfg); err != nil {
+	if err := applySocketBuffers(fd, cfg); err != nil {
 		return err
 	}
 	if err := unix.Bind(fd, sa); err != nil {
