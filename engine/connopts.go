@@ -243,3 +243,15 @@ func WithAsyncWriteLimit(n int) ConnOption {
 func WithResolver(r *net.Resolver) ConnOption {
 	return func(c *connConfig) error { c.resolver = r; return nil }
 }
+
+// WithKeepLimit bounds the bytes a connection keeps between deliveries
+// (Keep); default DefaultKeepLimit.
+func WithKeepLimit(n int) ConnOption {
+	return func(c *connConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("engine: keep limit %d (expected > 0)", n)
+		}
+		c.keepLimit = n
+		return nil
+	}
+}

@@ -185,15 +185,3 @@ func (l *Loop) redeliverKept() {
 	clear(l.redeliverList[m:])
 	l.redeliverList = l.redeliverList[:m]
 }
-
-// WithKeepLimit bounds the bytes a connection keeps between deliveries
-// (Keep); default DefaultKeepLimit.
-func WithKeepLimit(n int) ConnOption {
-	return func(c *connConfig) error {
-		if n <= 0 {
-			return fmt.Errorf("engine: keep limit %d (expected > 0)", n)
-		}
-		c.keepLimit = n
-		return nil
-	}
-}
