@@ -138,7 +138,7 @@ func TestReactorModels(t *testing.T) {
 				for _, v := range variants {
 					s, err := v.make()
 					require.NoError(t, err)
-					a, err := s.ListenGroup(g, "tcp", "127.0.0.1:0", opts(g, boss)...)
+					a, err := s.Listen(g, "tcp", "127.0.0.1:0", opts(g, boss)...)
 					require.NoError(t, err)
 					clientRounds(t, "http://"+a.String(), 8, 10)
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

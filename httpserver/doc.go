@@ -1,10 +1,11 @@
 // Package httpserver is an HTTP/1.1 server on ringloop's event loops.
 //
-// A Server is an engine.Handler: Listen serves on one loop, ListenGroup on a
-// loopgroup with any of its three reactor models (main/sub with
-// loopgroup.WithBoss, single, loopgroup.WithListenerPerLoop). Socket options
-// are engine.ConnOption values: given to Listen directly, to ListenGroup
-// through loopgroup.WithConnOptions.
+// New (the fast API, a handler on the loop) or NewHTTP (any http.Handler)
+// builds a Server; Listen serves it on one *engine.Loop or a
+// *loopgroup.Group, with any of loopgroup's reactor models (main/sub with
+// loopgroup.WithBoss, single, loopgroup.WithListenerPerLoop); Shutdown(ctx)
+// and Close end it as net/http's do. Socket and connection options are
+// engine.ConnOption values, given through loopgroup.WithConnOptions.
 //
 // # Parsing
 //

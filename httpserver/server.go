@@ -35,8 +35,8 @@ var ErrServerClosed = http.ErrServerClosed
 // errConnGone: the client went away before the response was written.
 var errConnGone = errors.New("httpserver: connection closed")
 
-// Server is an HTTP/1.1 server on ringloop loops. It is an engine.Handler:
-// Listen and ListenGroup serve connections with it.
+// Server is an HTTP/1.1 server on ringloop loops; Listen serves
+// connections with it.
 type Server struct {
 	cfg  *config
 	fast Handler
@@ -44,8 +44,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	loops     sync.Map // *engine.Loop → *loopState; read without a lock on every open
-	listeners []*engine.Listener
-	groups    []*loopgroup.Server
+	servers   []*loopgroup.Server
 	closing   atomic.Bool
 	live      atomic.Int64
 	drained   chan struct{} // closed when live reaches 0 while closing
@@ -78,35 +77,23 @@ func newServer(opts []Option, fast Handler, std http.Handler) (*Server, error) {
 	return &Server{cfg: cfg, fast: fast, std: std, drained: make(chan struct{})}, nil
 }
 
-// Listen serves on one loop: it accepts on l and serves every connection
-// there.
-func (s *Server) Listen(l *engine.Loop, network, addr string, opts ...engine.ConnOption) (net.Addr, error) {
+// Listen serves on loops, a *loopgroup.Group or one *engine.Loop, with any
+// of loopgroup's reactor models: the loops accept for themselves by
+// default, loopgroup.WithBoss accepts on another group, and
+// loopgroup.WithListenerPerLoop gives each loop its own SO_REUSEPORT socket;
+// loopgroup.WithConnOptions carries socket and connection options. It
+// returns the address listened on, and ErrServerClosed after Shutdown or
+// Close. Call it as often as there are addresses to serve.
+func (s *Server) Listen(loops engine.Loops, network, addr string, opts ...loopgroup.ServerOption) (net.Addr, error) {
 	if s.closing.Load() {
 		return nil, ErrServerClosed
 	}
-	ln, err := engine.Listen(l, network, addr, (*handler)(s), opts...)
+	srv, err := loopgroup.Serve(loops, network, addr, (*handler)(s), opts...)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.listeners = append(s.listeners, ln)
-	s.mu.Unlock()
-	return ln.Addr(), nil
-}
-
-// ListenGroup serves on the loops of g with any of loopgroup's reactor
-// models (loopgroup.WithBoss, loopgroup.WithListenerPerLoop, or g accepting
-// for itself); socket options go in loopgroup.WithConnOptions.
-func (s *Server) ListenGroup(g *loopgroup.Group, network, addr string, opts ...loopgroup.ServerOption) (net.Addr, error) {
-	if s.closing.Load() {
-		return nil, ErrServerClosed
-	}
-	srv, err := g.Serve(network, addr, (*handler)(s), opts...)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.groups = append(s.groups, srv)
+	s.servers = append(s.servers, srv)
 	s.mu.Unlock()
 	return srv.Addr(), nil
 }
@@ -142,12 +129,9 @@ func (s *Server) Close() error {
 func (s *Server) beginClose(force bool) {
 	s.closing.Store(true)
 	s.mu.Lock()
-	lns, groups := s.listeners, s.groups
+	servers := s.servers
 	s.mu.Unlock()
-	for _, ln := range lns {
-		_ = ln.Close()
-	}
-	for _, g := range groups {
+	for _, g := range servers {
 		for _, ln := range g.Listeners() {
 			_ = ln.Close()
 		}
@@ -191,7 +175,7 @@ func (s *Server) finishClose() error {
 		err = errors.New("httpserver: connections did not close")
 	}
 	s.mu.Lock()
-	groups := s.groups
+	servers := s.servers
 	s.mu.Unlock()
 	s.loops.Range(func(_, v any) bool {
 		if ls := v.(*loopState); ls.tick != nil {
@@ -199,7 +183,7 @@ func (s *Server) finishClose() error {
 		}
 		return true
 	})
-	for _, g := range groups {
+	for _, g := range servers {
 		_ = g.Close()
 	}
 	return err

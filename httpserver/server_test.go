@@ -18,6 +18,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/loopgroup"
 )
 
 func dial(t *testing.T, base string) net.Conn {
@@ -141,7 +142,7 @@ func TestSlowReader(t *testing.T) {
 				loop, err := engine.New(c.Options()...)
 				require.NoError(t, err)
 				t.Cleanup(func() { require.NoError(t, loop.Close()) })
-				a, err := s.Listen(loop, "tcp", "127.0.0.1:0", engine.WithObserver(obs))
+				a, err := s.Listen(loop, "tcp", "127.0.0.1:0", loopgroup.WithConnOptions(engine.WithObserver(obs)))
 				require.NoError(t, err)
 				t.Cleanup(func() { require.NoError(t, s.Close()) })
 				conn := dial(t, "http://"+a.String())

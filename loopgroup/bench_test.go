@@ -54,7 +54,7 @@ func BenchmarkAccept(b *testing.B) {
 			case "reuseport":
 				opts = append(opts, loopgroup.WithListenerPerLoop())
 			}
-			srv, err := workers.Serve("tcp", "127.0.0.1:0", closer{}, opts...)
+			srv, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", closer{}, opts...)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func BenchmarkGroupSize(b *testing.B) {
 					b.Skip(err)
 				}
 				defer g.Close()
-				srv, err := g.Serve("tcp", "127.0.0.1:0", echo.Handler{})
+				srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", echo.Handler{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -125,7 +125,7 @@ func TestBlockingWorkNeverStallsIOLoop(t *testing.T) {
 				io1 := newGroup(t, c, loopgroup.WithLoops(1))
 				ex := newExecGroup(t, loopgroup.WithLoops(2))
 				h := newSlowHandler(ex, inline)
-				s, err := io1.Serve("tcp", "127.0.0.1:0", h)
+				s, err := loopgroup.Serve(io1, "tcp", "127.0.0.1:0", h)
 				require.NoError(t, err)
 				defer shutdownServer(t, s)
 				release := sync.OnceFunc(func() { close(h.gate) })
@@ -202,7 +202,7 @@ func testOffloadOrder(t *testing.T, c testenv.Combo, async bool) {
 	g := newGroup(t, c, loopgroup.WithLoops(1))
 	ex := newExecGroup(t, loopgroup.WithLoops(3))
 	h := &orderHandler{ex: ex, async: async}
-	s, err := g.Serve("tcp", "127.0.0.1:0", h)
+	s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 	require.NoError(t, err)
 	defer shutdownServer(t, s)
 	nc, err := net.Dial("tcp", s.Addr().String())
@@ -262,7 +262,7 @@ func TestOffloadErrors(t *testing.T) {
 		res := make(chan outcome, 1)
 		opened := make(chan *engine.Conn, 1)
 		h := &probe{fn: func(conn *engine.Conn) { opened <- conn }}
-		s, err := g.Serve("tcp", "127.0.0.1:0", h)
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)
 		defer shutdownServer(t, s)
 		nc, err := net.Dial("tcp", s.Addr().String())

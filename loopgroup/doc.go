@@ -22,8 +22,9 @@
 //
 // # Servers: the three reactor models
 //
-// Serve listens and serves every accepted connection on one loop of the
-// group for its whole life:
+// Serve(workers, network, addr, h) listens and serves every accepted
+// connection on one worker loop for its whole life; workers is a Group or a
+// single *engine.Loop (a group of one):
 //
 //   - main/sub reactors, WithBoss(boss): a boss loop accepts and hands each
 //     connection to workers.Next(). On io_uring with IORING_OP_MSG_RING

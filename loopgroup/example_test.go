@@ -28,7 +28,7 @@ func Example() {
 	}
 	defer workers.Close()
 
-	srv, err := workers.Serve("tcp", "127.0.0.1:0", echo.Handler{}, loopgroup.WithBoss(boss))
+	srv, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", echo.Handler{}, loopgroup.WithBoss(boss))
 	if err != nil {
 		panic(err)
 	}
@@ -98,7 +98,7 @@ func ExampleOffload() {
 	}
 	defer blocking.Close()
 
-	srv, err := io1.Serve("tcp", "127.0.0.1:0", lookup{blocking})
+	srv, err := loopgroup.Serve(io1, "tcp", "127.0.0.1:0", lookup{blocking})
 	if err != nil {
 		panic(err)
 	}

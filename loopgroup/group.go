@@ -135,6 +135,13 @@ func (g *Group) abort() {
 // Next returns the loop the chooser picks (engine.Loops).
 func (g *Group) Next() *engine.Loop { return g.chooser.Next() }
 
+// groupOf is a group of one existing loop, for Serve: it counts the
+// loop's connections and knows its index, and owns nothing (the loop's
+// lifecycle stays with its creator).
+func groupOf(l *engine.Loop) *Group {
+	return &Group{loops: []*engine.Loop{l}, index: map[*engine.Loop]int{l: 0}, load: make([]loadCounter, 1), chooser: l}
+}
+
 // Len returns the number of loops (Netty's executorCount).
 func (g *Group) Len() int { return len(g.loops) }
 

@@ -26,7 +26,7 @@ func TestHandoffDuringWorkerShutdown(t *testing.T) {
 		workers, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 		require.NoError(t, err)
 		h := newCounting()
-		s, err := workers.Serve("tcp", "127.0.0.1:0", h, loopgroup.WithBoss(boss))
+		s, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", h, loopgroup.WithBoss(boss))
 		require.NoError(t, err)
 		addr := s.Addr().String()
 

@@ -19,7 +19,7 @@ func TestGroupSamples(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2), loopgroup.WithName("w"))
-		srv, err := g.Serve("tcp", "127.0.0.1:0", &echo.Handler{})
+		srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", &echo.Handler{})
 		require.NoError(t, err)
 		defer srv.Close()
 		conns := echoMany(t, srv.Addr().String(), 4)

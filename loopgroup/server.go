@@ -63,8 +63,8 @@ func WithConnOptions(opts ...engine.ConnOption) ServerOption {
 	return func(c *serverConfig) error { c.conn = append(c.conn, opts...); return nil }
 }
 
-// Server is a listening server bound to a group (Netty's ServerBootstrap and
-// its bound server channel). Every accepted connection is served on one
+// Server is a listening server bound to its worker loops (Netty's
+// ServerBootstrap and its bound server channel). Every accepted connection is served on one
 // worker loop for its whole life.
 type Server struct {
 	workers   *Group
@@ -74,12 +74,27 @@ type Server struct {
 }
 
 // Serve listens on addr ("tcp", "tcp4", "tcp6" or "unix") and serves every
-// accepted connection with h on a loop of g, the worker group. With WithBoss,
-// a boss loop accepts and hands each connection to g.Next(): through MSG_RING
-// on io_uring kernels that have it (the worker loops are started here, since
-// MSG_RING needs a running ring), else through the worker's task ring. With
-// WithListenerPerLoop each loop of g accepts for itself.
-func (g *Group) Serve(network, addr string, h engine.Handler, opts ...ServerOption) (*Server, error) {
+// accepted connection with h on a loop of workers: a *Group, or one
+// *engine.Loop (a group of one: the single-threaded reactor, or with
+// WithBoss a boss group that accepts for it). The one type for "a loop or a
+// group" is engine.Loops; Serve needs one of these two because it counts
+// each worker loop's connections. With WithBoss, a boss loop accepts and
+// hands each connection to workers.Next(): through MSG_RING on io_uring
+// kernels that have it (the worker loops are started here, since MSG_RING
+// needs a running ring), else through the worker's task ring. Without it
+// the workers accept for themselves (Netty's group(g) = group(g, g)); with
+// WithListenerPerLoop each worker loop accepts for itself on its own
+// socket.
+func Serve(workers engine.Loops, network, addr string, h engine.Handler, opts ...ServerOption) (*Server, error) {
+	var g *Group
+	switch w := workers.(type) {
+	case *Group:
+		g = w
+	case *engine.Loop:
+		g = groupOf(w)
+	default:
+		return nil, fmt.Errorf("loopgroup: Serve needs a *Group or an *engine.Loop, got %T", workers)
+	}
 	if h == nil {
 		return nil, errors.New("loopgroup: nil handler")
 	}

@@ -38,7 +38,7 @@ func TestMainSubHandoff(t *testing.T) {
 				if forceTask {
 					opts = append(opts, loopgroup.WithTaskHandoff())
 				}
-				s, err := workers.Serve("tcp", "127.0.0.1:0", h, opts...)
+				s, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", h, opts...)
 				require.NoError(t, err)
 				conns := echoMany(t, s.Addr().String(), n)
 				defer closeAll(conns)
@@ -72,7 +72,7 @@ func TestSingleReactor(t *testing.T) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(1))
 		h := newCounting()
-		s, err := g.Serve("tcp", "127.0.0.1:0", h)
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)
 		conns := echoMany(t, s.Addr().String(), 20)
 		closeAll(conns)
@@ -83,6 +83,37 @@ func TestSingleReactor(t *testing.T) {
 	})
 }
 
+// TestServeOneLoop: Serve takes one *engine.Loop as a group of one, with
+// the server's connection count and shutdown, and a boss group may accept
+// for it; another engine.Loops is refused with an error naming its type.
+func TestServeOneLoop(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		defer l.Close()
+		h := newCounting()
+		s, err := loopgroup.Serve(l, "tcp", "127.0.0.1:0", h)
+		require.NoError(t, err)
+		conns := echoMany(t, s.Addr().String(), 5)
+		testenv.Eventually(t, 30*time.Second, "5 connections counted", func() bool { return s.Connections() == 5 })
+		closeAll(conns)
+		shutdownServer(t, s)
+		require.Zero(t, s.Connections())
+		require.Equal(t, l, s.Listeners()[0].Loop())
+
+		boss := newGroup(t, c, loopgroup.WithLoops(1))
+		s2, err := loopgroup.Serve(l, "tcp", "127.0.0.1:0", h, loopgroup.WithBoss(boss))
+		require.NoError(t, err)
+		closeAll(echoMany(t, s2.Addr().String(), 3))
+		shutdownServer(t, s2)
+		require.Equal(t, boss.Loop(0), s2.Listeners()[0].Loop())
+
+		_, err = loopgroup.Serve(engine.LoopsFunc(func() *engine.Loop { return l }), "tcp", "127.0.0.1:0", h)
+		require.ErrorContains(t, err, "engine.LoopsFunc")
+	})
+}
+
 // TestSameGroupBossAndWorkers: without WithBoss a group of several loops
 // accepts on one and spreads over all, itself included.
 func TestSameGroupBossAndWorkers(t *testing.T) {
@@ -90,7 +121,7 @@ func TestSameGroupBossAndWorkers(t *testing.T) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		h := newCounting()
-		s, err := g.Serve("tcp", "127.0.0.1:0", h)
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)
 		conns := echoMany(t, s.Addr().String(), 20)
 		closeAll(conns)
@@ -109,7 +140,7 @@ func TestListenerPerLoop(t *testing.T) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		h := newCounting()
-		s, err := g.Serve("tcp", "127.0.0.1:0", h, loopgroup.WithListenerPerLoop())
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, loopgroup.WithListenerPerLoop())
 		require.NoError(t, err)
 		lns := s.Listeners()
 		require.Len(t, lns, 2)
@@ -129,7 +160,7 @@ func TestListenerPerLoop(t *testing.T) {
 		}
 		closeAll(conns)
 		shutdownServer(t, s)
-		_, err = g.Serve("unix", t.TempDir()+"/s", h, loopgroup.WithListenerPerLoop())
+		_, err = loopgroup.Serve(g, "unix", t.TempDir()+"/s", h, loopgroup.WithListenerPerLoop())
 		assert.Error(t, err, "SO_REUSEPORT needs TCP")
 	})
 }
@@ -143,10 +174,10 @@ func TestReusePortOption(t *testing.T) {
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		h := newCounting()
 		reuse := loopgroup.WithConnOptions(engine.WithReusePort())
-		s1, err := g.Serve("tcp", "127.0.0.1:0", h, reuse)
+		s1, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, reuse)
 		require.NoError(t, err)
 		require.Len(t, s1.Listeners(), 1)
-		s2, err := g.Serve("tcp", s1.Addr().String(), h, reuse)
+		s2, err := loopgroup.Serve(g, "tcp", s1.Addr().String(), h, reuse)
 		require.NoError(t, err, "SO_REUSEPORT on both sockets lets them share the port")
 		require.Len(t, s2.Listeners(), 1)
 		assert.Equal(t, s1.Addr().String(), s2.Addr().String())
@@ -163,7 +194,7 @@ func TestServerShutdownWaits(t *testing.T) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		h := newCounting()
-		s, err := g.Serve("tcp", "127.0.0.1:0", h)
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)
 		addr := s.Addr().String()
 		conns := echoMany(t, addr, 4)
@@ -220,7 +251,7 @@ func TestServerShutdownDeadline(t *testing.T) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		h := newCounting()
-		s, err := g.Serve("tcp", "127.0.0.1:0", h)
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)
 		conns := echoMany(t, s.Addr().String(), 6)
 		defer closeAll(conns)
@@ -246,7 +277,7 @@ func TestServerClose(t *testing.T) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		h := newCounting()
-		s, err := g.Serve("tcp", "127.0.0.1:0", h)
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)
 		conns := echoMany(t, s.Addr().String(), 5)
 		defer closeAll(conns)
@@ -267,18 +298,18 @@ func TestServeOptions(t *testing.T) {
 			v, _ := getsockoptNoDelay(conn.FD())
 			nodelay <- v
 		}}
-		s, err := g.Serve("tcp", "127.0.0.1:0", h, loopgroup.WithConnOptions(engine.WithNoDelay(false), engine.WithBacklog(16)))
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, loopgroup.WithConnOptions(engine.WithNoDelay(false), engine.WithBacklog(16)))
 		require.NoError(t, err)
 		nc := echoOnce(t, s.Addr().String(), 0)
 		assert.Equal(t, 0, <-nodelay)
 		nc.Close()
 		shutdownServer(t, s)
 
-		_, err = g.Serve("tcp", "127.0.0.1:0", h, loopgroup.WithConnOptions(engine.WithBacklog(0)))
+		_, err = loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, loopgroup.WithConnOptions(engine.WithBacklog(0)))
 		assert.Error(t, err)
-		_, err = g.Serve("tcp", "127.0.0.1:0", nil)
+		_, err = loopgroup.Serve(g, "tcp", "127.0.0.1:0", nil)
 		assert.Error(t, err)
-		_, err = g.Serve("tcp", "127.0.0.1:0", h, loopgroup.WithBoss(nil))
+		_, err = loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, loopgroup.WithBoss(nil))
 		assert.Error(t, err)
 	})
 }
@@ -289,7 +320,7 @@ func TestGroupDial(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		srv := newGroup(t, c, loopgroup.WithLoops(1))
-		s, err := srv.Serve("tcp", "127.0.0.1:0", newCounting())
+		s, err := loopgroup.Serve(srv, "tcp", "127.0.0.1:0", newCounting())
 		require.NoError(t, err)
 		defer shutdownServer(t, s)
 

@@ -31,7 +31,7 @@ func TestGroupShutdownCause(t *testing.T) {
 		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 		require.NoError(t, err)
 		h := &causeHandler{opened: make(chan struct{}, n), closed: make(chan error, n)}
-		srv, err := g.Serve("tcp", "127.0.0.1:0", h)
+		srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)
 		for range n {
 			peer, err := net.DialTimeout("tcp", srv.Addr().String(), 5*time.Second)

@@ -438,7 +438,7 @@ func TestServerShutdownHonoursContext(t *testing.T) {
 		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 		require.NoError(t, err)
 		defer func() { require.NoError(t, g.Close()) }()
-		srv, err := g.Serve("tcp", "127.0.0.1:0", &bulkWriter{size: 8 << 20},
+		srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", &bulkWriter{size: 8 << 20},
 			loopgroup.WithConnOptions(engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10}), engine.WithCloseTimeout(time.Hour)))
 		require.NoError(t, err)
 		peer, err := net.Dial("tcp", srv.Addr().String())
@@ -497,7 +497,7 @@ func TestServerCloseEndsStuckClose(t *testing.T) {
 		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 		require.NoError(t, err)
 		defer func() { require.NoError(t, g.Close()) }()
-		srv, err := g.Serve("tcp", "127.0.0.1:0", &bulkWriter{size: 8 << 20},
+		srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", &bulkWriter{size: 8 << 20},
 			loopgroup.WithConnOptions(engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10}), engine.WithCloseTimeout(100*time.Millisecond)))
 		require.NoError(t, err)
 		peer, err := net.Dial("tcp", srv.Addr().String())

@@ -115,7 +115,7 @@ func TestServerClosedFromHandler(t *testing.T) {
 						got <- st.stop(srv)
 					}
 				}
-				srv, err := g.Serve("tcp", "127.0.0.1:0", r)
+				srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", r)
 				require.NoError(t, err)
 				close(ready)
 				peer, err := net.Dial("tcp", srv.Addr().String())
@@ -207,7 +207,7 @@ func (h extHandler) OnReadClosed(c *engine.Conn) {
 }
 
 // TestGroupKeepsOptionalHandlerInterfaces: under every reactor model of
-// Group.Serve and under Group.Dial, a handler's OnIdle is called (instead of
+// loopgroup.Serve and under Group.Dial, a handler's OnIdle is called (instead of
 // the connection being closed with ErrIdleTimeout) and a reply after the
 // peer's half-close arrives; the connection is still counted.
 func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
@@ -233,7 +233,7 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 				testenv.CheckLeaks(t)
 				g := newGroup(t, c, m.loops)
 				h := newExtHandler()
-				srv, err := g.Serve("tcp", "127.0.0.1:0", h, append(m.opts(t, c), idle)...)
+				srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, append(m.opts(t, c), idle)...)
 				require.NoError(t, err)
 				defer func() { require.NoError(t, srv.Close()) }()
 				peer, err := net.Dial("tcp", srv.Addr().String())

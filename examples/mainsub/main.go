@@ -33,7 +33,7 @@ func main() {
 	}
 	defer workers.Close()
 
-	srv, err := workers.Serve("tcp", "127.0.0.1:0", echo.Handler{}, loopgroup.WithBoss(boss))
+	srv, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", echo.Handler{}, loopgroup.WithBoss(boss))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer g.Close()
-	srv, err := g.Serve("tcp", "127.0.0.1:0", frame.Split(bufio.ScanLines, &counter{}))
+	srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", frame.Split(bufio.ScanLines, &counter{}))
 	if err != nil {
 		log.Fatal(err)
 	}

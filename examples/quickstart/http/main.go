@@ -34,7 +34,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	bound, err := srv.ListenGroup(loops, "tcp", *addr)
+	bound, err := srv.Listen(loops, "tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
