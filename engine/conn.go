@@ -136,6 +136,7 @@ const (
 	flagDelivering                       // in OnData: Keep is allowed
 	flagKeepSet                          // Keep was called in this OnData
 	flagRedeliver                        // in the loop's redeliver list
+	flagEOFNotice                        // SetHandler's h is owed the peer's FIN
 )
 
 func (c *Conn) has(f connFlags) bool { return c.flags&f != 0 }
@@ -356,15 +357,7 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 			c.armRecv()
 		}
 	case comp.Res == 0:
-		if hh, ok := c.h.(HalfCloseHandler); ok && c.st == connOpen {
-			c.set(flagReadEOF)
-			c.onReadClosed(hh)
-			if c.has(flagWrShut) && c.st == connOpen {
-				c.closeWith(c.eofErr()) // both directions are done
-			}
-		} else {
-			c.closeWith(c.eofErr())
-		}
+		c.peerEOF()
 	case comp.Res == -int32(unix.ECANCELED):
 		if c.st == connOpen && !c.has(flagReadPaused) {
 			c.armRecv() // ResumeRead came before the cancel landed
@@ -373,6 +366,20 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 		c.abortWith(comp.Err())
 	}
 	c.maybeRelease()
+}
+
+// peerEOF handles the peer's FIN: a HalfCloseHandler is told and the
+// connection stays open for writing; otherwise it closes.
+func (c *Conn) peerEOF() {
+	if hh, ok := c.h.(HalfCloseHandler); ok && c.st == connOpen {
+		c.set(flagReadEOF)
+		c.onReadClosed(hh)
+		if c.has(flagWrShut) && c.st == connOpen {
+			c.closeWith(c.eofErr()) // both directions are done
+		}
+	} else {
+		c.closeWith(c.eofErr())
+	}
 }
 
 func (c *Conn) onSend(comp *driver.Completion) {

@@ -162,7 +162,7 @@ func (c *Conn) eofErr() error {
 // queueRedeliver arranges for kept bytes to be delivered again at the end
 // of the iteration (ResumeRead).
 func (c *Conn) queueRedeliver() {
-	if len(c.in) > 0 && !c.has(flagRedeliver) {
+	if (len(c.in) > 0 || c.has(flagEOFNotice)) && !c.has(flagRedeliver) {
 		c.set(flagRedeliver)
 		c.loop.redeliverList = append(c.loop.redeliverList, c)
 	}
@@ -177,11 +177,51 @@ func (l *Loop) redeliverKept() {
 		c := l.redeliverList[i]
 		l.redeliverList[i] = nil
 		c.clear(flagRedeliver)
-		if c.st == connOpen && !c.has(flagReadPaused) && len(c.in) > 0 {
+		if c.st != connOpen || c.has(flagReadPaused) {
+			continue
+		}
+		if len(c.in) > 0 {
 			c.deliver(nil)
+		}
+		if c.has(flagEOFNotice) && c.st == connOpen {
+			c.clear(flagEOFNotice)
+			c.peerEOF()
 		}
 	}
 	m := copy(l.redeliverList, l.redeliverList[n:])
 	clear(l.redeliverList[m:])
 	l.redeliverList = l.redeliverList[:m]
+}
+
+var errSetHandlerOffLoop = errors.New("engine: SetHandler called off the connection's loop")
+
+// SetHandler hands the connection to h, for a protocol upgrade (an HTTP
+// server giving a WebSocket to its handler, a hijacked connection given to
+// a net.Conn): h.OnOpen runs at once, every later callback goes to h, and
+// pending, bytes the old handler received and did not consume, reach
+// h.OnData first, at the end of the loop's iteration (as kept bytes do; see
+// Keep). Optional handler interfaces are h's from then on. It may be called
+// only on the loop, from a callback or task; elsewhere, or once the
+// connection is closing, it returns an error and changes nothing.
+func (c *Conn) SetHandler(h Handler, pending []byte) error {
+	switch {
+	case !c.loop.InEventLoop():
+		return errSetHandlerOffLoop
+	case c.st != connOpen:
+		return ErrConnClosed
+	case len(pending) > c.cfg.keepLimit:
+		return ErrKeepLimit
+	}
+	c.h = h
+	c.wh, _ = h.(WritabilityHandler)
+	c.in = append(c.in[:0], pending...)
+	if c.has(flagDelivering) {
+		c.set(flagKeepSet) // the old handler's OnData is returning: keep pending
+	}
+	if c.has(flagReadEOF) {
+		c.set(flagEOFNotice) // h learns of the peer's FIN after pending
+	}
+	c.onOpen()
+	c.queueRedeliver()
+	return nil
 }

@@ -190,13 +190,17 @@ func (sr *stdRequest) run() {
 		if p := recover(); p != nil {
 			logPanic(p, nil)
 			sr.cancel(nil)
-			sr.send(&chunk{abort: true, last: true})
+			if !w.hijacked { // a hijacked connection is the handler's
+				sr.send(&chunk{abort: true, last: true})
+			}
 			return
 		}
 	}()
 	sr.s.std.ServeHTTP(w, sr.req)
 	sr.cancel(nil)
-	w.finish()
+	if !w.hijacked {
+		w.finish()
+	}
 }
 
 // logPanic logs a handler's panic with its stack, except
@@ -342,6 +346,7 @@ type stdWriter struct {
 	written   int64
 	buf       []byte
 	fr        framing
+	hijacked  bool
 }
 
 const bufferBeforeHead = 2048
@@ -356,7 +361,7 @@ func (w *stdWriter) Header() http.Header {
 
 // WriteHeader records the status; headers set later are not sent.
 func (w *stdWriter) WriteHeader(code int) {
-	if w.status != 0 {
+	if w.status != 0 || w.hijacked {
 		return
 	}
 	if code < 100 || code > 999 {
@@ -379,6 +384,9 @@ func (w *stdWriter) WriteHeader(code int) {
 
 // Write sends body bytes (buffered; see Flush).
 func (w *stdWriter) Write(p []byte) (int, error) {
+	if w.hijacked {
+		return 0, http.ErrHijacked
+	}
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
