@@ -37,6 +37,7 @@ type conn struct {
 	deadline  int64 // unix ns; 0: none
 	inflight  *stdRequest
 	deferred  *Deferred       // fast API: the response a handler finishes later
+	upgrade   engine.Handler  // fast API: Upgrade's handler, owed the connection
 	base      context.Context // adapter: the parent of every request's context
 	remote    string          // adapter: the client's address, formatted once
 }
@@ -187,6 +188,10 @@ func (cs *conn) serve(b []byte) int {
 		cs.more = len(rb) > end
 		cs.dispatch(rb[:end])
 		off += end
+		if cs.upgrade != nil {
+			cs.handOver(b[off:])
+			return len(b)
+		}
 		p.reset()
 		cs.continued, cs.started = false, false
 		if !cs.responded() {
@@ -194,6 +199,27 @@ func (cs *conn) serve(b []byte) int {
 		}
 	}
 	return off
+}
+
+// handOver gives the connection to Upgrade's handler with the bytes that
+// followed the request, and forgets it. Should the connection be closing
+// already, it is aborted and the server's OnClose sees it out as usual.
+func (cs *conn) handOver(pending []byte) {
+	h := cs.upgrade
+	cs.upgrade = nil
+	if err := cs.c.SetHandler(h, pending); err != nil {
+		cs.lingering = true
+		_ = cs.c.Abort()
+		return
+	}
+	cs.closed, cs.deadline = true, 0 // no callback of the server's reaches it any more
+	cs.ls.remove(cs)
+	if cs.paused {
+		cs.paused = false
+		cs.c.ResumeRead()
+	}
+	cs.s.live.Add(-1)
+	cs.s.checkDrained()
 }
 
 // responded follows a complete response: a connection not kept alive closes

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
 )
@@ -188,5 +189,83 @@ func TestHijackAfterClientFIN(t *testing.T) {
 		answer, err := io.ReadAll(conn)
 		require.NoError(t, err)
 		require.Equal(t, "got tail", string(answer))
+	})
+}
+
+// shoutProto is an on-loop protocol after an upgrade: it answers every
+// byte received in upper case, and records how it ended.
+type shoutProto struct{ closed chan error }
+
+func (p *shoutProto) OnOpen(c *engine.Conn) { c.Write([]byte("hello\n")) }
+func (p *shoutProto) OnData(c *engine.Conn, b []byte) {
+	c.Write(bytes.ToUpper(b))
+}
+func (p *shoutProto) OnClose(c *engine.Conn, err error) { p.closed <- err }
+
+// TestFastUpgrade: the fast API answers 101 and hands the connection to an
+// engine.Handler on the same loop: the client reads the 101 with the
+// handler's headers, then the new protocol, which sees first the bytes the
+// client sent behind the request (pipelined in the same write), then later
+// ones. The server counts the connection no more; the handler's OnClose
+// sees the client's close. Upgrade refuses HTTP/1.0.
+func TestFastUpgrade(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		proto := &shoutProto{closed: make(chan error, 1)}
+		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+			if string(r.Header("Upgrade")) != "shout" {
+				w.SetStatus(http.StatusUpgradeRequired)
+				return
+			}
+			w.AddHeader("X-Proto", "v1")
+			if err := w.Upgrade("shout", proto); err != nil {
+				w.SetStatus(http.StatusHTTPVersionNotSupported)
+				w.WriteString(err.Error())
+			}
+		}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		require.NoError(t, err)
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+		_, err = io.WriteString(conn, "GET /up HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\nearly")
+		require.NoError(t, err)
+		r := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(r, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+		require.Equal(t, "shout", resp.Header.Get("Upgrade"))
+		require.Equal(t, "Upgrade", resp.Header.Get("Connection"))
+		require.Equal(t, "v1", resp.Header.Get("X-Proto"))
+		want := "hello\nEARLY"
+		got := make([]byte, len(want))
+		_, err = io.ReadFull(r, got)
+		require.NoError(t, err)
+		require.Equal(t, want, string(got))
+		require.Zero(t, s.Connections())
+		_, err = io.WriteString(conn, "later")
+		require.NoError(t, err)
+		got = make([]byte, 5)
+		_, err = io.ReadFull(r, got)
+		require.NoError(t, err)
+		require.Equal(t, "LATER", string(got))
+		require.NoError(t, conn.Close())
+		select {
+		case err := <-proto.closed:
+			require.ErrorIs(t, err, io.EOF)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the upgraded protocol's OnClose did not run")
+		}
+
+		old, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		require.NoError(t, err)
+		defer old.Close()
+		_ = old.SetDeadline(time.Now().Add(60 * time.Second))
+		_, err = io.WriteString(old, "GET /up HTTP/1.0\r\nUpgrade: shout\r\n\r\n")
+		require.NoError(t, err)
+		resp, err = http.ReadResponse(bufio.NewReader(old), nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusHTTPVersionNotSupported, resp.StatusCode)
 	})
 }

@@ -1,9 +1,12 @@
 package httpserver
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/ringloop/ringloop/engine"
 )
 
 // Response is the fast API's response writer: status, headers and body are
@@ -24,12 +27,14 @@ type Response struct {
 	clientKeep bool  // the client allows keep-alive
 	cs         *conn
 	deferred   *Deferred
+	upgrade    engine.Handler // Upgrade's handler, once the 101 is sent
+	protocol   string
 }
 
 func (w *Response) reset(cs *conn, r *Request) {
 	w.status, w.cl, w.closeConn, w.started, w.chunked = 200, -1, false, false, false
 	w.hdr, w.body = w.hdr[:0], w.body[:0]
-	w.cs, w.deferred = cs, nil
+	w.cs, w.deferred, w.upgrade = cs, nil, nil
 	w.minor, w.clientKeep = r.p.minor, r.p.keepAlive()
 	w.noBody = r.p.method.hi-r.p.method.lo == 4 && string(r.p.method.of(r.b)) == "HEAD"
 }
@@ -140,6 +145,28 @@ func (w *Response) appendBody(out []byte) []byte {
 	return append(out, w.body...)
 }
 
+// Upgrade answers 101 Switching Protocols to protocol (the Upgrade header's
+// value, such as "websocket"), with the headers added so far (a WebSocket's
+// Sec-WebSocket-Accept), and then hands the connection to h on this loop,
+// with no goroutine: h.OnOpen runs once the 101 is queued, and h.OnData
+// receives first the bytes the client sent behind the request. From then
+// on the connection is h's (engine.Conn.SetHandler): the server no longer
+// counts it, and its Shutdown does not wait for it (the loop's shutdown
+// closes it). It fails after Flush, with Defer, and for an HTTP/1.0
+// request; body bytes written are not sent (a 101 has none).
+func (w *Response) Upgrade(protocol string, h engine.Handler) error {
+	switch {
+	case h == nil || protocol == "" || strings.ContainsAny(protocol, "\r\n"):
+		return errors.New("httpserver: Upgrade needs a handler and a protocol")
+	case w.started || w.deferred != nil:
+		return errors.New("httpserver: Upgrade after Flush or Defer")
+	case w.minor == 0:
+		return errors.New("httpserver: Upgrade of an HTTP/1.0 request")
+	}
+	w.upgrade, w.protocol, w.status = h, protocol, http.StatusSwitchingProtocols
+	return nil
+}
+
 // finish sends what the handler left: the whole response, or the rest of a
 // streamed one.
 func (w *Response) finish() {
@@ -148,6 +175,17 @@ func (w *Response) finish() {
 		return
 	}
 	ls := cs.ls
+	if w.upgrade != nil {
+		out := appendStatusLine(ls.scratch[:0], http.StatusSwitchingProtocols)
+		out = append(out, w.hdr...)
+		out = append(out, "Connection: Upgrade\r\nUpgrade: "...)
+		out = append(out, w.protocol...)
+		out = append(out, "\r\n\r\n"...)
+		ls.scratch = out[:0]
+		_, _ = cs.c.Write(out)
+		cs.upgrade = w.upgrade
+		return
+	}
 	if w.started {
 		out := w.appendBody(ls.scratch[:0])
 		if w.chunked {
