@@ -82,12 +82,12 @@ func testEnginePanic(t *testing.T, at string) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, err = l.TerminationFuture().Await(ctx)
+		err = l.Shutdown(ctx)
 		require.ErrorIs(t, err, engine.ErrLoopPanicked)
 		var pe *tasks.PanicError
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, "injected engine fault", pe.Value)
-		require.True(t, l.IsTerminated())
+		require.Equal(t, engine.Terminated, l.State())
 		require.ErrorIs(t, l.Close(), engine.ErrLoopPanicked)
 
 		for range 2 {
