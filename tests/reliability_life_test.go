@@ -52,13 +52,12 @@ func TestLoopWaitsOnItselfFromHandler(t *testing.T) {
 		wait func(l *engine.Loop) error
 	}{
 		{"Close", (*engine.Loop).Close},
-		{"AwaitTermination", func(l *engine.Loop) error {
-			l.ShutdownGracefully(0, time.Second)
-			return l.AwaitTermination(context.Background())
-		}},
-		{"ShutdownGracefully.Await", func(l *engine.Loop) error {
-			_, err := l.ShutdownGracefully(0, time.Second).Await(context.Background())
-			return err
+		{"Shutdown", func(l *engine.Loop) error { return l.Shutdown(context.Background()) }},
+		{"ShutdownGracefully+Shutdown", func(l *engine.Loop) error {
+			if err := l.ShutdownGracefully(0, time.Second); err != nil {
+				return err
+			}
+			return l.Shutdown(context.Background())
 		}},
 	}
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
@@ -75,11 +74,11 @@ func TestLoopWaitsOnItselfFromHandler(t *testing.T) {
 				_, err = peer.Write([]byte("x"))
 				require.NoError(t, err)
 				require.ErrorIs(t, recv(t, got, "the wait to return"), engine.ErrDeadlock)
-				ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
-				defer cancel()
-				require.NoError(t, l.AwaitTermination(ctx), "the shutdown started on the loop completes")
+				recv(t, l.Done(), "the shutdown started on the loop to complete")
 				require.ErrorIs(t, waitErr(t, r.closed), engine.ErrShutdown)
 				require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
+				ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
+				defer cancel()
 				_, err = ln.Done().Await(ctx)
 				require.NoError(t, err, "the listener closed with the loop")
 			})
@@ -153,9 +152,9 @@ func TestServerClosedFromHandler(t *testing.T) {
 	})
 }
 
-// TestGroupWaitsOnItselfFromLoop: a group's termination future is bound to
-// the group: awaiting it on one of its loops returns ErrDeadlock at once
-// (it used to block that loop, and so the group's termination, forever).
+// TestGroupWaitsOnItselfFromLoop: waiting for the group on one of its loops
+// returns ErrDeadlock at once (it used to block that loop, and so the
+// group's termination, forever).
 func TestGroupWaitsOnItselfFromLoop(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -163,8 +162,7 @@ func TestGroupWaitsOnItselfFromLoop(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 		defer cancel()
 		waits := []func() error{
-			func() error { return g.AwaitTermination(context.Background()) },
-			func() error { _, err := g.TerminationFuture().Await(context.Background()); return err },
+			func() error { return g.Shutdown(context.Background()) },
 			func() error { return g.Close() },
 		}
 		for i, wait := range waits {
@@ -172,7 +170,7 @@ func TestGroupWaitsOnItselfFromLoop(t *testing.T) {
 			require.NoError(t, err, "wait %d returned", i)
 			require.ErrorIs(t, got, tasks.ErrDeadlock, "wait %d", i)
 		}
-		require.NoError(t, g.AwaitTermination(ctx), "the Close started on a loop completes")
+		recv(t, g.Done(), "the shutdown started on a loop to complete")
 	})
 }
 
@@ -346,9 +344,7 @@ func TestHandlerGoexitShutsLoopDown(t *testing.T) {
 		recv(t, r.opened, "OnOpen")
 		_, err = peer.Write([]byte("x"))
 		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
-		defer cancel()
-		require.NoError(t, l.AwaitTermination(ctx))
+		recv(t, l.Done(), "the loop to shut itself down")
 		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrShutdown)
 		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
 		for _, p := range []net.Conn{peer, other} {
