@@ -33,7 +33,7 @@ func (h closeRecorder) OnClose(_ *engine.Conn, err error) { h.closed <- err }
 // in one of the engine's tasks) is not logged and carried on from: the loop
 // stops, every connection gets OnClose with the cause (ErrLoopPanicked, and
 // the *tasks.PanicError with the value), peers see their connections end,
-// the termination future fails with it, it is logged once, and nothing
+// Shutdown returns it, it is logged once, and nothing
 // leaks.
 func TestEnginePanicStopsTheLoop(t *testing.T) {
 	for _, at := range []string{"completion", "iteration", "engine task"} {
