@@ -212,25 +212,6 @@ func TestShutdownContextEndsFirst(t *testing.T) {
 	})
 }
 
-// TestShutdownOnItsLoop: Shutdown and Close on the loop itself start the
-// shutdown and return ErrDeadlock at once; the loop then terminates.
-func TestShutdownOnItsLoop(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
-		l, err := engine.New(c.Options()...)
-		require.NoError(t, err)
-		errs, err := engine.Submit(l, func() ([2]error, error) {
-			return [2]error{l.Shutdown(context.Background()), l.Close()}, nil
-		}).Await(context.Background())
-		require.NoError(t, err)
-		require.ErrorIs(t, errs[0], engine.ErrDeadlock)
-		require.ErrorIs(t, errs[1], engine.ErrDeadlock)
-		waitDone(t, l.Done(), time.Minute)
-		require.Equal(t, engine.Terminated, l.State())
-		require.NoError(t, l.Close())
-	})
-}
-
 func TestDoneDoesNotAllocate(t *testing.T) {
 	l, err := engine.New(engine.WithBackend(engine.BackendEpoll))
 	require.NoError(t, err)

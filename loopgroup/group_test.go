@@ -250,31 +250,6 @@ func TestGroupShutdownContextEndsFirst(t *testing.T) {
 	})
 }
 
-// TestGroupShutdownOnItsLoop: Shutdown and Close from one of the group's
-// loops start the shutdown and return ErrCalledFromLoop (an ErrDeadlock) at
-// once; the group then terminates.
-func TestGroupShutdownOnItsLoop(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
-		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
-		require.NoError(t, err)
-		errs, err := engine.Submit(g.Loop(0), func() ([2]error, error) {
-			return [2]error{g.Shutdown(context.Background()), g.Close()}, nil
-		}).Await(context.Background())
-		require.NoError(t, err)
-		for _, err := range errs {
-			require.ErrorIs(t, err, loopgroup.ErrCalledFromLoop)
-			require.ErrorIs(t, err, engine.ErrDeadlock)
-		}
-		select {
-		case <-g.Done():
-		case <-time.After(time.Minute):
-			t.Fatal("the group did not terminate")
-		}
-		assert.Equal(t, engine.Terminated, g.State())
-	})
-}
-
 func TestGroupDoneDoesNotAllocate(t *testing.T) {
 	g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendEpoll)))
 	require.NoError(t, err)

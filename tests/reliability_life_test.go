@@ -152,25 +152,26 @@ func TestServerClosedFromHandler(t *testing.T) {
 	})
 }
 
-// TestGroupWaitsOnItselfFromLoop: waiting for the group on one of its loops
-// returns ErrDeadlock at once (it used to block that loop, and so the
-// group's termination, forever).
+// TestGroupWaitsOnItselfFromLoop: Shutdown and Close from one of the group's
+// loops start the shutdown and return ErrCalledFromLoop, an ErrDeadlock, at
+// once (waiting there used to block that loop, and so the group's
+// termination, forever); the group then terminates.
 func TestGroupWaitsOnItselfFromLoop(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, 2)
 		ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 		defer cancel()
-		waits := []func() error{
-			func() error { return g.Shutdown(context.Background()) },
-			func() error { return g.Close() },
-		}
-		for i, wait := range waits {
-			got, err := engine.Submit(g.Loop(1), func() (error, error) { return wait(), nil }).Await(ctx)
-			require.NoError(t, err, "wait %d returned", i)
-			require.ErrorIs(t, got, tasks.ErrDeadlock, "wait %d", i)
+		errs, err := engine.Submit(g.Loop(1), func() ([2]error, error) {
+			return [2]error{g.Shutdown(context.Background()), g.Close()}, nil
+		}).Await(ctx)
+		require.NoError(t, err)
+		for i, err := range errs {
+			require.ErrorIs(t, err, loopgroup.ErrCalledFromLoop, "wait %d", i)
+			require.ErrorIs(t, err, tasks.ErrDeadlock, "wait %d", i)
 		}
 		recv(t, g.Done(), "the shutdown started on a loop to complete")
+		require.Equal(t, engine.Terminated, g.State())
 	})
 }
 
