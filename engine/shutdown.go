@@ -20,11 +20,12 @@ const shutdownPollInterval = 100 * time.Millisecond
 // quiet period: the loop runs what is queued and its shutdown hooks, closes
 // its connections and listeners (each close bounded by its close timeout)
 // and terminates, so ctx bounds only the wait, not the shutdown. It returns
-// nil once the loop has terminated (an error matching ErrLoopPanicked if the loop's
-// own code stopped it), ctx.Err() if ctx ended first (the shutdown goes on;
-// Done tells when it ends), and ErrDeadlock at once when called on the loop
-// itself, which cannot wait for itself (the shutdown is started all the
-// same). After ShutdownGracefully it only waits: the quiet period stays.
+// nil once the loop has terminated (an error matching ErrLoopPanicked if
+// the loop's own code stopped it), ctx.Err() if ctx ended first (the
+// shutdown goes on; Done tells when it ends), and ErrDeadlock at once when
+// called on the loop itself, which cannot wait for itself (the shutdown is
+// started all the same). After ShutdownGracefully it only waits: the quiet
+// period stays.
 func (l *Loop) Shutdown(ctx context.Context) error {
 	l.startShutdown(0, DefaultShutdownTimeout)
 	if l.InEventLoop() {

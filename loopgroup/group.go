@@ -32,7 +32,7 @@ type loadCounter struct {
 	_ [56]byte
 }
 
-// ErrCalledFromLoop: a blocking group call (InvokeAll, InvokeAny, Close,
+// ErrCalledFromLoop: a blocking group call (InvokeAll, InvokeAny, Shutdown, Close,
 // Dial, Server.Shutdown, Server.Close) was made from one of the group's own
 // loops, which could wait for itself. It matches tasks.ErrDeadlock.
 var ErrCalledFromLoop = fmt.Errorf("loopgroup: blocking call from a loop of the group would deadlock: %w", tasks.ErrDeadlock)
