@@ -122,7 +122,7 @@ func (c *Conn) publishBuffered() { c.async.loopBuf.Store(int64(c.buffered())) }
 // close) or dropped (an abort, whose error OnClose reports).
 func (c *Conn) closeAsync(err error, keep bool) {
 	b := c.async.take(err)
-	if keep && len(b) > 0 && c.st == connOpen && !c.halfShut {
+	if keep && len(b) > 0 && c.st == connOpen && !c.has(flagHalfShut) {
 		c.out = append(c.out, b...)
 		c.queueFlush()
 	}

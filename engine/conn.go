@@ -19,14 +19,18 @@ import (
 type Handler interface {
 	// OnOpen is called once the connection is established.
 	OnOpen(c *Conn)
-	// OnData is called with received bytes; b is valid only during the call:
-	// copy what you keep.
+	// OnData is called with received bytes, after those an earlier call
+	// kept with c.Keep; b is valid only during the call. A handler parses
+	// what is whole, keeps the unfinished rest with c.Keep (it is copied)
+	// and returns; bytes it neither uses nor keeps are consumed.
 	OnData(c *Conn, b []byte)
 	// OnClose is called once, after the fd is closed, with why: io.EOF (the
-	// peer closed), an errno such as ECONNRESET, ErrIdleTimeout, ErrShutdown
-	// (the loop shut down), ErrConnClosed (local Close), ErrAborted,
-	// ErrCloseTimeout (Close could not flush in time) or ErrPanicked (a
-	// callback of the connection panicked).
+	// peer closed), io.ErrUnexpectedEOF (the peer closed while the handler
+	// kept an unfinished frame, which c.Kept still returns), an errno such
+	// as ECONNRESET, ErrIdleTimeout, ErrShutdown (the loop shut down),
+	// ErrConnClosed (local Close), the error given to CloseWithError,
+	// ErrAborted, ErrCloseTimeout (Close could not flush in time) or
+	// ErrPanicked (a callback of the connection panicked).
 	//
 	// A panic in any callback of a connection ends that connection only: it
 	// is closed, unsent bytes dropped, and OnClose receives an error wrapping
@@ -90,23 +94,16 @@ type Conn struct {
 	gen  uint32
 	st   connState
 
-	out      []byte // written this iteration, not yet handed to the driver
-	sending  []byte // handed to the driver, until its completion
-	inFlight bool   // a send op is armed
-	queued   bool   // in the loop's flush list
-	halfShut bool   // CloseWrite asked
-	wrShut   bool   // shutdown(SHUT_WR) done
+	flags connFlags // the loop's view of the connection, one word
+
+	out     []byte // written this iteration, not yet handed to the driver
+	sending []byte // handed to the driver, until its completion
+	in      []byte // bytes kept for the next delivery (Keep)
 
 	writable atomic.Bool // read from any goroutine (Writable)
 	async    asyncWriter // AsyncWrite's side, shared with other goroutines
 
-	recvArmed  bool // a recv op is armed (its final completion not seen)
-	readPaused bool
-	readEOF    bool // the peer shut down its write side
-	connArmed  bool // a connect op is armed
-
-	closeErr  error
-	closeDone bool // CloseFD completed
+	closeErr error
 
 	idle      timers.Timer
 	idleTask  idleTask
@@ -120,6 +117,30 @@ type Conn struct {
 	raddr  net.Addr
 	ctl    connCtl // requests from other goroutines
 }
+
+// connFlags is a connection's state besides connState, one bit each, read
+// and written only on its loop (as the epoll driver keeps one word per fd):
+// one field to snapshot in a debugger and no padding between a dozen bools.
+type connFlags uint16
+
+const (
+	flagInFlight   connFlags = 1 << iota // a send op is armed
+	flagQueued                           // in the loop's flush list
+	flagHalfShut                         // CloseWrite asked
+	flagWrShut                           // shutdown(SHUT_WR) done
+	flagRecvArmed                        // a recv op is armed (its final completion not seen)
+	flagReadPaused                       // PauseRead in effect
+	flagReadEOF                          // the peer shut down its write side
+	flagConnArmed                        // a connect op is armed
+	flagCloseDone                        // CloseFD completed
+	flagDelivering                       // in OnData: Keep is allowed
+	flagKeepSet                          // Keep was called in this OnData
+	flagRedeliver                        // in the loop's redeliver list
+)
+
+func (c *Conn) has(f connFlags) bool { return c.flags&f != 0 }
+func (c *Conn) set(f connFlags)      { c.flags |= f }
+func (c *Conn) clear(f connFlags)    { c.flags &^= f }
 
 // valueBox holds a connection's user value (SetValue).
 type valueBox struct{ v any }
@@ -147,16 +168,16 @@ func (c *Conn) open() {
 	c.armIdle(t)
 	c.observeOpened()
 	c.onOpen()
-	if c.st == connOpen && !c.readPaused {
+	if c.st == connOpen && !c.has(flagReadPaused) {
 		c.armRecv()
 	}
 }
 
 func (c *Conn) armRecv() {
-	if c.recvArmed || c.readEOF {
+	if c.has(flagRecvArmed) || c.has(flagReadEOF) {
 		return
 	}
-	c.recvArmed = true
+	c.set(flagRecvArmed)
 	c.loop.drv.Recv(c.fd, c.tag(opRecv))
 }
 
@@ -226,8 +247,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // write is Write on the loop.
 func (c *Conn) write(p []byte) (int, error) {
-	if c.st >= connClosing || c.halfShut {
-		if c.halfShut && c.st < connClosing {
+	if c.st >= connClosing || c.has(flagHalfShut) {
+		if c.has(flagHalfShut) && c.st < connClosing {
 			return 0, ErrWriteClosed
 		}
 		return 0, ErrConnClosed
@@ -248,8 +269,8 @@ func (c *Conn) write(p []byte) (int, error) {
 
 // queueFlush puts the connection on the loop's flush list.
 func (c *Conn) queueFlush() {
-	if !c.queued {
-		c.queued = true
+	if !c.has(flagQueued) {
+		c.set(flagQueued)
 		c.loop.flushList = append(c.loop.flushList, c)
 	}
 }
@@ -283,12 +304,12 @@ func (c *Conn) setWritable(w bool) {
 // flush hands the outbound buffer to the driver unless a send is in flight;
 // the send completion sends what piled up meanwhile.
 func (c *Conn) flush() {
-	c.queued = false
-	if c.inFlight || len(c.out) == 0 || c.st == connClosed {
+	c.clear(flagQueued)
+	if c.has(flagInFlight) || len(c.out) == 0 || c.st == connClosed {
 		return
 	}
 	c.out, c.sending = c.sending[:0], c.out
-	c.inFlight = true
+	c.set(flagInFlight)
 	c.loop.drv.Send(c.fd, c.tag(opSend), c.sending)
 	c.publishBuffered()
 }
@@ -314,14 +335,14 @@ func (c *Conn) complete(k opKind, comp *driver.Completion) {
 	case opConnect:
 		c.onConnect(comp)
 	case opClose:
-		c.closeDone = true
+		c.set(flagCloseDone)
 		c.maybeRelease()
 	}
 }
 
 func (c *Conn) onRecv(comp *driver.Completion) {
 	if !comp.More {
-		c.recvArmed = false
+		c.clear(flagRecvArmed)
 	}
 	switch {
 	case comp.Res > 0:
@@ -329,23 +350,23 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 			if c.cfg.idle() {
 				c.lastRead = now()
 			}
-			c.onData(comp.Data)
+			c.deliver(comp.Data)
 		}
-		if !comp.More && c.st == connOpen && !c.readPaused {
+		if !comp.More && c.st == connOpen && !c.has(flagReadPaused) {
 			c.armRecv()
 		}
 	case comp.Res == 0:
 		if hh, ok := c.h.(HalfCloseHandler); ok && c.st == connOpen {
-			c.readEOF = true
+			c.set(flagReadEOF)
 			c.onReadClosed(hh)
-			if c.wrShut && c.st == connOpen {
-				c.closeWith(io.EOF) // both directions are done
+			if c.has(flagWrShut) && c.st == connOpen {
+				c.closeWith(c.eofErr()) // both directions are done
 			}
 		} else {
-			c.closeWith(io.EOF)
+			c.closeWith(c.eofErr())
 		}
 	case comp.Res == -int32(unix.ECANCELED):
-		if c.st == connOpen && !c.readPaused {
+		if c.st == connOpen && !c.has(flagReadPaused) {
 			c.armRecv() // ResumeRead came before the cancel landed
 		}
 	default:
@@ -355,7 +376,7 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 }
 
 func (c *Conn) onSend(comp *driver.Completion) {
-	c.inFlight = false
+	c.clear(flagInFlight)
 	if comp.Res < 0 {
 		c.sending = c.sending[:0]
 		if comp.Res != -int32(unix.ECANCELED) {
@@ -388,10 +409,10 @@ func (c *Conn) onSend(comp *driver.Completion) {
 // happens now. A half-closed connection whose peer has also shut down its
 // side is closed: both directions are done.
 func (c *Conn) afterDrain() {
-	if c.halfShut && !c.wrShut && c.st == connOpen {
-		c.wrShut = true
+	if c.has(flagHalfShut) && !c.has(flagWrShut) && c.st == connOpen {
+		c.set(flagWrShut)
 		_ = unix.Shutdown(c.fd, unix.SHUT_WR)
-		if c.readEOF {
+		if c.has(flagReadEOF) {
 			c.closeWith(io.EOF)
 			return
 		}
@@ -411,6 +432,31 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	return c.ctl.request(reqClose)
+}
+
+// CloseWithError closes the connection as Close does, and OnClose receives
+// err (ErrConnClosed when err is nil): a protocol handler ending a peer that
+// sent something it cannot accept says why, as io.PipeWriter's
+// CloseWithError does. Off the loop it hands itself to the loop, as Close;
+// the first error asked wins.
+func (c *Conn) CloseWithError(err error) error {
+	if err == nil {
+		err = ErrConnClosed
+	}
+	if c.loop.InEventLoop() {
+		c.closeWith(err)
+		return nil
+	}
+	c.ctl.err.CompareAndSwap(nil, &err)
+	return c.ctl.request(reqClose)
+}
+
+// Reading reports whether the connection is open and not paused
+// (PauseRead): a handler that splits frames stops where it turns false and
+// keeps the rest, which ResumeRead delivers again. Loop only: off the loop
+// it reports false.
+func (c *Conn) Reading() bool {
+	return c.loop.InEventLoop() && c.st == connOpen && !c.has(flagReadPaused)
 }
 
 // Abort closes the connection now, dropping unsent bytes, and resets it (the
@@ -436,12 +482,12 @@ func (c *Conn) CloseWrite() error {
 }
 
 func (c *Conn) closeWrite() {
-	if c.st != connOpen || c.halfShut {
+	if c.st != connOpen || c.has(flagHalfShut) {
 		return
 	}
 	c.closeAsync(ErrWriteClosed, true)
-	c.halfShut = true
-	if !c.inFlight && len(c.out) == 0 {
+	c.set(flagHalfShut)
+	if !c.has(flagInFlight) && len(c.out) == 0 {
 		c.afterDrain()
 	}
 }
@@ -459,11 +505,11 @@ func (c *Conn) PauseRead() {
 }
 
 func (c *Conn) pauseRead() {
-	if c.readPaused {
+	if c.has(flagReadPaused) {
 		return
 	}
-	c.readPaused = true
-	if c.recvArmed {
+	c.set(flagReadPaused)
+	if c.has(flagRecvArmed) {
 		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
 	}
 }
@@ -479,13 +525,14 @@ func (c *Conn) ResumeRead() {
 }
 
 func (c *Conn) resumeRead() {
-	if !c.readPaused {
+	if !c.has(flagReadPaused) {
 		return
 	}
-	c.readPaused = false
-	if c.st == connOpen && !c.recvArmed {
+	c.clear(flagReadPaused)
+	if c.st == connOpen && !c.has(flagRecvArmed) {
 		c.armRecv()
 	}
+	c.queueRedeliver()
 }
 
 // Requests from other goroutines, collected in connCtl.bits.
@@ -505,6 +552,7 @@ const (
 type connCtl struct {
 	c    *Conn
 	bits atomic.Uint32
+	err  atomic.Pointer[error] // CloseWithError's, for reqClose
 }
 
 // request records r and queues the task unless it is queued already.
@@ -549,7 +597,11 @@ func (t *connCtl) Run() {
 		c.closeWrite()
 	}
 	if r&reqClose != 0 {
-		c.closeWith(ErrConnClosed)
+		err := ErrConnClosed
+		if p := t.err.Load(); p != nil {
+			err = *p
+		}
+		c.closeWith(err)
 	}
 	if r&reqAbort != 0 {
 		c.abortWith(ErrAborted)
@@ -568,10 +620,10 @@ func (c *Conn) closeWith(err error) {
 	c.closeAsync(ErrConnClosed, true)
 	c.st = connClosing
 	c.closeErr = err
-	if c.recvArmed {
+	if c.has(flagRecvArmed) {
 		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
 	}
-	if !c.inFlight && len(c.out) == 0 {
+	if !c.has(flagInFlight) && len(c.out) == 0 {
 		c.finish()
 		return
 	}
@@ -605,13 +657,13 @@ func (c *Conn) finish() {
 	c.st = connClosed
 	c.closeAsync(ErrConnClosed, false)
 	c.loop.heap.Stop(&c.idle)
-	if c.recvArmed {
+	if c.has(flagRecvArmed) {
 		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
 	}
-	if c.inFlight {
+	if c.has(flagInFlight) {
 		c.loop.drv.Cancel(c.fd, c.tag(opSend))
 	}
-	if c.connArmed {
+	if c.has(flagConnArmed) {
 		c.loop.drv.Cancel(c.fd, c.tag(opConnect))
 	}
 	c.loop.drv.CloseFD(c.fd, c.tag(opClose))
@@ -619,7 +671,7 @@ func (c *Conn) finish() {
 
 // maybeRelease frees the slot and calls OnClose once everything has ended.
 func (c *Conn) maybeRelease() {
-	if c.st != connClosed || !c.closeDone || c.recvArmed || c.inFlight || c.connArmed {
+	if c.st != connClosed || !c.has(flagCloseDone) || c.has(flagRecvArmed) || c.has(flagInFlight) || c.has(flagConnArmed) {
 		return
 	}
 	c.loop.reg.remove(c.idx, c.gen)
@@ -632,6 +684,7 @@ func (c *Conn) maybeRelease() {
 	}
 	defer c.observeClosed()
 	c.onClose()
+	c.releaseIn()
 }
 
 // shutdown closes the connection as its loop stops: gracefully, or at once
@@ -652,6 +705,8 @@ func (c *Conn) abandon() {
 	if c.closeErr == nil {
 		c.closeErr = c.loop.closeCause()
 	}
-	c.st, c.closeDone, c.recvArmed, c.inFlight, c.connArmed = connClosed, true, false, false, false
+	c.st = connClosed
+	c.set(flagCloseDone)
+	c.clear(flagRecvArmed | flagInFlight | flagConnArmed)
 	c.maybeRelease()
 }

@@ -27,6 +27,7 @@ type connConfig struct {
 
 	closeTimeout time.Duration
 	asyncLimit   int
+	keepLimit    int
 	resolver     *net.Resolver
 }
 
@@ -53,6 +54,7 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 
 		closeTimeout: DefaultCloseTimeout,
 		asyncLimit:   DefaultAsyncWriteLimit,
+		keepLimit:    DefaultKeepLimit,
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -77,8 +79,10 @@ func WithBacklog(n int) ConnOption {
 	}
 }
 
-// WithReusePort sets SO_REUSEPORT on the listening socket, so several loops
-// can each own a listener on one port.
+// WithReusePort sets SO_REUSEPORT on the listening socket, so that several
+// sockets (of loops or processes) may listen on one port; it means that and
+// no more wherever a ConnOption goes. loopgroup.WithListenerPerLoop opens
+// one such socket per loop of a group.
 func WithReusePort() ConnOption {
 	return func(c *connConfig) error { c.reusePort = true; return nil }
 }
@@ -112,40 +116,96 @@ func WithKeepAlive(d time.Duration) ConnOption {
 	}
 }
 
-// WithBufferSizes sets SO_SNDBUF and SO_RCVBUF (0 keeps the kernel's).
-func WithBufferSizes(send, recv int) ConnOption {
+// SocketBuffers sets the kernel's socket buffer sizes in bytes. A zero
+// field keeps its current value: the kernel's default (net.core.wmem_default
+// and rmem_default, auto-tuned for TCP) unless an earlier option set it.
+type SocketBuffers struct {
+	Send int // SO_SNDBUF
+	Recv int // SO_RCVBUF
+}
+
+// WithSocketBuffers sets SO_SNDBUF and SO_RCVBUF; a zero field keeps the
+// kernel's size (setting one turns the kernel's auto-tuning off for it).
+func WithSocketBuffers(b SocketBuffers) ConnOption {
 	return func(c *connConfig) error {
-		if send < 0 || recv < 0 {
-			return fmt.Errorf("engine: buffer sizes %d/%d (expected >= 0)", send, recv)
+		if b.Send < 0 || b.Recv < 0 {
+			return fmt.Errorf("engine: socket buffers %+v (expected sizes >= 0; 0 keeps the kernel's)", b)
 		}
-		c.sndBuf, c.rcvBuf = send, recv
+		c.sndBuf = keep(c.sndBuf, b.Send)
+		c.rcvBuf = keep(c.rcvBuf, b.Recv)
 		return nil
 	}
 }
 
-// WithWatermarks sets the outbound buffer's write watermarks (defaults 32 KiB
-// and 64 KiB): above high the connection turns unwritable, under low it turns
-// writable again.
-func WithWatermarks(low, high int) ConnOption {
+// Watermarks bounds a connection's outbound buffer (Netty's
+// WriteBufferWaterMark): past High bytes the connection turns unwritable
+// (OnWritabilityChanged), under Low it turns writable again. A zero field
+// keeps its current value: DefaultLowWatermark and DefaultHighWatermark
+// unless an earlier option set it.
+type Watermarks struct {
+	Low  int
+	High int
+}
+
+// WithWatermarks sets the write watermarks; a zero field keeps its default
+// (32 KiB low, 64 KiB high). The result must have 0 < Low <= High.
+func WithWatermarks(w Watermarks) ConnOption {
 	return func(c *connConfig) error {
-		if low < 0 || high < low {
-			return fmt.Errorf("engine: watermarks low %d high %d (expected 0 <= low <= high)", low, high)
+		if w.Low < 0 || w.High < 0 {
+			return fmt.Errorf("engine: watermarks %+v (expected >= 0; 0 keeps the default)", w)
+		}
+		low, high := keep(c.lowWater, w.Low), keep(c.highWater, w.High)
+		if low > high {
+			return fmt.Errorf("engine: watermarks low %d > high %d (a zero field keeps the default low %d, high %d; set both)",
+				low, high, DefaultLowWatermark, DefaultHighWatermark)
 		}
 		c.lowWater, c.highWater = low, high
 		return nil
 	}
 }
 
-// WithIdleTimeouts sets Netty's reader-idle, writer-idle and all-idle
-// timeouts (0: off).
-func WithIdleTimeouts(read, write, all time.Duration) ConnOption {
+// NoTimeout in a field of IdleTimeouts turns that timeout off (the same
+// spelling and value as httpserver.NoTimeout).
+const NoTimeout time.Duration = -1
+
+// IdleTimeouts are Netty's IdleStateHandler times: OnIdle(ReadIdle) after
+// Read with nothing received, OnIdle(WriteIdle) after Write with nothing
+// sent, OnIdle(AllIdle) after All with neither. Every one is off by default.
+// A zero field keeps its current value (off unless an earlier option set
+// it); NoTimeout turns one off.
+type IdleTimeouts struct {
+	Read  time.Duration
+	Write time.Duration
+	All   time.Duration
+}
+
+// WithIdleTimeouts sets the idle timeouts; a zero field keeps its current
+// value (off by default), NoTimeout turns one off.
+func WithIdleTimeouts(t IdleTimeouts) ConnOption {
 	return func(c *connConfig) error {
-		if read < 0 || write < 0 || all < 0 {
-			return fmt.Errorf("engine: negative idle timeout")
+		for _, f := range []struct {
+			dst *time.Duration
+			v   time.Duration
+		}{{&c.readIdle, t.Read}, {&c.writeIdle, t.Write}, {&c.allIdle, t.All}} {
+			switch {
+			case f.v == NoTimeout:
+				*f.dst = 0
+			case f.v < 0:
+				return fmt.Errorf("engine: negative idle timeout %v (NoTimeout turns one off)", f.v)
+			case f.v > 0:
+				*f.dst = f.v
+			}
 		}
-		c.readIdle, c.writeIdle, c.allIdle = read, write, all
 		return nil
 	}
+}
+
+// keep returns v, or cur when v is zero: a zero field keeps its value.
+func keep(cur, v int) int {
+	if v == 0 {
+		return cur
+	}
+	return v
 }
 
 // WithCloseTimeout bounds how long a graceful close (Close, a peer's EOF, an
@@ -182,4 +242,16 @@ func WithAsyncWriteLimit(n int) ConnOption {
 // dial's context.
 func WithResolver(r *net.Resolver) ConnOption {
 	return func(c *connConfig) error { c.resolver = r; return nil }
+}
+
+// WithKeepLimit bounds the bytes a connection keeps between deliveries
+// (Keep); default DefaultKeepLimit.
+func WithKeepLimit(n int) ConnOption {
+	return func(c *connConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("engine: keep limit %d (expected > 0)", n)
+		}
+		c.keepLimit = n
+		return nil
+	}
 }

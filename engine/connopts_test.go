@@ -50,3 +50,64 @@ func TestLiteralTargetsNeedNoLookup(t *testing.T) {
 	_, _, err := literalTargets("tcp", "no-port")
 	require.Error(t, err)
 }
+
+// TestOptionZeroKeepsDefault: in SocketBuffers, Watermarks and IdleTimeouts
+// a zero field keeps its value (the default, or what an earlier option
+// set), every field takes effect on its own, NoTimeout turns an idle timeout
+// off, and a negative value or low > high is an error.
+func TestOptionZeroKeepsDefault(t *testing.T) {
+	cfg, err := newConnConfig("tcp", []ConnOption{
+		WithSocketBuffers(SocketBuffers{}), WithWatermarks(Watermarks{}), WithIdleTimeouts(IdleTimeouts{}),
+	})
+	require.NoError(t, err)
+	require.Equal(t, [2]int{0, 0}, [2]int{cfg.sndBuf, cfg.rcvBuf}, "the kernel's buffer sizes")
+	require.Equal(t, [2]int{DefaultLowWatermark, DefaultHighWatermark}, [2]int{cfg.lowWater, cfg.highWater})
+	require.False(t, cfg.idle(), "idle timeouts are off by default")
+
+	cfg, err = newConnConfig("tcp", []ConnOption{
+		WithSocketBuffers(SocketBuffers{Send: 8192}), WithSocketBuffers(SocketBuffers{Recv: 4096}),
+		WithWatermarks(Watermarks{Low: 1}), WithWatermarks(Watermarks{High: 1 << 20}),
+		WithIdleTimeouts(IdleTimeouts{Read: time.Second}), WithIdleTimeouts(IdleTimeouts{Write: 2 * time.Second}),
+		WithIdleTimeouts(IdleTimeouts{All: 3 * time.Second}),
+	})
+	require.NoError(t, err)
+	require.Equal(t, [2]int{8192, 4096}, [2]int{cfg.sndBuf, cfg.rcvBuf})
+	require.Equal(t, [2]int{1, 1 << 20}, [2]int{cfg.lowWater, cfg.highWater})
+	require.Equal(t, [3]time.Duration{time.Second, 2 * time.Second, 3 * time.Second},
+		[3]time.Duration{cfg.readIdle, cfg.writeIdle, cfg.allIdle})
+
+	cfg, err = newConnConfig("tcp", []ConnOption{
+		WithIdleTimeouts(IdleTimeouts{Read: time.Second, Write: time.Second, All: time.Second}),
+		WithIdleTimeouts(IdleTimeouts{Read: NoTimeout, All: NoTimeout}),
+	})
+	require.NoError(t, err)
+	require.Equal(t, [3]time.Duration{0, time.Second, 0}, [3]time.Duration{cfg.readIdle, cfg.writeIdle, cfg.allIdle})
+
+	for _, o := range []ConnOption{
+		WithSocketBuffers(SocketBuffers{Send: -1}),
+		WithSocketBuffers(SocketBuffers{Recv: -1}),
+		WithWatermarks(Watermarks{Low: -1}),
+		WithWatermarks(Watermarks{High: 1}),         // under the default low
+		WithWatermarks(Watermarks{Low: 2, High: 1}), // low > high
+		WithIdleTimeouts(IdleTimeouts{Write: -2 * time.Second}),
+	} {
+		_, err := newConnConfig("tcp", []ConnOption{o})
+		require.Error(t, err)
+	}
+}
+
+// TestSocketBuffersReachTheSocket: each SocketBuffers field sets its socket
+// option (Linux doubles the value it is given, for bookkeeping).
+func TestSocketBuffersReachTheSocket(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	cfg, err := newConnConfig("tcp", []ConnOption{WithSocketBuffers(SocketBuffers{Send: 24 << 10, Recv: 20 << 10})})
+	require.NoError(t, err)
+	require.NoError(t, applySocketBuffers(fd, cfg))
+	snd, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
+	require.NoError(t, err)
+	rcv, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{2 * 24 << 10, 2 * 20 << 10}, [2]int{snd, rcv})
+}

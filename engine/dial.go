@@ -209,7 +209,7 @@ func (d *dialer) try(lastErr error) {
 		c := newConn(l, fd, d.h, d.cfg)
 		c.dialer, d.cur, d.retry = d, c, false
 		c.st = connConnecting
-		c.connArmed = true
+		c.set(flagConnArmed)
 		l.drv.Connect(fd, c.tag(opConnect), t.sa)
 		c.idle.Init(&connectTimeout{c: c})
 		l.heap.Start(&c.idle, now()+int64(time.Until(d.deadline)))
@@ -249,7 +249,7 @@ type connectTimeout struct{ c *Conn }
 func (t *connectTimeout) Run() { t.c.cancelConnect(timeoutError{}) }
 
 func (c *Conn) cancelConnect(err error) {
-	if c.st != connConnecting || !c.connArmed {
+	if c.st != connConnecting || !c.has(flagConnArmed) {
 		return
 	}
 	c.closeErr = err
@@ -257,7 +257,7 @@ func (c *Conn) cancelConnect(err error) {
 }
 
 func (c *Conn) onConnect(comp *driver.Completion) {
-	c.connArmed = false
+	c.clear(flagConnArmed)
 	c.loop.heap.Stop(&c.idle)
 	d := c.dialer
 	if comp.Res == 0 && c.st == connConnecting {

@@ -25,13 +25,9 @@ type Listener struct {
 	addr     net.Addr
 	idx, gen uint32
 
-	armed     bool
-	paused    bool        // PauseAccept: not re-armed until ResumeAccept
-	adopted   bool        // ListenFD: a Unix socket's path is not ours to remove
-	shared    atomic.Bool // ListenFD or Dup: other descriptors may share the socket
-	closing   bool
-	closeDone bool
-	closed    *tasks.Promise[struct{}]
+	flags  lnFlags     // the loop's view of the listener, one word
+	shared atomic.Bool // ListenFD or Dup: other descriptors may share the socket
+	closed *tasks.Promise[struct{}]
 
 	ho  handoffState // hand-off hook: mode, counters, MSG_RING id (handoff.go)
 	ctl listenerCtl  // PauseAccept and ResumeAccept from other goroutines
@@ -94,11 +90,29 @@ func Listen(l *Loop, network, addr string, h Handler, opts ...ConnOption) (*List
 }
 
 // serveListener starts accepting on a listening fd (the caller closes fd on
+// lnFlags is a listener's state, one bit each, read and written on its loop.
+type lnFlags uint8
+
+const (
+	lnArmed     lnFlags = 1 << iota // an accept op is armed
+	lnPaused                        // PauseAccept: not re-armed until ResumeAccept
+	lnAdopted                       // ListenFD: a Unix socket's path is not ours to remove
+	lnClosing                       // Close began
+	lnCloseDone                     // CloseFD completed
+)
+
+func (ln *Listener) has(f lnFlags) bool { return ln.flags&f != 0 }
+func (ln *Listener) set(f lnFlags)      { ln.flags |= f }
+func (ln *Listener) clear(f lnFlags)    { ln.flags &^= f }
+
 // error); adopted: the fd came from ListenFD.
 func serveListener(l *Loop, fd, family int, h Handler, cfg *connConfig, adopted bool) (*Listener, error) {
-	ln := &Listener{loop: l, fd: fd, family: family, h: h, cfg: cfg, adopted: adopted, closed: tasks.NewPromise[struct{}](nil)}
+	ln := &Listener{loop: l, fd: fd, family: family, h: h, cfg: cfg, closed: tasks.NewPromise[struct{}](nil)}
 	ln.ctl.ln = ln
 	ln.shared.Store(adopted)
+	if adopted {
+		ln.set(lnAdopted)
+	}
 	if lsa, err := unix.Getsockname(fd); err == nil {
 		ln.addr = sockaddrToAddr(lsa, cfg.network)
 	}
@@ -126,7 +140,7 @@ func listenOn(fd, family int, sa unix.Sockaddr, cfg *connConfig) error {
 			}
 		}
 	}
-	if err := applyBufferSizes(fd, cfg); err != nil {
+	if err := applySocketBuffers(fd, cfg); err != nil {
 		return err
 	}
 	if err := unix.Bind(fd, sa); err != nil {
@@ -147,10 +161,10 @@ func (ln *Listener) Loop() *Loop { return ln.loop }
 func (ln *Listener) tag(k opKind) driver.Tag { return makeTag(ln.idx, ln.gen, k) }
 
 func (ln *Listener) arm() {
-	if ln.armed || ln.closing || ln.paused {
+	if ln.has(lnArmed) || ln.has(lnClosing) || ln.has(lnPaused) {
 		return
 	}
-	ln.armed = true
+	ln.set(lnArmed)
 	ln.loop.drv.Accept(ln.fd, ln.tag(opAccept))
 }
 
@@ -169,11 +183,11 @@ func (ln *Listener) PauseAccept() {
 }
 
 func (ln *Listener) pauseAccept() {
-	if ln.paused {
+	if ln.has(lnPaused) {
 		return
 	}
-	ln.paused = true
-	if ln.armed && !ln.closing {
+	ln.set(lnPaused)
+	if ln.has(lnArmed) && !ln.has(lnClosing) {
 		ln.loop.drv.Cancel(ln.fd, ln.tag(opAccept))
 	}
 }
@@ -189,7 +203,7 @@ func (ln *Listener) ResumeAccept() {
 }
 
 func (ln *Listener) resumeAccept() {
-	ln.paused = false
+	ln.clear(lnPaused)
 	ln.arm()
 }
 
@@ -255,20 +269,20 @@ func (ln *Listener) Close() error {
 func (ln *Listener) Done() tasks.Future[struct{}] { return ln.closed }
 
 func (ln *Listener) close() {
-	if ln.closing {
+	if ln.has(lnClosing) {
 		return
 	}
-	ln.closing = true
+	ln.set(lnClosing)
 	if !ln.shared.Load() {
 		// TCP: stops listening at once (pending connections are reset, new
 		// ones refused); Unix: connect is refused from now on.
 		_ = unix.Shutdown(ln.fd, unix.SHUT_RD)
 	}
-	if ln.armed {
+	if ln.has(lnArmed) {
 		ln.loop.drv.Cancel(ln.fd, ln.tag(opAccept))
 	}
 	ln.loop.drv.CloseFD(ln.fd, ln.tag(opClose))
-	if ln.family == unix.AF_UNIX && ln.addr != nil && !ln.adopted {
+	if ln.family == unix.AF_UNIX && ln.addr != nil && !ln.has(lnAdopted) {
 		_ = os.Remove(ln.addr.String())
 	}
 }
@@ -277,10 +291,10 @@ func (ln *Listener) complete(k opKind, c *driver.Completion) {
 	switch k {
 	case opAccept:
 		if !c.More {
-			ln.armed = false
+			ln.clear(lnArmed)
 		}
 		switch {
-		case c.Res >= 0 && ln.closing:
+		case c.Res >= 0 && ln.has(lnClosing):
 			// Accepted before Close began but reaped after (or, a shared
 			// socket, while a parked io_uring loop's cancel was still on
 			// its way): nobody will serve it.
@@ -288,10 +302,10 @@ func (ln *Listener) complete(k opKind, c *driver.Completion) {
 		case c.Res >= 0:
 			ln.backoff = 0
 			ln.accepted(int(c.Res))
-			if !c.More && !ln.closing {
+			if !c.More && !ln.has(lnClosing) {
 				ln.arm()
 			}
-		case ln.closing:
+		case ln.has(lnClosing):
 		case c.Res == -int32(unix.ECANCELED):
 			if !c.More {
 				ln.arm() // ResumeAccept came before the cancel landed
@@ -300,7 +314,7 @@ func (ln *Listener) complete(k opKind, c *driver.Completion) {
 			ln.acceptFailed(c)
 		}
 	case opClose:
-		ln.closeDone = true
+		ln.set(lnCloseDone)
 	}
 	ln.maybeRelease()
 }
@@ -330,7 +344,7 @@ func (ln *Listener) acceptError(errno error) error {
 }
 
 func (ln *Listener) maybeRelease() {
-	if ln.closing && ln.closeDone && !ln.armed {
+	if ln.has(lnClosing) && ln.has(lnCloseDone) && !ln.has(lnArmed) {
 		ln.loop.reg.remove(ln.idx, ln.gen)
 		ln.closed.Succeed(struct{}{})
 	}
@@ -338,7 +352,7 @@ func (ln *Listener) maybeRelease() {
 
 // accepted serves a new connection on the loop the chooser picks.
 func (ln *Listener) accepted(fd int) {
-	if ln.closing {
+	if ln.has(lnClosing) {
 		unix.Close(fd)
 		return
 	}
@@ -381,9 +395,10 @@ func (t *handoff) Run() {
 func (ln *Listener) shutdown() { ln.close() }
 
 func (ln *Listener) abandon() {
-	if !ln.closing {
+	if !ln.has(lnClosing) {
 		unix.Close(ln.fd)
 	}
-	ln.closing, ln.closeDone, ln.armed = true, true, false
+	ln.set(lnClosing | lnCloseDone)
+	ln.clear(lnArmed)
 	ln.maybeRelease()
 }

@@ -102,7 +102,10 @@ type Loop struct {
 	inWait        bool  // the driver's Wait is running (see afterGoexit)
 	fault         error // set when the loop's own code panicked (see fail)
 	appendDue     func(tasks.Task)
-	flushList     []*Conn // connections written to this iteration
+	flushList     []*Conn  // connections written to this iteration
+	redeliverList []*Conn  // connections that resumed reading with bytes kept
+	keepCache     [][]byte // large inbound buffers given back (inbound.go)
+	keepCached    int      // their total capacity
 }
 
 // New builds a loop and its driver; the loop's goroutine starts lazily, on its

@@ -100,7 +100,7 @@ func (l *Loop) afterGoexit() {
 // hasTasks reports work the loop must not sleep on: queued tasks, tail tasks,
 // or due timers already moved out of the heap.
 func (l *Loop) hasTasks() bool {
-	return l.dueHead < len(l.due) || l.taskQ.Len() > 0 || l.tailQ.Len() > 0 || l.ctlQ.Len() > 0
+	return l.dueHead < len(l.due) || len(l.redeliverList) > 0 || l.taskQ.Len() > 0 || l.tailQ.Len() > 0 || l.ctlQ.Len() > 0
 }
 
 // iterate runs one iteration of the loop.
@@ -181,6 +181,7 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 		}
 		l.lastActive = end
 	}
+	l.redeliverKept()
 	l.flushConns()
 	l.publishGauges()
 

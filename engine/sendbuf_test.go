@@ -44,7 +44,7 @@ func TestIdleConnTrimsSendBuffers(t *testing.T) {
 		// the next piles up behind it; a limit that lets AsyncWrite take a
 		// whole burst.
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", opened,
-			engine.WithBufferSizes(64<<10, 64<<10), engine.WithAsyncWriteLimit(64<<20))
+			engine.WithSocketBuffers(engine.SocketBuffers{Send: 64 << 10, Recv: 64 << 10}), engine.WithAsyncWriteLimit(64<<20))
 		require.NoError(t, err)
 		defer ln.Close()
 		peer, err := net.Dial("tcp", ln.Addr().String())

@@ -90,11 +90,11 @@ func applyConnOptions(fd int, family int, c *connConfig, withBuffers bool) error
 	if !withBuffers {
 		return nil
 	}
-	return applyBufferSizes(fd, c)
+	return applySocketBuffers(fd, c)
 }
 
-// applyBufferSizes sets SO_SNDBUF and SO_RCVBUF when configured.
-func applyBufferSizes(fd int, c *connConfig) error {
+// applySocketBuffers sets SO_SNDBUF and SO_RCVBUF when configured.
+func applySocketBuffers(fd int, c *connConfig) error {
 	if c.sndBuf > 0 {
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, c.sndBuf); err != nil {
 			return fmt.Errorf("engine: SO_SNDBUF: %w", err)

@@ -119,7 +119,7 @@ func TestReactorModels(t *testing.T) {
 			},
 			"single": func(g, boss *loopgroup.Group) []loopgroup.ServerOption { return nil },
 			"reuseport": func(g, boss *loopgroup.Group) []loopgroup.ServerOption {
-				return []loopgroup.ServerOption{loopgroup.WithReusePort()}
+				return []loopgroup.ServerOption{loopgroup.WithListenerPerLoop()}
 			},
 		}
 		for name, opts := range models {

@@ -2,7 +2,9 @@
 //
 // A Server is an engine.Handler: Listen serves on one loop, ListenGroup on a
 // loopgroup with any of its three reactor models (main/sub with
-// loopgroup.WithBoss, single, loopgroup.WithReusePort).
+// loopgroup.WithBoss, single, loopgroup.WithListenerPerLoop). Socket options
+// are engine.ConnOption values: given to Listen directly, to ListenGroup
+// through loopgroup.WithConnOptions.
 //
 // # Parsing
 //

@@ -3,6 +3,8 @@ package httpserver
 import (
 	"fmt"
 	"time"
+
+	"github.com/ringloop/ringloop/engine"
 )
 
 // Option configures a Server.
@@ -87,8 +89,9 @@ func WithLimits(l Limits) Option {
 	}
 }
 
-// NoTimeout in a field of Timeouts turns that timeout off.
-const NoTimeout time.Duration = -1
+// NoTimeout in a field of Timeouts turns that timeout off; it is
+// engine.NoTimeout, which does the same in engine.IdleTimeouts.
+const NoTimeout = engine.NoTimeout
 
 // Timeouts bounds how long a client may take. A zero field keeps its
 // default; NoTimeout turns that timeout off.

@@ -95,8 +95,8 @@ func (s *Server) Listen(l *engine.Loop, network, addr string, opts ...engine.Con
 }
 
 // ListenGroup serves on the loops of g with any of loopgroup's reactor
-// models (loopgroup.WithBoss, loopgroup.WithReusePort, or g accepting for
-// itself).
+// models (loopgroup.WithBoss, loopgroup.WithListenerPerLoop, or g accepting
+// for itself); socket options go in loopgroup.WithConnOptions.
 func (s *Server) ListenGroup(g *loopgroup.Group, network, addr string, opts ...loopgroup.ServerOption) (net.Addr, error) {
 	if s.closing.Load() {
 		return nil, ErrServerClosed

@@ -52,7 +52,7 @@ func BenchmarkAccept(b *testing.B) {
 				}
 				opts = append(opts, loopgroup.WithBoss(boss))
 			case "reuseport":
-				opts = append(opts, loopgroup.WithReusePort())
+				opts = append(opts, loopgroup.WithListenerPerLoop())
 			}
 			srv, err := workers.Serve("tcp", "127.0.0.1:0", closer{}, opts...)
 			if err != nil {

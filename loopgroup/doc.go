@@ -35,14 +35,11 @@
 //     Serve starts the workers first: MSG_RING needs an enabled ring.
 //   - single reactor: without WithBoss the group accepts for itself; a
 //     group of one accepts and serves on one loop with no hand-off.
-//   - SO_REUSEPORT, WithReusePort: every loop owns a listening socket on the
-//     port and accepts for itself; the kernel spreads the connections.
+//   - SO_REUSEPORT, WithListenerPerLoop: every loop owns a listening socket
+//     on the port and accepts for itself; the kernel spreads the connections.
 //
-// Socket options (backlog 1024, TCP_NODELAY on, buffer sizes, keep-alive,
-// watermarks, idle timeouts) are engine.ConnOption values given with
-// WithConnOptions. Server.Shutdown stops accepting, waits for the
-// connections to end and closes them when its context ends. Group.Dial
-// connects from Next().
+// Server.Shutdown stops accepting, waits for the connections to end and
+// closes them when its context ends. Group.Dial connects from Next().
 //
 // The group counts live connections per loop (Group.Connections) through an
 // engine.ConnObserver the bootstrap installs beside the user's handler (never
@@ -50,6 +47,23 @@
 // connection handed over counts
 // from the moment its loop is chosen, so LeastConnections spreads a burst of
 // accepts at once.
+//
+// # Options
+//
+// Socket and connection options (backlog 1024, TCP_NODELAY on, socket
+// buffers, keep-alive, watermarks, idle timeouts) are engine.ConnOption
+// values and mean the same wherever they go. A function whose only options
+// are these takes them directly (engine.Listen, engine.Dial, Group.Dial,
+// httpserver's Listen); one with options of its own takes them through
+// WithConnOptions, spelt the same in loopgroup (Serve) and netconn. Loop
+// options (engine.Option) reach every loop of a group through
+// WithEngineOptions. engine.WithReusePort sets SO_REUSEPORT on a listening
+// socket and nothing more; WithListenerPerLoop is the server model that
+// opens one such socket per loop. Where several values of one type travel
+// together an option takes a struct (engine.Watermarks,
+// engine.IdleTimeouts, engine.SocketBuffers, netconn.BufferLimits,
+// httpserver.Limits, httpserver.Timeouts) in which a zero field keeps its
+// default and, for timeouts, NoTimeout turns one off.
 //
 // # Blocking work
 //

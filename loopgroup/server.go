@@ -17,10 +17,10 @@ import (
 type ServerOption func(*serverConfig) error
 
 type serverConfig struct {
-	boss      *Group
-	reusePort bool
-	handoff   engine.HandoffMode
-	conn      []engine.ConnOption
+	boss    *Group
+	perLoop bool
+	handoff engine.HandoffMode
+	conn    []engine.ConnOption
 }
 
 // WithBoss accepts on a loop of boss (boss.Next()) and serves on the
@@ -37,12 +37,14 @@ func WithBoss(boss *Group) ServerOption {
 	}
 }
 
-// WithReusePort gives every worker loop its own listening socket on the same
-// port (SO_REUSEPORT): the kernel spreads incoming connections over them and
-// each loop accepts for itself, with no hand-off. TCP only; WithBoss is
-// ignored.
-func WithReusePort() ServerOption {
-	return func(c *serverConfig) error { c.reusePort = true; return nil }
+// WithListenerPerLoop gives every worker loop its own listening socket on
+// the same port, each with SO_REUSEPORT (engine.WithReusePort): the kernel
+// spreads incoming connections over them and each loop accepts for itself,
+// with no hand-off. TCP only; WithBoss is ignored. (engine.WithReusePort
+// alone, through WithConnOptions, only sets SO_REUSEPORT on the one
+// listening socket, so that other processes may bind the port too.)
+func WithListenerPerLoop() ServerOption {
+	return func(c *serverConfig) error { c.perLoop = true; return nil }
 }
 
 // WithTaskHandoff hands accepted connections to worker loops through their
@@ -52,10 +54,11 @@ func WithTaskHandoff() ServerOption {
 	return func(c *serverConfig) error { c.handoff = engine.HandoffTask; return nil }
 }
 
-// WithConnOptions sets the socket options of the listening socket and of
-// every accepted connection (Netty's option and childOption): backlog
-// (default 1024), TCP_NODELAY (default on), buffer sizes, keep-alive,
-// watermarks and idle timeouts, as engine.ConnOption values.
+// WithConnOptions passes engine.ConnOption values to the listening socket
+// and every accepted connection (Netty's option and childOption): backlog
+// (default 1024), TCP_NODELAY (default on), socket buffers, keep-alive,
+// watermarks, idle timeouts. netconn.WithConnOptions is the same option for
+// netconn; Group.Dial takes engine.ConnOption values directly.
 func WithConnOptions(opts ...engine.ConnOption) ServerOption {
 	return func(c *serverConfig) error { c.conn = append(c.conn, opts...); return nil }
 }
@@ -75,7 +78,7 @@ type Server struct {
 // a boss loop accepts and hands each connection to g.Next(): through MSG_RING
 // on io_uring kernels that have it (the worker loops are started here, since
 // MSG_RING needs a running ring), else through the worker's task ring. With
-// WithReusePort each loop of g accepts for itself.
+// WithListenerPerLoop each loop of g accepts for itself.
 func (g *Group) Serve(network, addr string, h engine.Handler, opts ...ServerOption) (*Server, error) {
 	if h == nil {
 		return nil, errors.New("loopgroup: nil handler")
@@ -87,8 +90,8 @@ func (g *Group) Serve(network, addr string, h engine.Handler, opts ...ServerOpti
 		}
 	}
 	s := &Server{workers: g, live: newConnSet(g)}
-	if c.reusePort {
-		if err := s.listenReusePort(network, addr, h, &c); err != nil {
+	if c.perLoop {
+		if err := s.listenPerLoop(network, addr, h, &c); err != nil {
 			return nil, err
 		}
 		return s, nil
@@ -125,9 +128,9 @@ func (g *Group) Serve(network, addr string, h engine.Handler, opts ...ServerOpti
 	return s, nil
 }
 
-// listenReusePort opens one SO_REUSEPORT listener per worker loop, all on the
+// listenPerLoop opens one SO_REUSEPORT listener per worker loop, all on the
 // port the first one got.
-func (s *Server) listenReusePort(network, addr string, h engine.Handler, c *serverConfig) error {
+func (s *Server) listenPerLoop(network, addr string, h engine.Handler, c *serverConfig) error {
 	copts := append([]engine.ConnOption{engine.WithReusePort(),
 		engine.WithObserver(&tracker{g: s.workers, srv: s})}, c.conn...)
 	for i, l := range s.workers.loops {
@@ -179,12 +182,12 @@ func barrier(g *Group) {
 	}
 }
 
-// Addr returns the address the server listens on (with WithReusePort, every
+// Addr returns the address the server listens on (with WithListenerPerLoop, every
 // listener shares it).
 func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 
 // Listeners returns the server's listening sockets: one, or one per worker
-// loop with WithReusePort.
+// loop with WithListenerPerLoop.
 func (s *Server) Listeners() []*engine.Listener {
 	return append([]*engine.Listener(nil), s.listeners...)
 }

@@ -102,14 +102,14 @@ func TestSameGroupBossAndWorkers(t *testing.T) {
 	})
 }
 
-// TestReusePort: every worker loop owns a listening socket on one port and
-// accepts for itself; the kernel spreads the connections over them.
-func TestReusePort(t *testing.T) {
+// TestListenerPerLoop: every worker loop owns a listening socket on one port
+// and accepts for itself; the kernel spreads the connections over them.
+func TestListenerPerLoop(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		h := newCounting()
-		s, err := g.Serve("tcp", "127.0.0.1:0", h, loopgroup.WithReusePort())
+		s, err := g.Serve("tcp", "127.0.0.1:0", h, loopgroup.WithListenerPerLoop())
 		require.NoError(t, err)
 		lns := s.Listeners()
 		require.Len(t, lns, 2)
@@ -129,8 +129,30 @@ func TestReusePort(t *testing.T) {
 		}
 		closeAll(conns)
 		shutdownServer(t, s)
-		_, err = g.Serve("unix", t.TempDir()+"/s", h, loopgroup.WithReusePort())
+		_, err = g.Serve("unix", t.TempDir()+"/s", h, loopgroup.WithListenerPerLoop())
 		assert.Error(t, err, "SO_REUSEPORT needs TCP")
+	})
+}
+
+// TestReusePortOption: engine.WithReusePort means what it means in engine,
+// SO_REUSEPORT on the one listening socket, so that a second server can bind
+// the same port; it does not open a listener per loop.
+func TestReusePortOption(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		g := newGroup(t, c, loopgroup.WithLoops(2))
+		h := newCounting()
+		reuse := loopgroup.WithConnOptions(engine.WithReusePort())
+		s1, err := g.Serve("tcp", "127.0.0.1:0", h, reuse)
+		require.NoError(t, err)
+		require.Len(t, s1.Listeners(), 1)
+		s2, err := g.Serve("tcp", s1.Addr().String(), h, reuse)
+		require.NoError(t, err, "SO_REUSEPORT on both sockets lets them share the port")
+		require.Len(t, s2.Listeners(), 1)
+		assert.Equal(t, s1.Addr().String(), s2.Addr().String())
+		closeAll(echoMany(t, s1.Addr().String(), 4))
+		shutdownServer(t, s2)
+		shutdownServer(t, s1)
 	})
 }
 

@@ -27,10 +27,10 @@ func TestWriteBlocksUnderBackpressure(t *testing.T) {
 		total = 16 << 20
 		limit = 8 << 10
 	)
-	small := netconn.WithConnOptions(engine.WithBufferSizes(16<<10, 16<<10), engine.WithWatermarks(8<<10, 16<<10))
+	small := netconn.WithConnOptions(engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10}), engine.WithWatermarks(engine.Watermarks{Low: 8 << 10, High: 16 << 10}))
 	forEach(t, func(t *testing.T, loops engine.Loops) {
-		ln := listen(t, loops, small, netconn.WithBufferLimits(limit, limit))
-		w, r, err := pipe(t, loops, ln, small, netconn.WithBufferLimits(limit, limit))
+		ln := listen(t, loops, small, netconn.WithBufferLimits(netconn.BufferLimits{Read: limit, Write: limit}))
+		w, r, err := pipe(t, loops, ln, small, netconn.WithBufferLimits(netconn.BufferLimits{Read: limit, Write: limit}))
 		require.NoError(t, err)
 		defer r.Close()
 

@@ -66,7 +66,7 @@ func TestReadResumeWithFullTaskRing(t *testing.T) {
 		testenv.CheckLeaks(t)
 		const limit = 64 << 10
 		l := boundedLoop(t, c)
-		ln := listen(t, l, netconn.WithBufferLimits(limit, limit))
+		ln := listen(t, l, netconn.WithBufferLimits(netconn.BufferLimits{Read: limit, Write: limit}))
 		peer, nc := acceptRaw(t, ln)
 		// Far more than the kernel buffers hold, so the loop must pause.
 		payload := bytes.Repeat([]byte("0123456789abcdef"), (32<<20)/16)

@@ -39,22 +39,34 @@ func newConfig(opts []Option) (*config, error) {
 	return c, nil
 }
 
-// WithConnOptions passes socket and connection options (backlog, TCP_NODELAY,
-// buffer sizes, keep-alive, watermarks, idle timeouts) to the engine.
+// WithConnOptions passes engine.ConnOption values (backlog, TCP_NODELAY,
+// socket buffers, keep-alive, watermarks, idle timeouts) to the listening
+// socket and the connections; loopgroup.WithConnOptions is the same option
+// for loopgroup.Serve.
 func WithConnOptions(opts ...engine.ConnOption) Option {
 	return func(c *config) error { c.conn = append(c.conn, opts...); return nil }
 }
 
-// WithBufferLimits bounds the bytes a connection holds between its loop and
-// the goroutines using it: received bytes not yet Read (past read, the loop
-// stops reading the socket) and written bytes not yet taken by the loop
-// (past write, Write blocks). Defaults: 64 KiB each.
-func WithBufferLimits(read, write int) Option {
+// BufferLimits bounds the bytes a connection holds between its loop and the
+// goroutines using it. A zero field keeps its current value (its default
+// unless an earlier option set it).
+type BufferLimits struct {
+	Read  int // received bytes not yet Read; past it the loop stops reading the socket (default DefaultReadLimit)
+	Write int // written bytes not yet taken by the loop; past it Write blocks (default DefaultWriteLimit)
+}
+
+// WithBufferLimits sets the buffer limits; a zero field keeps its default.
+func WithBufferLimits(l BufferLimits) Option {
 	return func(c *config) error {
-		if read <= 0 || write <= 0 {
-			return fmt.Errorf("netconn: buffer limits read %d write %d (expected > 0)", read, write)
+		if l.Read < 0 || l.Write < 0 {
+			return fmt.Errorf("netconn: buffer limits %+v (expected >= 0; 0 keeps the default)", l)
 		}
-		c.readLimit, c.writeLimit = read, write
+		if l.Read > 0 {
+			c.readLimit = l.Read
+		}
+		if l.Write > 0 {
+			c.writeLimit = l.Write
+		}
 		return nil
 	}
 }

@@ -258,7 +258,7 @@ func TestAsyncWriteBackpressure(t *testing.T) {
 		l := newLoop(t, c)
 		const limit, chunk = 512 << 10, 16 << 10
 		r := newRecorder()
-		_, peer := acceptOne(t, l, r, engine.WithBufferSizes(32<<10, 32<<10), engine.WithAsyncWriteLimit(limit))
+		_, peer := acceptOne(t, l, r, engine.WithSocketBuffers(engine.SocketBuffers{Send: 32 << 10, Recv: 32 << 10}), engine.WithAsyncWriteLimit(limit))
 		require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(32<<10))
 		conn := <-r.opened
 
@@ -304,7 +304,7 @@ func TestAsyncWriteBackpressure(t *testing.T) {
 // buffers and leaves bytes pending in the connection.
 func stuckPeer(t *testing.T, l *engine.Loop, r *recorder, opts ...engine.ConnOption) (*engine.Conn, net.Conn) {
 	t.Helper()
-	opts = append([]engine.ConnOption{engine.WithBufferSizes(16<<10, 16<<10)}, opts...)
+	opts = append([]engine.ConnOption{engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})}, opts...)
 	_, peer := acceptOne(t, l, r, opts...)
 	require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(16<<10))
 	conn := <-r.opened
@@ -398,9 +398,9 @@ func TestCallbackPanicEndsOnlyItsConnection(t *testing.T) {
 				testenv.CheckLeaks(t)
 				l := newLoop(t, c, engine.WithLogger(discardLogger()))
 				h := &panicky{where: where, closed: make(chan error, 1)}
-				opts := []engine.ConnOption{engine.WithWatermarks(0, 1)}
+				opts := []engine.ConnOption{engine.WithWatermarks(engine.Watermarks{Low: 1, High: 1})}
 				if where == "OnIdle" {
-					opts = append(opts, engine.WithIdleTimeouts(20*time.Millisecond, 0, 0))
+					opts = append(opts, engine.WithIdleTimeouts(engine.IdleTimeouts{Read: 20 * time.Millisecond}))
 				}
 				_, peer := acceptOne(t, l, h, opts...)
 				switch where {
@@ -439,7 +439,7 @@ func TestServerShutdownHonoursContext(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { require.NoError(t, g.Close()) }()
 		srv, err := g.Serve("tcp", "127.0.0.1:0", &bulkWriter{size: 8 << 20},
-			loopgroup.WithConnOptions(engine.WithBufferSizes(16<<10, 16<<10), engine.WithCloseTimeout(time.Hour)))
+			loopgroup.WithConnOptions(engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10}), engine.WithCloseTimeout(time.Hour)))
 		require.NoError(t, err)
 		peer, err := net.Dial("tcp", srv.Addr().String())
 		require.NoError(t, err)
@@ -498,7 +498,7 @@ func TestServerCloseEndsStuckClose(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { require.NoError(t, g.Close()) }()
 		srv, err := g.Serve("tcp", "127.0.0.1:0", &bulkWriter{size: 8 << 20},
-			loopgroup.WithConnOptions(engine.WithBufferSizes(16<<10, 16<<10), engine.WithCloseTimeout(100*time.Millisecond)))
+			loopgroup.WithConnOptions(engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10}), engine.WithCloseTimeout(100*time.Millisecond)))
 		require.NoError(t, err)
 		peer, err := net.Dial("tcp", srv.Addr().String())
 		require.NoError(t, err)

@@ -210,7 +210,7 @@ func (h extHandler) OnReadClosed(c *engine.Conn) {
 // the connection being closed with ErrIdleTimeout) and a reply after the
 // peer's half-close arrives; the connection is still counted.
 func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
-	idle := loopgroup.WithConnOptions(engine.WithIdleTimeouts(30*time.Millisecond, 0, 0))
+	idle := loopgroup.WithConnOptions(engine.WithIdleTimeouts(engine.IdleTimeouts{Read: 30 * time.Millisecond}))
 	models := []struct {
 		name  string
 		loops int
@@ -222,7 +222,7 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 			return []loopgroup.ServerOption{loopgroup.WithBoss(newGroup(t, c, 1))}
 		}},
 		{"reuse-port", 2, func(*testing.T, testenv.Combo) []loopgroup.ServerOption {
-			return []loopgroup.ServerOption{loopgroup.WithReusePort()}
+			return []loopgroup.ServerOption{loopgroup.WithListenerPerLoop()}
 		}},
 	}
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
@@ -263,7 +263,7 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 			h := newExtHandler()
 			ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 			defer cancel()
-			conn, err := g.Dial(ctx, "tcp", ln.Addr().String(), h, engine.WithIdleTimeouts(30*time.Millisecond, 0, 0))
+			conn, err := g.Dial(ctx, "tcp", ln.Addr().String(), h, engine.WithIdleTimeouts(engine.IdleTimeouts{Read: 30 * time.Millisecond}))
 			require.NoError(t, err)
 			peer, err := ln.Accept()
 			require.NoError(t, err)

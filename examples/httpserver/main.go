@@ -52,7 +52,7 @@ func serve(ctx context.Context, addr string, ready func(net.Addr, string)) error
 	if err != nil {
 		return err
 	}
-	a, err := srv.ListenGroup(loops, "tcp", addr, loopgroup.WithReusePort())
+	a, err := srv.ListenGroup(loops, "tcp", addr, loopgroup.WithListenerPerLoop())
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer g.Close()
-	srv, err := g.Serve("tcp", "127.0.0.1:0", echo.Handler{}, loopgroup.WithReusePort())
+	srv, err := g.Serve("tcp", "127.0.0.1:0", echo.Handler{}, loopgroup.WithListenerPerLoop())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,22 +15,20 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/frame"
 	"github.com/ringloop/ringloop/loopgroup"
 )
 
 // counter answers each line with how many lines the server has seen in all.
-// Every callback runs on the one loop, so the total needs no lock.
+// Every callback runs on the one loop, so the total needs no lock; the frame
+// package hands it whole lines however the bytes arrive.
 type counter struct{ lines int }
 
 func (h *counter) OnOpen(c *engine.Conn) {}
 
-func (h *counter) OnData(c *engine.Conn, b []byte) {
-	for _, r := range b {
-		if r == '\n' {
-			h.lines++
-			fmt.Fprintf(c, "%d\n", h.lines) // Conn is an io.Writer
-		}
-	}
+func (h *counter) OnFrame(c *engine.Conn, line []byte) {
+	h.lines++
+	fmt.Fprintf(c, "%d\n", h.lines) // Conn is an io.Writer
 }
 
 func (h *counter) OnClose(c *engine.Conn, err error) {}
@@ -41,7 +39,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer g.Close()
-	srv, err := g.Serve("tcp", "127.0.0.1:0", &counter{})
+	srv, err := g.Serve("tcp", "127.0.0.1:0", frame.Split(bufio.ScanLines, &counter{}))
 	if err != nil {
 		log.Fatal(err)
 	}

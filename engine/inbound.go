@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The inbound side of a connection: what a handler keeps of a delivery to
+// read again with the next one (Netty's cumulation), bounded per connection.
+//
+// A frame that sits whole in the bytes just received is never copied: OnData
+// gets the driver's buffer and the handler slices it. Only the unfinished
+// tail a handler keeps is copied, once, and the next bytes are appended to
+// it, so a frame that spans reads is assembled in one buffer and parsed once.
+
+// DefaultKeepLimit bounds the bytes a connection keeps between deliveries
+// (WithKeepLimit): big enough for a 100 KB value split across reads, small
+// enough that a thousand peers sending half a frame cannot take a gigabyte.
+const DefaultKeepLimit = 1 << 20
+
+// maxIdleKeep caps the inbound buffer a connection holds on to once it has
+// nothing kept: a large frame's buffer is given back.
+const maxIdleKeep = 64 << 10
+
+// ErrKeepLimit is returned by Keep for more bytes than the connection's keep
+// limit: a frame larger than the handler allowed for.
+var ErrKeepLimit = fmt.Errorf("engine: bytes kept over the connection's keep limit: %w", ErrRejected)
+
+var errKeepOutsideOnData = errors.New("engine: Keep called outside OnData")
+
+// Keep asks for p to be delivered again, first, with the next bytes
+// received: a handler keeps the unfinished frame at the end of b and returns.
+// p is copied (it may be any part of b); a second call in the same OnData
+// replaces the first. What OnData does not keep is consumed.
+//
+// Keep may be called only from OnData; elsewhere it returns an error and
+// keeps nothing. More than the keep limit (WithKeepLimit, default
+// DefaultKeepLimit) returns ErrKeepLimit and keeps nothing; the handler
+// decides what to do (typically CloseWithError).
+//
+// A connection reading more bytes only delivers kept ones with them, with
+// one exception: ResumeRead delivers them again at once (at the end of the
+// loop's iteration), so that requests pipelined before a PauseRead are
+// served without waiting for new bytes.
+func (c *Conn) Keep(p []byte) error {
+	if !c.loop.InEventLoop() || !c.has(flagDelivering) {
+		return errKeepOutsideOnData
+	}
+	if len(p) > c.cfg.keepLimit {
+		c.in = c.in[:0]
+		c.set(flagKeepSet)
+		return ErrKeepLimit
+	}
+	c.set(flagKeepSet)
+	if cap(c.in) < len(p) {
+		nb := append(c.loop.keepBuf(len(p)), p...)
+		c.releaseIn()
+		c.in = nb
+		return nil
+	}
+	// p may lie inside c.in; append moves it with memmove.
+	c.in = append(c.in[:0], p...)
+	return nil
+}
+
+// Kept returns the bytes kept and not yet delivered again; the slice is the
+// connection's and valid until the next delivery. It is how OnReadClosed and
+// OnClose see an unfinished frame. Loop only: elsewhere it returns nil.
+func (c *Conn) Kept() []byte {
+	if !c.loop.InEventLoop() {
+		return nil
+	}
+	return c.in
+}
+
+// deliver calls OnData with the kept bytes followed by data.
+func (c *Conn) deliver(data []byte) {
+	b := data
+	if len(c.in) > 0 {
+		if need := len(c.in) + len(data); cap(c.in) < need {
+			nb := append(c.loop.keepBuf(need), c.in...)
+			c.releaseIn()
+			c.in = nb
+		}
+		c.in = append(c.in, data...)
+		b = c.in
+	}
+	c.set(flagDelivering)
+	c.clear(flagKeepSet)
+	c.onData(b)
+	c.clear(flagDelivering)
+	if !c.has(flagKeepSet) {
+		c.in = c.in[:0]
+	}
+	if len(c.in) == 0 && cap(c.in) > maxIdleKeep {
+		c.releaseIn()
+	}
+}
+
+// releaseIn gives a large inbound buffer back to the loop's cache.
+func (c *Conn) releaseIn() {
+	if cap(c.in) > maxIdleKeep {
+		c.loop.putKeepBuf(c.in)
+	}
+	c.in = nil
+}
+
+// The loop caches the large inbound buffers its connections gave back, so
+// that a stream of large frames (each spanning reads, each assembled in a
+// buffer) does not allocate one per frame, while an idle connection holds
+// at most maxIdleKeep. The cache is the loop's own: no lock.
+const maxKeepCache = 4 << 20 // bytes cached per loop
+
+// keepBuf returns an empty buffer with room for need bytes.
+func (l *Loop) keepBuf(need int) []byte {
+	for i, b := range l.keepCache {
+		if cap(b) >= need {
+			last := len(l.keepCache) - 1
+			l.keepCache[i], l.keepCache[last] = l.keepCache[last], nil
+			l.keepCache = l.keepCache[:last]
+			l.keepCached -= cap(b)
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, max(need+need/2, 4<<10))
+}
+
+// putKeepBuf caches b unless the cache is full; the smallest cached buffer
+// makes room for a larger one.
+func (l *Loop) putKeepBuf(b []byte) {
+	for l.keepCached+cap(b) > maxKeepCache && len(l.keepCache) > 0 {
+		small := 0
+		for i := range l.keepCache {
+			if cap(l.keepCache[i]) < cap(l.keepCache[small]) {
+				small = i
+			}
+		}
+		if cap(l.keepCache[small]) >= cap(b) {
+			return
+		}
+		last := len(l.keepCache) - 1
+		l.keepCached -= cap(l.keepCache[small])
+		l.keepCache[small], l.keepCache[last] = l.keepCache[last], nil
+		l.keepCache = l.keepCache[:last]
+	}
+	if l.keepCached+cap(b) <= maxKeepCache {
+		l.keepCache = append(l.keepCache, b[:0])
+		l.keepCached += cap(b)
+	}
+}
+
+// eofErr is why a connection closes on the peer's FIN: io.EOF, or
+// io.ErrUnexpectedEOF when the handler kept an unfinished frame.
+func (c *Conn) eofErr() error {
+	if len(c.in) > 0 {
+		return io.ErrUnexpectedEOF
+	}
+	return io.EOF
+}
+
+// queueRedeliver arranges for kept bytes to be delivered again at the end
+// of the iteration (ResumeRead).
+func (c *Conn) queueRedeliver() {
+	if len(c.in) > 0 && !c.has(flagRedeliver) {
+		c.set(flagRedeliver)
+		c.loop.redeliverList = append(c.loop.redeliverList, c)
+	}
+}
+
+// redeliverKept delivers the kept bytes of the connections that resumed
+// reading. Those queued while it runs wait for the next iteration, so a
+// handler that pauses and resumes on every delivery cannot hold the loop.
+func (l *Loop) redeliverKept() {
+	n := len(l.redeliverList)
+	for i := 0; i < n; i++ {
+		c := l.redeliverList[i]
+		l.redeliverList[i] = nil
+		c.clear(flagRedeliver)
+		if c.st == connOpen && !c.has(flagReadPaused) && len(c.in) > 0 {
+			c.deliver(nil)
+		}
+	}
+	m := copy(l.redeliverList, l.redeliverList[n:])
+	clear(l.redeliverList[m:])
+	l.redeliverList = l.redeliverList[:m]
+}
