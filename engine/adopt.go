@@ -72,7 +72,7 @@ func Adopt(l *Loop, fd int, h Handler, opts ...ConnOption) (*Conn, error) {
 	unix.CloseOnExec(fd)
 	var c *Conn
 	err = l.onLoop(func() error {
-		if l.IsShuttingDown() {
+		if l.State() >= ShuttingDown {
 			return ErrShutdown
 		}
 		c = newConn(l, fd, h, cfg)

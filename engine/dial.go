@@ -186,7 +186,7 @@ func (d *dialer) start() {
 func (d *dialer) try(lastErr error) {
 	l := d.l
 	for d.next < len(d.targets) {
-		if l.IsShuttingDown() {
+		if l.State() >= ShuttingDown {
 			d.fail(ErrShutdown)
 			return
 		}

@@ -31,7 +31,7 @@
 // drains, connect timeouts) is a bug in ringloop: the state it left half
 // updated is not run on. The loop logs it once and
 // stops: its connections are closed with an error wrapping ErrLoopPanicked,
-// and its termination future fails with that error.
+// and Shutdown and Close return that error.
 //
 // # Driver failures: no rebuild
 //
@@ -62,10 +62,16 @@
 //
 // # Lifecycle
 //
-// States follow Netty: NotStarted → Started → ShuttingDown → Shutdown →
-// Terminated. The loop starts lazily, on its first task or registration; a
-// failed start rolls the state back. ShutdownGracefully(quiet, timeout) keeps
-// running tasks until none ran for the quiet period or the timeout passed.
+// New builds a loop; it starts lazily, on its first task or registration (a
+// failed start rolls the state back), and serves until Shutdown(ctx) or
+// Close, Go's idiom (net/http's Server.Shutdown, io.Closer): both close the
+// connections and listeners and wait for the loop to terminate, Shutdown at
+// most until ctx ends. Done is closed once it has terminated; State reports
+// where it is, in Netty's order: NotStarted → Started → ShuttingDown →
+// Shutdown (tasks refused) → Terminated, compared with >=. The one Netty
+// name kept is ShutdownGracefully(quiet, timeout), for its quiet period: it
+// keeps running tasks until none ran for the quiet period or the timeout
+// passed, and returns at once (wait with Shutdown or Done).
 // Every task accepted before the loop reached Shutdown runs: producers announce
 // themselves in the same atomic word that holds the state, and the loop drains
 // its rings once the last announced producer has finished offering.

@@ -33,7 +33,7 @@ func (h closeRecorder) OnClose(_ *engine.Conn, err error) { h.closed <- err }
 // in one of the engine's tasks) is not logged and carried on from: the loop
 // stops, every connection gets OnClose with the cause (ErrLoopPanicked, and
 // the *tasks.PanicError with the value), peers see their connections end,
-// the termination future fails with it, it is logged once, and nothing
+// Shutdown returns it, it is logged once, and nothing
 // leaks.
 func TestEnginePanicStopsTheLoop(t *testing.T) {
 	for _, at := range []string{"completion", "iteration", "engine task"} {
@@ -80,15 +80,13 @@ func testEnginePanic(t *testing.T, at string) {
 		}
 		require.NoError(t, err)
 
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, err = l.TerminationFuture().Await(ctx)
+		waitDone(t, l.Done(), 30*time.Second) // the fault shuts the loop down by itself
+		err = l.Close()
 		require.ErrorIs(t, err, engine.ErrLoopPanicked)
 		var pe *tasks.PanicError
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, "injected engine fault", pe.Value)
-		require.True(t, l.IsTerminated())
-		require.ErrorIs(t, l.Close(), engine.ErrLoopPanicked)
+		require.Equal(t, engine.Terminated, l.State())
 
 		for range 2 {
 			select {
@@ -105,6 +103,8 @@ func testEnginePanic(t *testing.T, at string) {
 			var ne net.Error
 			require.False(t, errors.As(rerr, &ne) && ne.Timeout(), "the peer's connection stayed open")
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
 		_, err = ln.Done().Await(ctx)
 		require.NoError(t, err, "the listener closed")
 		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)

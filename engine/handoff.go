@@ -234,8 +234,10 @@ func handoffTargetOf(l *Loop) *handoffTarget {
 	ht := v.(*handoffTarget)
 	ht.once.Do(func() {
 		l.AddShutdownHook(func() { l.drainHandoffs(ht) })
-		l.term.AddListener(tasks.Inline, func(tasks.Future[struct{}]) { handoffTargets.Delete(l) })
 	})
+	if l.State() == Terminated { // terminate's Delete may have come first
+		handoffTargets.Delete(l)
+	}
 	return ht
 }
 
@@ -284,7 +286,7 @@ func (l *Loop) receiveHandoff(c *driver.Completion) {
 	if fd < 0 {
 		return
 	}
-	if l.IsShuttingDown() {
+	if l.State() >= ShuttingDown {
 		ln.cfg.refused(l, fd)
 		return
 	}

@@ -128,14 +128,13 @@ func TestFailedStartRacingShutdownTerminates(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- l.ExecuteFunc(func() {}) }()
 	<-entered
-	term := l.ShutdownGracefully(0, time.Second)
+	require.NoError(t, l.ShutdownGracefully(0, time.Second))
 	close(release)
 	require.ErrorContains(t, <-errc, "enable refused")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := term.Await(ctx)
-	require.NoError(t, err, "the loop never terminated")
-	require.True(t, l.IsTerminated())
+	require.NoError(t, l.Shutdown(ctx), "the loop never terminated")
+	require.Equal(t, Terminated, l.State())
 	require.ErrorIs(t, l.ExecuteFunc(func() {}), ErrShutdown)
 }
 

@@ -117,7 +117,7 @@ func serveListener(l *Loop, fd, family int, h Handler, cfg *connConfig, adopted 
 		ln.addr = sockaddrToAddr(lsa, cfg.network)
 	}
 	if err := l.onLoop(func() error {
-		if l.IsShuttingDown() {
+		if l.State() >= ShuttingDown {
 			return ErrShutdown
 		}
 		ln.idx, ln.gen = l.reg.add(ln)
@@ -385,7 +385,7 @@ type handoff struct {
 }
 
 func (t *handoff) Run() {
-	if t.loop.IsShuttingDown() {
+	if t.loop.State() >= ShuttingDown {
 		t.cfg.refused(t.loop, t.fd)
 		return
 	}

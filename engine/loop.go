@@ -19,9 +19,9 @@ var (
 	ErrShutdown error = loopShutdown{}
 	// ErrRejected: a bounded task ring was full and the reject policy gave up.
 	ErrRejected = tasks.ErrRejected
-	// ErrDeadlock: a loop was asked to wait for its own termination (Close,
-	// AwaitTermination or the termination future's Await on the loop);
-	// Netty's BlockingOperationException. The shutdown itself goes on.
+	// ErrDeadlock: a loop was asked to wait for its own termination
+	// (Shutdown or Close on the loop); Netty's BlockingOperationException.
+	// The shutdown itself goes on.
 	ErrDeadlock = tasks.ErrDeadlock
 )
 
@@ -78,7 +78,7 @@ type Loop struct {
 
 	quietNanos   atomic.Int64
 	timeoutNanos atomic.Int64
-	term         *tasks.Promise[struct{}]
+	done         chan struct{} // closed once Terminated
 
 	hooksMu sync.Mutex
 	hooks   []hook
@@ -155,9 +155,7 @@ func New(opts ...Option) (*Loop, error) {
 	l.ioRatio.Store(int32(c.ioRatio))
 	l.heap = timers.NewHeap(l)
 	l.appendDue = l.appendDueTask
-	// Bound to the loop so that awaiting it on the loop fails at once with
-	// ErrDeadlock instead of blocking the loop that must complete it.
-	l.term = tasks.NewPromise[struct{}](l)
+	l.done = make(chan struct{})
 	return l, nil
 }
 
@@ -203,10 +201,6 @@ func (l *Loop) SetIORatio(r int) error {
 	l.ioRatio.Store(int32(r))
 	return nil
 }
-
-// TerminationFuture completes once the loop has terminated and released its
-// driver.
-func (l *Loop) TerminationFuture() tasks.Future[struct{}] { return l.term }
 
 // String names the loop with its backend and state, for logs.
 func (l *Loop) String() string {

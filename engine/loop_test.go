@@ -40,7 +40,7 @@ func TestLazyStartAndStates(t *testing.T) {
 		require.True(t, in, "a task runs on the loop")
 		require.Equal(t, engine.Started, l.State())
 
-		requireDone(t, l.ShutdownGracefully(0, time.Second))
+		require.NoError(t, l.Close())
 		require.Equal(t, engine.Terminated, l.State())
 		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
 	})
@@ -284,13 +284,6 @@ func scale(normal, race int) int {
 		return race
 	}
 	return normal
-}
-
-// requireDone waits for f and fails the test if it failed.
-func requireDone[T any](t testing.TB, f tasks.Future[T]) {
-	t.Helper()
-	_, err := f.Await(context.Background())
-	require.NoError(t, err)
 }
 
 // busy occupies the loop with a task that runs until the returned channel is

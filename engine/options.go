@@ -44,8 +44,9 @@ func defaultConfig() config {
 const (
 	// DefaultIORatio gives I/O and tasks equal time.
 	DefaultIORatio = 50
-	// DefaultQuietPeriod and DefaultShutdownTimeout are ShutdownGracefully's
-	// defaults.
+	// DefaultQuietPeriod and DefaultShutdownTimeout are Netty's defaults
+	// for ShutdownGracefully; Shutdown and Close pass DefaultShutdownTimeout
+	// (with no quiet period it never comes into play).
 	DefaultQuietPeriod     = 2 * time.Second
 	DefaultShutdownTimeout = 15 * time.Second
 )

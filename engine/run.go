@@ -236,8 +236,7 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 // ErrLoopPanicked: the loop's own code panicked, a bug in ringloop rather
 // than in a handler or a task. The loop stops: its connections are closed
 // with an error wrapping it (and a *tasks.PanicError with the value and the
-// stack), the same error fails its termination future (Close returns it),
-// and it is logged once.
+// stack), Shutdown and Close return the same error, and it is logged once.
 var ErrLoopPanicked = errors.New("engine: the loop's own code panicked; the loop stopped")
 
 // recoverFault is deferred around the engine's own code that runs inside

@@ -51,7 +51,7 @@ func (l *Loop) schedule(t tasks.Task, delay, period time.Duration, kind timers.K
 	}
 	s := timers.NewScheduled(l.heap, t, delay, period, kind)
 	if l.InEventLoop() {
-		if l.IsShutdown() {
+		if l.State() >= Shutdown {
 			return nil, ErrShutdown
 		}
 		s.AddTask().Run()

@@ -15,23 +15,66 @@ import (
 // wake it at once).
 const shutdownPollInterval = 100 * time.Millisecond
 
-// ShutdownGracefully asks the loop to stop, Netty style: tasks keep running;
-// the loop ends once no task or shutdown hook ran for the quiet period, or
-// once timeout has passed since the call. Scheduled tasks are cancelled,
-// registrations closed, shutdown hooks run. After that Execute returns
-// ErrShutdown. It returns the termination future; invalid arguments (quiet < 0,
-// timeout < quiet) return a failed future and change nothing. Calling it again
-// returns the same termination future. It may be called on the loop itself
-// (from a handler or a task); awaiting the future there returns ErrDeadlock.
-func (l *Loop) ShutdownGracefully(quiet, timeout time.Duration) tasks.Future[struct{}] {
+// Shutdown shuts the loop down and waits until it has terminated or ctx is
+// done (Go's http.Server.Shutdown idiom). It starts the shutdown with no
+// quiet period: the loop runs what is queued and its shutdown hooks, closes
+// its connections and listeners (each close bounded by its close timeout)
+// and terminates, so ctx bounds only the wait, not the shutdown. It returns
+// nil once the loop has terminated (an error matching ErrLoopPanicked if
+// the loop's own code stopped it), ctx.Err() if ctx ended first (the
+// shutdown goes on; Done tells when it ends), and ErrDeadlock at once when
+// called on the loop itself, which cannot wait for itself (the shutdown is
+// started all the same). After ShutdownGracefully it only waits: the quiet
+// period stays.
+func (l *Loop) Shutdown(ctx context.Context) error {
+	l.startShutdown(0, DefaultShutdownTimeout)
+	if l.InEventLoop() {
+		return ErrDeadlock
+	}
+	select {
+	case <-l.done: // first: a terminated loop reports so whatever ctx says
+		return l.fault // written before done was closed
+	default:
+	}
+	select {
+	case <-l.done:
+		return l.fault
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close is Shutdown with no deadline (io.Closer).
+func (l *Loop) Close() error { return l.Shutdown(context.Background()) }
+
+// Done returns a channel closed once the loop has terminated: its
+// connections closed and its driver released (context.Context's idiom).
+func (l *Loop) Done() <-chan struct{} { return l.done }
+
+// ShutdownGracefully starts Netty's graceful shutdown and returns without
+// waiting (wait with Shutdown or Done). It is the one Netty name kept,
+// because the quiet period adds meaning Shutdown lacks: tasks keep running,
+// and the loop ends once no task or shutdown hook ran for the quiet period,
+// or once timeout has passed since the call. Scheduled tasks are cancelled,
+// registrations closed, shutdown hooks run; after that Execute returns
+// ErrShutdown. Invalid arguments (quiet < 0, timeout < quiet) return an
+// error and change nothing; a second call changes nothing either. It may
+// be called on the loop itself.
+func (l *Loop) ShutdownGracefully(quiet, timeout time.Duration) error {
 	if quiet < 0 {
-		return tasks.Failed[struct{}](fmt.Errorf("engine: quiet period %v (expected >= 0)", quiet))
+		return fmt.Errorf("engine: quiet period %v (expected >= 0)", quiet)
 	}
 	if timeout < quiet {
-		return tasks.Failed[struct{}](fmt.Errorf("engine: timeout %v (expected >= quiet period %v)", timeout, quiet))
+		return fmt.Errorf("engine: timeout %v (expected >= quiet period %v)", timeout, quiet)
 	}
-	if l.IsShuttingDown() {
-		return l.term
+	l.startShutdown(quiet, timeout)
+	return nil
+}
+
+// startShutdown is ShutdownGracefully with valid arguments.
+func (l *Loop) startShutdown(quiet, timeout time.Duration) {
+	if l.State() >= ShuttingDown {
+		return
 	}
 	l.quietNanos.Store(int64(quiet))
 	l.timeoutNanos.Store(int64(timeout))
@@ -47,23 +90,6 @@ func (l *Loop) ShutdownGracefully(quiet, timeout time.Duration) tasks.Future[str
 	case Started:
 		l.forceWake()
 	}
-	return l.term
-}
-
-// Close shuts the loop down with no quiet period and waits for it to
-// terminate (io.Closer). On the loop itself it starts the shutdown and
-// returns ErrDeadlock at once: the loop cannot wait for itself.
-func (l *Loop) Close() error {
-	l.ShutdownGracefully(0, DefaultShutdownTimeout)
-	_, err := l.term.Await(context.Background())
-	return err
-}
-
-// AwaitTermination waits until the loop has terminated or ctx is done; on
-// the loop itself it returns ErrDeadlock at once.
-func (l *Loop) AwaitTermination(ctx context.Context) error {
-	_, err := l.term.Await(ctx)
-	return err
 }
 
 func (l *Loop) startForShutdown() error {
@@ -86,7 +112,7 @@ func (l *Loop) confirmShutdown() bool {
 	l.heap.CancelAll()
 	l.shutdownPoll = 0
 	worked := l.runAllTasks() || l.runShutdownHooks()
-	if l.IsShutdown() || worked && l.quietNanos.Load() == 0 {
+	if l.State() >= Shutdown || worked && l.quietNanos.Load() == 0 {
 		return true
 	}
 	t := now()
@@ -120,13 +146,10 @@ func (l *Loop) terminate() {
 	}
 	l.publishGauges()
 	l.raiseState(Terminated)
+	handoffTargets.Delete(l)
 	l.tid.Store(0)
 	l.g.Store(0)
-	if l.fault != nil {
-		l.term.Fail(l.fault)
-	} else {
-		l.term.Succeed(struct{}{})
-	}
+	close(l.done)
 }
 
 // registrationDrainTimeout bounds how long a terminating loop waits for the

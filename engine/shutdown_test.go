@@ -12,17 +12,14 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
-	"github.com/ringloop/ringloop/tasks"
 )
 
 func TestShutdownArgumentsValidated(t *testing.T) {
 	l, err := engine.New(engine.WithBackend(engine.BackendEpoll))
 	require.NoError(t, err)
 	defer l.Close()
-	_, err = l.ShutdownGracefully(-1, time.Second).Await(context.Background())
-	require.Error(t, err)
-	_, err = l.ShutdownGracefully(2*time.Second, time.Second).Await(context.Background())
-	require.Error(t, err)
+	require.Error(t, l.ShutdownGracefully(-1, time.Second))
+	require.Error(t, l.ShutdownGracefully(2*time.Second, time.Second))
 	require.Equal(t, engine.NotStarted, l.State(), "invalid arguments change nothing")
 }
 
@@ -40,7 +37,7 @@ func TestShutdownQuietPeriod(t *testing.T) {
 		_, err = l.Submit(func() error { return nil }).Await(context.Background())
 		require.NoError(t, err)
 		start := time.Now()
-		requireDoneWithin(t, l.ShutdownGracefully(quiet, time.Hour), time.Minute)
+		shutdownWithin(t, l, quiet, time.Hour, time.Minute)
 		require.GreaterOrEqual(t, time.Since(start), quiet, "ended before the quiet period")
 	})
 }
@@ -59,7 +56,7 @@ func TestShutdownTimeoutWins(t *testing.T) {
 		hook = func() {
 			hooks.Add(1)
 			_ = l.ExecuteFunc(func() {
-				if !l.IsShutdown() {
+				if l.State() < engine.Shutdown {
 					l.AddShutdownHook(hook)
 				}
 			})
@@ -67,20 +64,21 @@ func TestShutdownTimeoutWins(t *testing.T) {
 		l.AddShutdownHook(hook)
 		require.NoError(t, l.ExecuteFunc(func() {}))
 		start := time.Now()
-		requireDoneWithin(t, l.ShutdownGracefully(quiet, timeout), time.Minute)
+		shutdownWithin(t, l, quiet, timeout, time.Minute)
 		require.GreaterOrEqual(t, time.Since(start), timeout, "busy loop ended before its timeout")
 		require.Greater(t, hooks.Load(), int64(1), "the hook ran again while the loop shut down")
 	})
 }
 
-// requireDoneWithin waits for f, failing the test if it has not completed
+// shutdownWithin shuts l down gracefully and waits for it with Shutdown,
+// which keeps the quiet period, failing the test if it has not terminated
 // within d (a bound for liveness, far above the expected time).
-func requireDoneWithin[T any](t testing.TB, f tasks.Future[T], d time.Duration) {
+func shutdownWithin(t testing.TB, l *engine.Loop, quiet, timeout, d time.Duration) {
 	t.Helper()
+	require.NoError(t, l.ShutdownGracefully(quiet, timeout))
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	_, err := f.Await(ctx)
-	require.NoError(t, err)
+	require.NoError(t, l.Shutdown(ctx))
 }
 
 // TestAcceptedTasksAreNeverDropped races producers against shutdown: every
@@ -108,7 +106,7 @@ func TestAcceptedTasksAreNeverDropped(t *testing.T) {
 				}()
 			}
 			testenv.Eventually(t, 5*time.Second, "some work", func() bool { return ran.Load() > 100 })
-			requireDone(t, l.ShutdownGracefully(0, time.Second))
+			require.NoError(t, l.Close())
 			wg.Wait()
 			require.Equal(t, accepted.Load(), ran.Load(), "accepted tasks that never ran")
 			require.EqualValues(t, 4, refused.Load())
@@ -130,7 +128,7 @@ func TestShutdownHooksAndTimersCancelled(t *testing.T) {
 		require.True(t, l.RemoveShutdownHook(id))
 		s, err := l.ScheduleFunc(func() { t.Error("a cancelled timer ran") }, time.Hour)
 		require.NoError(t, err)
-		requireDone(t, l.ShutdownGracefully(0, time.Second))
+		require.NoError(t, l.Close())
 		require.Equal(t, []int{1, 2, 3}, order)
 		require.True(t, s.IsCancelled(), "scheduled tasks are cancelled at shutdown")
 		require.True(t, s.IsDone())
@@ -144,9 +142,8 @@ func TestShutdownBeforeStart(t *testing.T) {
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		l.ShutdownGracefully(0, time.Second)
-		require.NoError(t, l.AwaitTermination(ctx))
-		require.True(t, l.IsTerminated())
+		require.NoError(t, l.Shutdown(ctx))
+		require.Equal(t, engine.Terminated, l.State())
 		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
 		_, err = l.Submit(func() error { return nil }).Await(ctx)
 		require.ErrorIs(t, err, engine.ErrShutdown)
@@ -166,4 +163,70 @@ func TestNoLeaksAcrossManyLoops(t *testing.T) {
 			require.NoError(t, l.Close())
 		}
 	})
+}
+
+// TestShutdownWaitsForTermination: Shutdown returns nil once the loop has
+// terminated, and by then Done is closed.
+func TestShutdownWaitsForTermination(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		select {
+		case <-l.Done():
+			t.Fatal("Done closed before the shutdown")
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, l.Shutdown(ctx))
+		require.Equal(t, engine.Terminated, l.State())
+		select {
+		case <-l.Done():
+		default:
+			t.Fatal("Done not closed after Shutdown returned nil")
+		}
+		require.NoError(t, l.Shutdown(ctx), "a second Shutdown returns at once")
+		require.NoError(t, l.Close())
+	})
+}
+
+// TestShutdownContextEndsFirst: a loop busy in a task cannot terminate, so
+// Shutdown with an expired context returns its error; the shutdown goes on
+// and the loop terminates once the task ends.
+func TestShutdownContextEndsFirst(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		block := busy(t, l)
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+		defer cancel()
+		require.ErrorIs(t, l.Shutdown(ctx), context.DeadlineExceeded)
+		require.GreaterOrEqual(t, l.State(), engine.ShuttingDown, "the shutdown has begun")
+		close(block)
+		waitDone(t, l.Done(), time.Minute)
+		require.Equal(t, engine.Terminated, l.State())
+	})
+}
+
+func TestDoneDoesNotAllocate(t *testing.T) {
+	l, err := engine.New(engine.WithBackend(engine.BackendEpoll))
+	require.NoError(t, err)
+	defer l.Close()
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = l.Done() }))
+	require.Equal(t, l.Done(), l.Done(), "one channel for every call")
+}
+
+// waitDone fails the test if done is not closed within d (a liveness bound
+// far above the expected time).
+func waitDone(t testing.TB, done <-chan struct{}, d time.Duration) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("not terminated within %v", d)
+	}
 }

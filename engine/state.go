@@ -49,7 +49,9 @@ func withState(ctl uint64, s State) uint64 {
 	return uint64(s)<<ctlStateShift | ctl&ctlCountMask
 }
 
-// State returns the loop's current state.
+// State returns the loop's current state: compare with >= (State() >=
+// ShuttingDown once a shutdown has begun, >= Shutdown once tasks are refused,
+// == Terminated once Done is closed).
 func (l *Loop) State() State { return stateOf(l.ctl.Load()) }
 
 // casState moves the state from "from" to "to", keeping the producer count.
@@ -78,12 +80,3 @@ func (l *Loop) raiseState(s State) State {
 		}
 	}
 }
-
-// IsShuttingDown reports whether ShutdownGracefully was called (or more).
-func (l *Loop) IsShuttingDown() bool { return l.State() >= ShuttingDown }
-
-// IsShutdown reports whether the loop no longer accepts tasks.
-func (l *Loop) IsShutdown() bool { return l.State() >= Shutdown }
-
-// IsTerminated reports whether the loop has ended and released everything.
-func (l *Loop) IsTerminated() bool { return l.State() == Terminated }

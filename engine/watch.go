@@ -76,7 +76,7 @@ func (e controlExecutor) Execute(t tasks.Task) error { return e.control(t) }
 
 func (w *Watch) arm() error {
 	l := w.loop
-	if l.IsShuttingDown() {
+	if l.State() >= ShuttingDown {
 		return ErrShutdown
 	}
 	w.idx, w.gen = l.reg.add(w)

@@ -17,8 +17,10 @@
 // methods (Execute, Submit, Schedule..., InvokeAll, InvokeAny) delegate to
 // Next; InvokeAll and InvokeAny put every function on one loop and refuse to
 // run from a loop of the group (ErrCalledFromLoop), which would wait for
-// itself. ShutdownGracefully shuts every loop down; TerminationFuture
-// completes once all have terminated.
+// itself. The lifecycle is a loop's (see engine): Shutdown(ctx) and Close
+// shut every loop down and wait for all, Done is closed once all have
+// terminated, State is the least advanced loop's, and ShutdownGracefully
+// gives every loop Netty's quiet period.
 //
 // # Servers: the three reactor models
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,8 +21,8 @@ type Group struct {
 	index   map[*engine.Loop]int // read-only after New
 	load    []loadCounter        // live connections per loop (servers and Dial of this group)
 	chooser engine.Loops
-	term    *tasks.Promise[struct{}]
-	left    atomic.Int32 // loops not terminated yet
+	done    chan struct{} // closed once every loop has terminated
+	watch   sync.Once     // starts the goroutine that closes done
 }
 
 // loadCounter is padded to its own cache line: loops update their counters
@@ -31,7 +32,7 @@ type loadCounter struct {
 	_ [56]byte
 }
 
-// ErrCalledFromLoop: a blocking group call (InvokeAll, InvokeAny, Close,
+// ErrCalledFromLoop: a blocking group call (InvokeAll, InvokeAny, Shutdown, Close,
 // Dial, Server.Shutdown, Server.Close) was made from one of the group's own
 // loops, which could wait for itself. It matches tasks.ErrDeadlock.
 var ErrCalledFromLoop = fmt.Errorf("loopgroup: blocking call from a loop of the group would deadlock: %w", tasks.ErrDeadlock)
@@ -55,10 +56,7 @@ func New(opts ...Option) (*Group, error) {
 	// Without WithLoops the count follows the threading mode, which without
 	// a choice is the first loop's backend's default: build that loop first.
 	n := c.loops
-	g := &Group{}
-	// Bound to the group: awaiting it on one of its loops fails at once
-	// with tasks.ErrDeadlock.
-	g.term = tasks.NewPromise[struct{}](g)
+	g := &Group{done: make(chan struct{})}
 	for i := 0; i == 0 || i < n; i++ {
 		lo := make([]engine.Option, 0, len(c.engine)+5)
 		if th != 0 {
@@ -97,14 +95,6 @@ func New(opts ...Option) (*Group, error) {
 		g.index[l] = i
 		g.loops = append(g.loops, l)
 	}
-	g.left.Store(int32(n))
-	for _, l := range g.loops {
-		l.TerminationFuture().AddListener(tasks.Inline, func(tasks.Future[struct{}]) {
-			if g.left.Add(-1) == 0 {
-				g.term.Succeed(struct{}{})
-			}
-		})
-	}
 	cf := c.chooser
 	if cf == nil {
 		cf = RoundRobin()
@@ -125,10 +115,10 @@ func New(opts ...Option) (*Group, error) {
 // failed).
 func (g *Group) abort() {
 	for _, l := range g.loops {
-		l.ShutdownGracefully(0, engine.DefaultShutdownTimeout)
+		_ = l.ShutdownGracefully(0, engine.DefaultShutdownTimeout)
 	}
 	for _, l := range g.loops {
-		_ = l.AwaitTermination(context.Background())
+		_ = l.Close()
 	}
 }
 
@@ -201,59 +191,83 @@ func (g *Group) SetIORatio(r int) error {
 	return nil
 }
 
-// ShutdownGracefully shuts every loop down with Netty's rules (see
-// engine.Loop.ShutdownGracefully) and returns the group's termination
-// future. Invalid arguments return a failed future and change nothing.
-func (g *Group) ShutdownGracefully(quiet, timeout time.Duration) tasks.Future[struct{}] {
-	if quiet < 0 {
-		return tasks.Failed[struct{}](fmt.Errorf("loopgroup: quiet period %v (expected >= 0)", quiet))
-	}
-	if timeout < quiet {
-		return tasks.Failed[struct{}](fmt.Errorf("loopgroup: timeout %v (expected >= quiet period %v)", timeout, quiet))
-	}
+// Shutdown shuts every loop down with no quiet period (see
+// engine.Loop.Shutdown) and waits until all have terminated or ctx is done.
+// It returns nil once all have terminated (or the errors of loops whose own
+// code stopped them, joined), ctx.Err() if ctx ended first (the shutdown
+// goes on; Done tells when it ends), and ErrCalledFromLoop at once when
+// called from one of the group's loops, which would wait for itself (the
+// shutdown is started all the same).
+func (g *Group) Shutdown(ctx context.Context) error {
 	for _, l := range g.loops {
-		l.ShutdownGracefully(quiet, timeout)
+		_ = l.ShutdownGracefully(0, engine.DefaultShutdownTimeout)
 	}
-	return g.term
-}
-
-// Close shuts every loop down with no quiet period and waits until all have
-// terminated (io.Closer). It returns an error if called from one of the
-// group's loops, which would wait for itself.
-func (g *Group) Close() error {
-	g.ShutdownGracefully(0, engine.DefaultShutdownTimeout)
 	if g.InEventLoop() {
 		return ErrCalledFromLoop
 	}
-	return g.AwaitTermination(context.Background())
-}
-
-// TerminationFuture completes once every loop has terminated.
-func (g *Group) TerminationFuture() tasks.Future[struct{}] { return g.term }
-
-// AwaitTermination waits until every loop has terminated or ctx is done; on
-// one of the group's loops it returns tasks.ErrDeadlock at once.
-func (g *Group) AwaitTermination(ctx context.Context) error {
-	_, err := g.term.Await(ctx)
-	return err
-}
-
-// IsShuttingDown reports whether every loop is shutting down or further.
-func (g *Group) IsShuttingDown() bool { return g.every((*engine.Loop).IsShuttingDown) }
-
-// IsShutdown reports whether every loop has stopped accepting tasks.
-func (g *Group) IsShutdown() bool { return g.every((*engine.Loop).IsShutdown) }
-
-// IsTerminated reports whether every loop has terminated.
-func (g *Group) IsTerminated() bool { return g.every((*engine.Loop).IsTerminated) }
-
-func (g *Group) every(f func(*engine.Loop) bool) bool {
-	for _, l := range g.loops {
-		if !f(l) {
-			return false
+	done := g.Done()
+	select {
+	case <-done: // first: a terminated group reports so whatever ctx says
+	default:
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	return true
+	errs := make([]error, len(g.loops))
+	for i, l := range g.loops {
+		errs[i] = l.Close() // terminated: returns at once
+	}
+	return errors.Join(errs...)
+}
+
+// Close is Shutdown with no deadline (io.Closer).
+func (g *Group) Close() error { return g.Shutdown(context.Background()) }
+
+// Done returns a channel closed once every loop has terminated, however
+// each was shut down. The first call starts one goroutine that waits for
+// the loops and ends with them.
+func (g *Group) Done() <-chan struct{} {
+	g.watch.Do(g.startWatch)
+	return g.done
+}
+
+func (g *Group) startWatch() {
+	go func() {
+		for _, l := range g.loops {
+			<-l.Done()
+		}
+		close(g.done)
+	}()
+}
+
+// ShutdownGracefully starts Netty's graceful shutdown on every loop (see
+// engine.Loop.ShutdownGracefully: the quiet period is why the Netty name is
+// kept) and returns without waiting; wait with Shutdown or Done. Invalid
+// arguments return an error and change nothing.
+func (g *Group) ShutdownGracefully(quiet, timeout time.Duration) error {
+	if quiet < 0 {
+		return fmt.Errorf("loopgroup: quiet period %v (expected >= 0)", quiet)
+	}
+	if timeout < quiet {
+		return fmt.Errorf("loopgroup: timeout %v (expected >= quiet period %v)", timeout, quiet)
+	}
+	for _, l := range g.loops {
+		_ = l.ShutdownGracefully(quiet, timeout) // valid: checked above
+	}
+	return nil
+}
+
+// State returns the least advanced state among the loops: State() >=
+// engine.ShuttingDown once every loop is shutting down, engine.Terminated
+// once every loop has terminated.
+func (g *Group) State() engine.State {
+	s := engine.Terminated
+	for _, l := range g.loops {
+		s = min(s, l.State())
+	}
+	return s
 }
 
 // String describes the group for logs.

@@ -176,8 +176,9 @@ func TestCPUAffinityAndThreadNames(t *testing.T) {
 	})
 }
 
-// TestShutdownAggregation: the group's termination future completes only
-// when every loop has terminated; the state queries need every loop.
+// TestShutdownAggregation: the group's Done is closed and its Shutdown
+// returns nil only once every loop has terminated; its State is the least
+// advanced loop's.
 func TestShutdownAggregation(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -190,29 +191,69 @@ func TestShutdownAggregation(t *testing.T) {
 		<-started
 		require.NoError(t, g.Loop(0).ExecuteFunc(func() {}))
 
-		assert.Error(t, g.ShutdownGracefully(-1, time.Second).Err())
-		assert.Error(t, g.ShutdownGracefully(time.Second, 0).Err())
-		assert.False(t, g.IsShuttingDown(), "invalid arguments change nothing")
+		assert.Error(t, g.ShutdownGracefully(-1, time.Second))
+		assert.Error(t, g.ShutdownGracefully(time.Second, 0))
+		assert.Less(t, g.State(), engine.ShuttingDown, "invalid arguments change nothing")
 
 		// Shut down only loop 0: the group is not shutting down yet.
-		g.Loop(0).ShutdownGracefully(0, time.Second)
-		require.NoError(t, g.Loop(0).AwaitTermination(context.Background()))
-		assert.False(t, g.IsShuttingDown())
-		assert.False(t, g.TerminationFuture().IsDone())
+		require.NoError(t, g.Loop(0).Close())
+		assert.Less(t, g.State(), engine.ShuttingDown)
+		select {
+		case <-g.Done():
+			t.Fatal("Done closed with two loops running")
+		default:
+		}
 
-		f := g.ShutdownGracefully(0, 5*time.Second)
-		assert.Same(t, g.TerminationFuture(), f)
-		assert.True(t, g.IsShuttingDown())
+		require.NoError(t, g.ShutdownGracefully(0, 5*time.Second))
+		assert.GreaterOrEqual(t, g.State(), engine.ShuttingDown)
 		assert.ErrorIs(t, g.Execute(tasks.Func(func() {})), engine.ErrShutdown)
-		testenv.Eventually(t, 5*time.Second, "loop 2 terminated", g.Loop(2).IsTerminated)
+		testenv.Eventually(t, 5*time.Second, "loop 2 terminated", func() bool { return g.Loop(2).State() == engine.Terminated })
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		assert.ErrorIs(t, g.AwaitTermination(ctx), context.DeadlineExceeded, "loop 1 is still busy")
-		assert.False(t, g.IsTerminated())
+		assert.ErrorIs(t, g.Shutdown(ctx), context.DeadlineExceeded, "loop 1 is still busy")
+		assert.Less(t, g.State(), engine.Terminated)
 		close(release)
-		require.NoError(t, g.AwaitTermination(context.Background()))
-		assert.True(t, g.IsShutdown())
-		assert.True(t, g.IsTerminated())
+		require.NoError(t, g.Shutdown(context.Background()))
+		assert.Equal(t, engine.Terminated, g.State())
+		select {
+		case <-g.Done():
+		default:
+			t.Fatal("Done not closed after Shutdown returned nil")
+		}
 		require.NoError(t, g.Close(), "Close after termination")
 	})
+}
+
+// TestGroupShutdownContextEndsFirst: with a loop busy in a task the group
+// cannot terminate, so Shutdown with an expired context returns its error;
+// the shutdown goes on and the group terminates once the task ends.
+func TestGroupShutdownContextEndsFirst(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
+		require.NoError(t, err)
+		release, started := make(chan struct{}), make(chan struct{})
+		require.NoError(t, g.Loop(1).ExecuteFunc(func() { close(started); <-release }))
+		<-started
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+		defer cancel()
+		require.ErrorIs(t, g.Shutdown(ctx), context.DeadlineExceeded)
+		assert.GreaterOrEqual(t, g.State(), engine.ShuttingDown, "the shutdown has begun")
+		close(release)
+		select {
+		case <-g.Done():
+		case <-time.After(time.Minute):
+			t.Fatal("the group did not terminate")
+		}
+		assert.Equal(t, engine.Terminated, g.State())
+		require.NoError(t, g.Close())
+	})
+}
+
+func TestGroupDoneDoesNotAllocate(t *testing.T) {
+	g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendEpoll)))
+	require.NoError(t, err)
+	defer g.Close()
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = g.Done() }))
+	require.Equal(t, g.Done(), g.Done(), "one channel for every call")
 }

@@ -75,7 +75,7 @@ func TestHandoffDuringWorkerShutdown(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		require.NoError(t, workers.AwaitTermination(ctx))
+		require.NoError(t, workers.Shutdown(ctx))
 		// Every connection a worker was chosen for was served and closed,
 		// or refused: none is still counted against a loop.
 		for i := range workers.Len() {

@@ -52,13 +52,12 @@ func TestLoopWaitsOnItselfFromHandler(t *testing.T) {
 		wait func(l *engine.Loop) error
 	}{
 		{"Close", (*engine.Loop).Close},
-		{"AwaitTermination", func(l *engine.Loop) error {
-			l.ShutdownGracefully(0, time.Second)
-			return l.AwaitTermination(context.Background())
-		}},
-		{"ShutdownGracefully.Await", func(l *engine.Loop) error {
-			_, err := l.ShutdownGracefully(0, time.Second).Await(context.Background())
-			return err
+		{"Shutdown", func(l *engine.Loop) error { return l.Shutdown(context.Background()) }},
+		{"ShutdownGracefully+Shutdown", func(l *engine.Loop) error {
+			if err := l.ShutdownGracefully(0, time.Second); err != nil {
+				return err
+			}
+			return l.Shutdown(context.Background())
 		}},
 	}
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
@@ -75,11 +74,11 @@ func TestLoopWaitsOnItselfFromHandler(t *testing.T) {
 				_, err = peer.Write([]byte("x"))
 				require.NoError(t, err)
 				require.ErrorIs(t, recv(t, got, "the wait to return"), engine.ErrDeadlock)
-				ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
-				defer cancel()
-				require.NoError(t, l.AwaitTermination(ctx), "the shutdown started on the loop completes")
+				recv(t, l.Done(), "the shutdown started on the loop to complete")
 				require.ErrorIs(t, waitErr(t, r.closed), engine.ErrShutdown)
 				require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
+				ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
+				defer cancel()
 				_, err = ln.Done().Await(ctx)
 				require.NoError(t, err, "the listener closed with the loop")
 			})
@@ -153,26 +152,26 @@ func TestServerClosedFromHandler(t *testing.T) {
 	})
 }
 
-// TestGroupWaitsOnItselfFromLoop: a group's termination future is bound to
-// the group: awaiting it on one of its loops returns ErrDeadlock at once
-// (it used to block that loop, and so the group's termination, forever).
+// TestGroupWaitsOnItselfFromLoop: Shutdown and Close from one of the group's
+// loops start the shutdown and return ErrCalledFromLoop, an ErrDeadlock, at
+// once (waiting there used to block that loop, and so the group's
+// termination, forever); the group then terminates.
 func TestGroupWaitsOnItselfFromLoop(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, 2)
 		ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 		defer cancel()
-		waits := []func() error{
-			func() error { return g.AwaitTermination(context.Background()) },
-			func() error { _, err := g.TerminationFuture().Await(context.Background()); return err },
-			func() error { return g.Close() },
+		errs, err := engine.Submit(g.Loop(1), func() ([2]error, error) {
+			return [2]error{g.Shutdown(context.Background()), g.Close()}, nil
+		}).Await(ctx)
+		require.NoError(t, err)
+		for i, err := range errs {
+			require.ErrorIs(t, err, loopgroup.ErrCalledFromLoop, "wait %d", i)
+			require.ErrorIs(t, err, tasks.ErrDeadlock, "wait %d", i)
 		}
-		for i, wait := range waits {
-			got, err := engine.Submit(g.Loop(1), func() (error, error) { return wait(), nil }).Await(ctx)
-			require.NoError(t, err, "wait %d returned", i)
-			require.ErrorIs(t, got, tasks.ErrDeadlock, "wait %d", i)
-		}
-		require.NoError(t, g.AwaitTermination(ctx), "the Close started on a loop completes")
+		recv(t, g.Done(), "the shutdown started on a loop to complete")
+		require.Equal(t, engine.Terminated, g.State())
 	})
 }
 
@@ -346,9 +345,7 @@ func TestHandlerGoexitShutsLoopDown(t *testing.T) {
 		recv(t, r.opened, "OnOpen")
 		_, err = peer.Write([]byte("x"))
 		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
-		defer cancel()
-		require.NoError(t, l.AwaitTermination(ctx))
+		recv(t, l.Done(), "the loop to shut itself down")
 		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrShutdown)
 		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
 		for _, p := range []net.Conn{peer, other} {

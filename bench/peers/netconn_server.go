@@ -1,9 +1,7 @@
 package peers
 
 import (
-	"context"
 	"net"
-	"time"
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/netconn"
@@ -27,7 +25,6 @@ func startOnNetconn(b engine.Backend, c Config, detail string, serve func(net.Li
 	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name.String(), Threading: loop.Threading().String(), Detail: detail + " on netconn; " + bi.Features.String()},
 		close: func() error {
 			_ = stop()
-			_, err := loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())
-			return err
+			return loop.Close()
 		}}, nil
 }

@@ -1,9 +1,6 @@
 package peers
 
 import (
-	"context"
-	"time"
-
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/examples/echo"
 )
@@ -38,6 +35,5 @@ func (s *ringloopServer) Info() Info   { return s.info }
 
 func (s *ringloopServer) Close() error {
 	_ = s.ln.Close()
-	_, err := s.loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())
-	return err
+	return s.loop.Close()
 }

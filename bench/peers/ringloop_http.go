@@ -1,9 +1,6 @@
 package peers
 
 import (
-	"context"
-	"time"
-
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
 )
@@ -58,6 +55,5 @@ func (s *ringloopHTTP) Info() Info   { return s.info }
 
 func (s *ringloopHTTP) Close() error {
 	_ = s.srv.Close()
-	_, err := s.loop.ShutdownGracefully(0, 2*time.Second).Await(context.Background())
-	return err
+	return s.loop.Close()
 }

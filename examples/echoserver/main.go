@@ -70,8 +70,10 @@ func run(addr string, busy time.Duration) error {
 	// Stop accepting, then let the loop finish what is queued: a short quiet
 	// period is plenty for an echo server; open connections are closed.
 	_ = ln.Close()
-	_, err = loop.ShutdownGracefully(100*time.Millisecond, 5*time.Second).Await(context.Background())
-	return err
+	if err := loop.ShutdownGracefully(100*time.Millisecond, 5*time.Second); err != nil {
+		return err
+	}
+	return loop.Close() // waits: the quiet period set above stays
 }
 
 // watchable reports whether f is a pipe or a socket: a terminal or /dev/null

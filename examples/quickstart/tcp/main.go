@@ -43,5 +43,7 @@ func main() {
 
 	<-ctx.Done()
 	ln.Close()
-	loop.ShutdownGracefully(100*time.Millisecond, 5*time.Second).Await(context.Background())
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	loop.Shutdown(shutdown) // close the connections, wait for the loop to end
 }
