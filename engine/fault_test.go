@@ -105,7 +105,7 @@ func testEnginePanic(t *testing.T, at string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, err = ln.Done().Await(ctx)
+		_, err = ln.Closed().Await(ctx)
 		require.NoError(t, err, "the listener closed")
 		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
 		require.Equal(t, 1, strings.Count(logs.String(), "the loop's own code panicked"), logs.String())

@@ -265,8 +265,9 @@ func (ln *Listener) Close() error {
 	return err
 }
 
-// Done completes once the listening socket is closed.
-func (ln *Listener) Done() tasks.Future[struct{}] { return ln.closed }
+// Closed completes once the listening socket is closed (a future, for a
+// callback on the loop that closed it; Loop.Done is a channel).
+func (ln *Listener) Closed() tasks.Future[struct{}] { return ln.closed }
 
 func (ln *Listener) close() {
 	if ln.has(lnClosing) {

@@ -203,7 +203,7 @@ func TestServerShutdownWaits(t *testing.T) {
 		// Accepting stops: once the socket is closed a new dial is refused.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err = s.Listeners()[0].Done().Await(ctx)
+		_, err = s.Listeners()[0].Closed().Await(ctx)
 		require.NoError(t, err)
 		conn, err := net.Dial("tcp", addr)
 		if err == nil {

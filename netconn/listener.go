@@ -88,7 +88,7 @@ func listen(loops engine.Loops, cfg *config,
 	if err != nil {
 		return nil, err
 	}
-	l.ln.Done().AddListener(tasks.Inline, func(tasks.Future[struct{}]) { l.socketClosed() })
+	l.ln.Closed().AddListener(tasks.Inline, func(tasks.Future[struct{}]) { l.socketClosed() })
 	return l, nil
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/ringloop/ringloop/internal/testenv"
 )
 
-// TestDialRefusedAfterListenerClose: once Close returns, or Done completes
+// TestDialRefusedAfterListenerClose: once Close returns, or Closed completes
 // after a Close on the loop, a dial is refused at once, on every backend,
 // profile and threading mode (a parked io_uring loop's accept request holds
 // the socket until the thread that armed it frees it; the listener shuts the
@@ -51,7 +51,7 @@ func TestDialRefusedAfterListenerClose(t *testing.T) {
 						require.NoError(t, l.ExecuteFunc(func() { _ = ln.Close() }))
 						ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 						defer cancel()
-						_, err := ln.Done().Await(ctx)
+						_, err := ln.Closed().Await(ctx)
 						require.NoError(t, err)
 					}
 					conn, err = net.DialTimeout(network, ln.Addr().String(), 5*time.Second)

@@ -79,7 +79,7 @@ func TestLoopWaitsOnItselfFromHandler(t *testing.T) {
 				require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
 				ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 				defer cancel()
-				_, err = ln.Done().Await(ctx)
+				_, err = ln.Closed().Await(ctx)
 				require.NoError(t, err, "the listener closed with the loop")
 			})
 		}
