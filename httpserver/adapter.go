@@ -53,7 +53,13 @@ func (cs *conn) serveStd(r *Request) {
 		return
 	}
 	if cs.base == nil { // once per connection: its context and address string
-		cs.base = context.WithValue(context.Background(), http.LocalAddrContextKey, cs.c.LocalAddr())
+		cfg := cs.s.cfg
+		cs.base = context.WithValue(cfg.baseCtx, http.LocalAddrContextKey, cs.c.LocalAddr())
+		if cfg.connCtx != nil {
+			if ctx := cfg.connCtx(cs.base, cs.c); ctx != nil {
+				cs.base = ctx
+			}
+		}
 		if a := cs.c.RemoteAddr(); a != nil {
 			cs.remote = a.String()
 		}
@@ -188,7 +194,7 @@ func (sr *stdRequest) run() {
 	w := &sr.w
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(p, nil)
+			logPanic(sr.s.logger(), p, nil)
 			sr.cancel(nil)
 			if !w.hijacked { // a hijacked connection is the handler's
 				sr.send(&chunk{abort: true, last: true})
@@ -205,7 +211,7 @@ func (sr *stdRequest) run() {
 
 // logPanic logs a handler's panic with its stack, except
 // http.ErrAbortHandler (a handler's way to abort silently).
-func logPanic(p any, c *engine.Conn) {
+func logPanic(l *slog.Logger, p any, c *engine.Conn) {
 	if p == http.ErrAbortHandler {
 		return
 	}
@@ -215,7 +221,7 @@ func logPanic(p any, c *engine.Conn) {
 	if c != nil {
 		attrs = append(attrs, slog.Any("remote", c.RemoteAddr()))
 	}
-	slog.Error("httpserver: handler panicked", attrs...)
+	l.Error("httpserver: handler panicked", attrs...)
 }
 
 // chunk is what the handler's goroutine hands to the loop: the head (once),

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
@@ -39,7 +40,16 @@ type conn struct {
 	deferred  *Deferred       // fast API: the response a handler finishes later
 	upgrade   engine.Handler  // fast API: Upgrade's handler, owed the connection
 	base      context.Context // adapter: the parent of every request's context
+	state     http.ConnState  // as last reported to WithConnState's hook
 	remote    string          // adapter: the client's address, formatted once
+}
+
+// setState reports a state change to WithConnState's hook.
+func (cs *conn) setState(st http.ConnState) {
+	if fn := cs.s.cfg.connState; fn != nil && (cs.state != st || st == http.StateNew) {
+		cs.state = st
+		fn(cs.c, st)
+	}
 }
 
 // maxPending bounds the bytes buffered while the connection cannot serve
@@ -128,7 +138,11 @@ func (cs *conn) afterServe() {
 	if len(cs.buf) == 0 {
 		cs.started = false
 		cs.setDeadline(cfg.idle)
+		if cs.state == http.StateActive {
+			cs.setState(http.StateIdle)
+		}
 	} else {
+		cs.setState(http.StateActive)
 		if !cs.started {
 			cs.started, cs.reqStart = true, time.Now().UnixNano()
 		}
@@ -214,6 +228,7 @@ func (cs *conn) handOver(pending []byte) {
 	}
 	cs.closed, cs.deadline = true, 0 // no callback of the server's reaches it any more
 	cs.ls.remove(cs)
+	cs.setState(http.StateHijacked)
 	if cs.paused {
 		cs.paused = false
 		cs.c.ResumeRead()
@@ -253,6 +268,7 @@ var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // dispatch serves one complete request (its bytes are b).
 func (cs *conn) dispatch(b []byte) {
+	cs.setState(http.StateActive)
 	ls := cs.ls
 	r := &ls.req
 	r.b, r.p, r.conn = b, &cs.p, cs.c
@@ -274,7 +290,7 @@ func (cs *conn) dispatch(b []byte) {
 func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(p, cs.c)
+			logPanic(cs.s.logger(), p, cs.c)
 			cs.lingering, cs.keep = true, false
 			_ = cs.c.Abort()
 		}

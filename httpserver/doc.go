@@ -102,10 +102,26 @@
 // saved); it is not the default because it breaks net/http's contract that
 // a handler may block. Use it for handlers that never block.
 //
-// http.Hijacker is not implemented: the connection belongs to its loop
-// (http.NewResponseController(w).Hijack returns http.ErrNotSupported, as do
-// its deadline setters and EnableFullDuplex; request bodies are read whole
-// before the handler runs, and the server's timeouts bound the connection).
+// # Upgrades, hijacking and net/http's hooks
+//
+// The adapter's ResponseWriter is an http.Hijacker (so gorilla/websocket,
+// x/net/websocket and CONNECT proxies work, and
+// http.NewResponseController(w).Hijack): the connection becomes a net.Conn
+// of package netconn on the same loop, holding the bytes the client sent
+// behind the request. Hijack needs the handler on its own goroutine: with
+// WithInlineHTTP it returns an error. The fast API's Response.Upgrade
+// answers 101 Switching Protocols and hands the connection to an
+// engine.Handler on the same loop, with no goroutine at all (the websocket
+// package builds on it). Either way the server no longer counts the
+// connection (Shutdown does not wait for it; the loop's shutdown closes it).
+// The ResponseController's deadline setters and EnableFullDuplex return
+// http.ErrNotSupported: the server's timeouts bound the connection.
+//
+// net/http's server hooks have their counterparts: WithLogger (ErrorLog),
+// WithConnState (ConnState, with an *engine.Conn), WithBaseContext
+// (BaseContext, given the context), WithConnContext (ConnContext) and
+// Server.RegisterOnShutdown. No Server header is sent unless WithServerName
+// asks for one.
 //
 // # Differences from net/http
 //

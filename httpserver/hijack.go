@@ -74,6 +74,7 @@ func (cs *conn) hijack() (*netconn.Conn, error) {
 	cs.buf, cs.inflight, cs.busy, cs.deadline = nil, nil, false, 0
 	cs.closed = true // no callback of the server's reaches it any more
 	cs.ls.remove(cs)
+	cs.setState(http.StateHijacked)
 	if cs.paused {
 		cs.paused = false
 		cs.c.ResumeRead()

@@ -1,7 +1,11 @@
 package httpserver
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
@@ -37,6 +41,10 @@ type config struct {
 	idle       time.Duration
 	name       string
 	inline     bool
+	logger     *slog.Logger
+	connState  func(*engine.Conn, http.ConnState)
+	baseCtx    context.Context
+	connCtx    func(context.Context, *engine.Conn) context.Context
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -50,6 +58,7 @@ func newConfig(opts []Option) (*config, error) {
 		readHeader: DefaultReadHeaderTimeout,
 		read:       DefaultReadTimeout,
 		idle:       DefaultIdleTimeout,
+		baseCtx:    context.Background(),
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -143,6 +152,51 @@ func WithServerName(name string) Option {
 // connection of the loop, and its Flush cannot wait for a slow client.
 func WithInlineHTTP() Option {
 	return func(c *config) error { c.inline = true; return nil }
+}
+
+// WithLogger sets where the server reports what it cannot return to a
+// caller, such as a handler's panic (net/http's ErrorLog; slog.Default() by
+// default, as engine.WithLogger; slog.NewLogLogger bridges to a log.Logger).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("httpserver: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithConnState sets a hook called as each connection changes state, with
+// net/http's states and meanings: StateNew once accepted, StateActive when
+// the first byte of a request arrives, StateIdle when it waits for the next
+// request after a response, StateHijacked when Hijack or Upgrade takes it
+// (its last call), StateClosed when closed. It runs on the connection's
+// loop: it must not block.
+func WithConnState(fn func(*engine.Conn, http.ConnState)) Option {
+	return func(c *config) error { c.connState = fn; return nil }
+}
+
+// WithBaseContext sets the parent of every request's context (NewHTTP):
+// cancelling it cancels the requests in flight. It is net/http's
+// BaseContext given as the context itself, since a Server here serves no
+// net.Listener to derive it from.
+func WithBaseContext(ctx context.Context) Option {
+	return func(c *config) error {
+		if ctx == nil {
+			return errors.New("httpserver: nil base context")
+		}
+		c.baseCtx = ctx
+		return nil
+	}
+}
+
+// WithConnContext sets a hook that derives a connection's context, the
+// parent of its requests' contexts (NewHTTP), from the base context, as
+// net/http's ConnContext; it runs on the loop before the connection's first
+// request reaches the handler.
+func WithConnContext(fn func(ctx context.Context, c *engine.Conn) context.Context) Option {
+	return func(c *config) error { c.connCtx = fn; return nil }
 }
 
 // tick is how often a loop refreshes its Date header and checks timeouts.

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -42,13 +43,14 @@ type Server struct {
 	fast Handler
 	std  http.Handler
 
-	mu        sync.Mutex
-	loops     sync.Map // *engine.Loop → *loopState; read without a lock on every open
-	servers   []*loopgroup.Server
-	closing   atomic.Bool
-	live      atomic.Int64
-	drained   chan struct{} // closed when live reaches 0 while closing
-	drainOnce sync.Once
+	mu         sync.Mutex
+	loops      sync.Map // *engine.Loop → *loopState; read without a lock on every open
+	servers    []*loopgroup.Server
+	closing    atomic.Bool
+	live       atomic.Int64
+	drained    chan struct{} // closed when live reaches 0 while closing
+	drainOnce  sync.Once
+	onShutdown []func()
 }
 
 // New returns a server for the fast API.
@@ -106,6 +108,12 @@ func (s *Server) Connections() int { return int(s.live.Load()) }
 // response), and once ctx ends closes the rest and returns ctx.Err(). It
 // waits on the server's loops: do not call it from one of them.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	hooks := s.onShutdown
+	s.mu.Unlock()
+	for _, f := range hooks {
+		go f()
+	}
 	s.beginClose(false)
 	select {
 	case <-s.drained:
@@ -115,6 +123,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.beginClose(true)
 	_ = s.finishClose()
 	return ctx.Err()
+}
+
+// RegisterOnShutdown registers a function to call when Shutdown starts, each
+// on its own goroutine, as net/http's: a way to end long-lived streams (SSE,
+// hijacked or upgraded connections) that would otherwise last until the
+// shutdown's deadline.
+func (s *Server) RegisterOnShutdown(f func()) {
+	s.mu.Lock()
+	s.onShutdown = append(s.onShutdown, f)
+	s.mu.Unlock()
+}
+
+// logger is where the server reports what it cannot return (WithLogger).
+func (s *Server) logger() *slog.Logger {
+	if l := s.cfg.logger; l != nil {
+		return l
+	}
+	return slog.Default()
 }
 
 // Close stops accepting and closes every connection now (not from one of the
@@ -293,6 +319,7 @@ func (h *handler) OnOpen(c *engine.Conn) {
 	cs.p.lim = &s.cfg.limits
 	c.SetValue(cs)
 	ls.add(cs)
+	cs.setState(http.StateNew)
 	if s.closing.Load() {
 		_ = c.Close()
 		return
@@ -314,6 +341,7 @@ func (h *handler) OnClose(c *engine.Conn, err error) {
 	s := (*Server)(h)
 	cs := c.Value().(*conn)
 	cs.onClose(err)
+	cs.setState(http.StateClosed)
 	s.live.Add(-1)
 	s.checkDrained()
 }
