@@ -1,6 +1,33 @@
 // Package engine is ringloop's event loop: Netty's SingleThreadEventLoop and
 // NioEventLoop rebuilt on the completion contract of package driver.
 //
+// # Use
+//
+// New builds a Loop (io_uring where the kernel allows it, else epoll; the
+// reason is logged). Listen serves a TCP or Unix address with a Handler,
+// whose OnOpen, OnData and OnClose run on the loop one at a time, so a
+// connection's state needs no lock:
+//
+//	loop, err := engine.New()
+//	ln, err := engine.Listen(loop, "tcp", "127.0.0.1:7000", h)
+//	...
+//	ln.Close()
+//	loop.Shutdown(ctx)
+//
+// In OnData a handler reads b (valid during the call), writes with
+// Conn.Write (gathered and sent once per loop iteration), and keeps an
+// unfinished frame with Conn.Keep to get it back in front of the next bytes
+// (package frame splits lines, length-prefixed and delimited frames for
+// it). Optional interfaces add writability changes (WritabilityHandler),
+// half-close (HalfCloseHandler) and idle timeouts (IdleHandler). Other
+// goroutines reach a connection through AsyncWrite and the Conn methods that
+// hand themselves to the loop, and the loop through Execute, Submit and the
+// Schedule family. Dial and DialAsync connect; Adopt and ListenFD serve
+// sockets the process inherited; SetHandler hands a connection to another
+// handler (a protocol upgrade). Package loopgroup runs groups of loops.
+//
+// # How a loop runs
+//
 // A Loop is one goroutine that runs all of its work serially (locked to an
 // OS thread or not: see Threading below). It owns an I/O driver (io_uring or
 // epoll), a lock-free MPSC task ring, a tail-task ring and a timer heap, and
