@@ -396,8 +396,9 @@ func TestDeclaredLength(t *testing.T) {
 }
 
 // TestResponseController: Flush goes through http.ResponseController (the
-// client sees the first piece before the handler finishes); Hijack and
-// deadlines are refused with http.ErrNotSupported, as documented.
+// client sees the first piece before the handler finishes); EnableFullDuplex
+// and the deadline setters are refused with http.ErrNotSupported, as
+// documented (Hijack works: hijack_test.go).
 func TestResponseController(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -405,8 +406,7 @@ func TestResponseController(t *testing.T) {
 		release := make(chan struct{})
 		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rc := http.NewResponseController(w)
-			_, _, err := rc.Hijack()
-			errs <- err
+			errs <- rc.EnableFullDuplex()
 			errs <- rc.SetReadDeadline(time.Now())
 			_, _ = io.WriteString(w, "first;")
 			if err := rc.Flush(); err != nil {
