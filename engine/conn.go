@@ -137,6 +137,7 @@ const (
 	flagKeepSet                          // Keep was called in this OnData
 	flagRedeliver                        // in the loop's redeliver list
 	flagEOFNotice                        // SetHandler's h is owed the peer's FIN
+	flagHandedOver                       // SetHandler ran in this OnData: the old handler stops
 )
 
 func (c *Conn) has(f connFlags) bool { return c.flags&f != 0 }
@@ -458,12 +459,13 @@ func (c *Conn) CloseWithError(err error) error {
 	return c.ctl.request(reqClose)
 }
 
-// Reading reports whether the connection is open and not paused
-// (PauseRead): a handler that splits frames stops where it turns false and
-// keeps the rest, which ResumeRead delivers again. Loop only: off the loop
+// Reading reports whether the connection is open, not paused (PauseRead)
+// and still this handler's (not given away by SetHandler in this OnData): a
+// handler that splits frames stops where it turns false and keeps the rest,
+// which ResumeRead delivers again. Loop only: off the loop
 // it reports false.
 func (c *Conn) Reading() bool {
-	return c.loop.InEventLoop() && c.st == connOpen && !c.has(flagReadPaused)
+	return c.loop.InEventLoop() && c.st == connOpen && !c.has(flagReadPaused|flagHandedOver)
 }
 
 // Abort closes the connection now, dropping unsent bytes, and resets it (the

@@ -32,7 +32,9 @@ var errKeepOutsideOnData = errors.New("engine: Keep called outside OnData")
 // Keep asks for p to be delivered again, first, with the next bytes
 // received: a handler keeps the unfinished frame at the end of b and returns.
 // p is copied (it may be any part of b); a second call in the same OnData
-// replaces the first. What OnData does not keep is consumed.
+// replaces the first. What OnData does not keep is consumed. After
+// SetHandler in the same OnData, Keep adds p behind SetHandler's pending
+// bytes, for the new handler.
 //
 // Keep may be called only from OnData; elsewhere it returns an error and
 // keeps nothing. More than the keep limit (WithKeepLimit, default
@@ -46,6 +48,16 @@ var errKeepOutsideOnData = errors.New("engine: Keep called outside OnData")
 func (c *Conn) Keep(p []byte) error {
 	if !c.loop.InEventLoop() || !c.has(flagDelivering) {
 		return errKeepOutsideOnData
+	}
+	if c.has(flagHandedOver) {
+		// SetHandler ran in this OnData: p follows its pending, for the
+		// new handler (what a frame splitter had left after the frame
+		// that asked for the upgrade).
+		if len(c.in)+len(p) > c.cfg.keepLimit {
+			return ErrKeepLimit
+		}
+		c.in = append(c.in, p...)
+		return nil
 	}
 	if len(p) > c.cfg.keepLimit {
 		c.in = c.in[:0]
@@ -89,7 +101,7 @@ func (c *Conn) deliver(data []byte) {
 	c.set(flagDelivering)
 	c.clear(flagKeepSet)
 	c.onData(b)
-	c.clear(flagDelivering)
+	c.clear(flagDelivering | flagHandedOver)
 	if !c.has(flagKeepSet) {
 		c.in = c.in[:0]
 	}
@@ -214,9 +226,15 @@ func (c *Conn) SetHandler(h Handler, pending []byte) error {
 	}
 	c.h = h
 	c.wh, _ = h.(WritabilityHandler)
-	c.in = append(c.in[:0], pending...)
 	if c.has(flagDelivering) {
-		c.set(flagKeepSet) // the old handler's OnData is returning: keep pending
+		// The old handler's OnData is still running, its b perhaps in
+		// c.in: pending goes to a buffer of its own, stays kept, and the
+		// old handler reads no further (Reading); what it still keeps
+		// follows pending (Keep).
+		c.in = append([]byte(nil), pending...)
+		c.set(flagKeepSet | flagHandedOver)
+	} else {
+		c.in = append(c.in[:0], pending...)
 	}
 	if c.has(flagReadEOF) {
 		c.set(flagEOFNotice) // h learns of the peer's FIN after pending

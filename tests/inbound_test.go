@@ -292,3 +292,52 @@ func TestKeepRules(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// upgradingLines answers lines in upper case until the line UPGRADE, which
+// hands the connection to a raw echo handler (SetHandler) in the middle of
+// a read: the bytes behind that line reach the new handler, none of them
+// the old one.
+type upgradingLines struct{ raw *rawEcho }
+
+func (u *upgradingLines) OnOpen(c *engine.Conn) {}
+func (u *upgradingLines) OnFrame(c *engine.Conn, line []byte) {
+	if string(line) == "UPGRADE" {
+		if err := c.SetHandler(u.raw, nil); err != nil {
+			_ = c.CloseWithError(err)
+		}
+		return
+	}
+	_, _ = c.Write(append(bytes.ToUpper(line), '\n'))
+}
+func (u *upgradingLines) OnClose(c *engine.Conn, err error) {}
+
+type rawEcho struct{ closed chan error }
+
+func (r *rawEcho) OnOpen(c *engine.Conn)             { _, _ = c.Write([]byte("raw:")) }
+func (r *rawEcho) OnData(c *engine.Conn, b []byte)   { _, _ = c.Write(b) }
+func (r *rawEcho) OnClose(c *engine.Conn, err error) { r.closed <- err }
+
+func TestSetHandlerFromFrames(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		raw := &rawEcho{closed: make(chan error, 1)}
+		_, peer := acceptOne(t, l, frame.Split(bufio.ScanLines, &upgradingLines{raw: raw}))
+		_, err := peer.Write([]byte("one\nUPGRADE\nline\nbytes"))
+		require.NoError(t, err)
+		want := "ONE\nraw:line\nbytes"
+		got := make([]byte, len(want))
+		_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, err = io.ReadFull(peer, got)
+		require.NoError(t, err)
+		require.Equal(t, want, string(got))
+		_, err = peer.Write([]byte("more\n"))
+		require.NoError(t, err)
+		got = make([]byte, 5)
+		_, err = io.ReadFull(peer, got)
+		require.NoError(t, err)
+		require.Equal(t, "more\n", string(got))
+		require.NoError(t, peer.Close())
+		require.ErrorIs(t, waitErr(t, raw.closed), io.EOF)
+	})
+}
