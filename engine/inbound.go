@@ -101,6 +101,9 @@ func (c *Conn) deliver(data []byte) {
 	c.set(flagDelivering)
 	c.clear(flagKeepSet)
 	c.onData(b)
+	if c.has(flagHandedOver) {
+		c.queueRedeliver() // the new handler's pending, and what the old kept
+	}
 	c.clear(flagDelivering | flagHandedOver)
 	if !c.has(flagKeepSet) {
 		c.in = c.in[:0]
