@@ -226,7 +226,15 @@ func (cs *conn) handOver(pending []byte) {
 		_ = cs.c.Abort()
 		return
 	}
-	cs.closed, cs.deadline = true, 0 // no callback of the server's reaches it any more
+	cs.forget()
+}
+
+// forget lets go of a connection another handler took (Upgrade, Hijack):
+// no callback of the server's reaches it any more, it no longer counts for
+// Shutdown, and it reads again if the server had paused it.
+func (cs *conn) forget() {
+	cs.buf, cs.inflight, cs.busy, cs.deadline = nil, nil, false, 0
+	cs.closed = true
 	cs.ls.remove(cs)
 	cs.setState(http.StateHijacked)
 	if cs.paused {

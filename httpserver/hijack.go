@@ -71,15 +71,6 @@ func (cs *conn) hijack() (*netconn.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs.buf, cs.inflight, cs.busy, cs.deadline = nil, nil, false, 0
-	cs.closed = true // no callback of the server's reaches it any more
-	cs.ls.remove(cs)
-	cs.setState(http.StateHijacked)
-	if cs.paused {
-		cs.paused = false
-		cs.c.ResumeRead()
-	}
-	cs.s.live.Add(-1)
-	cs.s.checkDrained()
+	cs.forget()
 	return nc, nil
 }
