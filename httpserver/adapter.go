@@ -10,7 +10,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -34,6 +34,7 @@ type stdRequest struct {
 	dead   atomic.Bool   // the connection is gone
 	ack    chan struct{} // one per chunk handed over mid-handler
 	w      stdWriter
+	ck     chunk // the chunk in flight: one at a time (the handler waits for its ack), so one serves all
 
 	// loop side
 	cs      *conn
@@ -94,7 +95,10 @@ func (cs *conn) optionsStar(r *Request) {
 // bytes.
 func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
 	p := r.p
-	target := string(r.Target())
+	// One string holds the whole head; the target, names and values are
+	// substrings of it (one allocation instead of one per string).
+	head := string(r.b[:p.headEnd])
+	target := head[p.target.lo:p.target.hi]
 	var u *url.URL
 	var err error
 	if string(r.MethodBytes()) == "CONNECT" && !strings.HasPrefix(target, "/") {
@@ -102,13 +106,33 @@ func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
 	} else if u, err = url.ParseRequestURI(target); err != nil {
 		return nil, errMalformed
 	}
-	// One string holds the whole head; names and values are substrings of
-	// it (one allocation instead of two per header line).
-	head := string(r.b[:p.headEnd])
-	h := make(http.Header, len(p.fields))
+	// Host goes to req.Host, not into the map (net/http deletes it), and
+	// the values of all other lines share one backing array.
+	var h http.Header
+	var vals []string
+	host, haveHost := "", false
 	for _, f := range p.fields {
 		k := textproto.CanonicalMIMEHeaderKey(head[f.name.lo:f.name.hi])
-		h[k] = append(h[k], head[f.value.lo:f.value.hi])
+		v := head[f.value.lo:f.value.hi]
+		if k == "Host" {
+			if !haveHost {
+				host, haveHost = v, true
+			}
+			continue
+		}
+		if h == nil {
+			h = make(http.Header, len(p.fields))
+			vals = make([]string, 0, len(p.fields))
+		}
+		if old, ok := h[k]; ok {
+			h[k] = append(old[:len(old):len(old)], v) // a repeated key gets its own array
+			continue
+		}
+		vals = append(vals, v)
+		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	if h == nil {
+		h = http.Header{}
 	}
 	req := &http.Request{
 		Method:     r.Method(),
@@ -123,9 +147,8 @@ func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
 		Body:       http.NoBody,
 	}
 	if req.Host == "" {
-		req.Host = h.Get("Host")
+		req.Host = host
 	}
-	delete(h, "Host")
 	if pr, ok := h["Pragma"]; ok && len(pr) > 0 && pr[0] == "no-cache" {
 		if _, ok := h["Cache-Control"]; !ok {
 			h["Cache-Control"] = []string{"no-cache"}
@@ -197,7 +220,8 @@ func (sr *stdRequest) run() {
 			logPanic(sr.s.logger(), p, nil)
 			sr.cancel(nil)
 			if !w.hijacked { // a hijacked connection is the handler's
-				sr.send(&chunk{abort: true, last: true})
+				sr.ck = chunk{abort: true, last: true}
+				sr.send(&sr.ck)
 			}
 			return
 		}
@@ -353,6 +377,8 @@ type stdWriter struct {
 	buf       []byte
 	fr        framing
 	hijacked  bool
+	small     [512]byte // buf's first backing: a short body costs no allocation of its own
+	hdrRoom   [256]byte // the head's header lines, likewise
 }
 
 const bufferBeforeHead = 2048
@@ -409,6 +435,9 @@ func (w *stdWriter) Write(p []byte) (int, error) {
 		return 0, http.ErrContentLength
 	}
 	w.written += int64(len(p))
+	if w.buf == nil && !w.committed {
+		w.buf = w.small[:0]
+	}
 	if !w.committed {
 		w.buf = append(w.buf, p...)
 		if len(w.buf) > bufferBeforeHead {
@@ -463,7 +492,8 @@ func (w *stdWriter) FlushError() error {
 // flushOut hands the buffered bytes to the loop; done marks the end of the
 // response.
 func (w *stdWriter) flushOut(done bool) bool {
-	c := &chunk{last: done}
+	c := &w.sr.ck
+	*c = chunk{last: done}
 	if !w.committed {
 		w.commit(c, done)
 	}
@@ -482,11 +512,14 @@ func (w *stdWriter) flushOut(done bool) bool {
 // buffered so far becomes the first data.
 func (w *stdWriter) commit(c *chunk, done bool) {
 	w.committed = true
-	h := w.Header()
+	h := w.header // nil when the handler set none: reads and deletes work on it
 	body := w.buf
 	c.head, c.status, c.keep = true, w.status, true
+	// A sniffed Content-Type goes on the wire, not into the handler's map
+	// (as net/http): no map entry to allocate.
+	sniffed := ""
 	if _, ok := h["Content-Type"]; !ok && bodyAllowed(w.status) && len(body) > 0 && h.Get("Transfer-Encoding") == "" {
-		h.Set("Content-Type", http.DetectContentType(body[:min(len(body), 512)]))
+		sniffed = http.DetectContentType(body[:min(len(body), 512)])
 	}
 	if v := h.Get("Connection"); v != "" {
 		c.keep = !strings.EqualFold(v, "close")
@@ -496,7 +529,7 @@ func (w *stdWriter) commit(c *chunk, done bool) {
 	if w.status == http.StatusNotModified {
 		h.Del("Content-Type")
 		h.Del("Content-Length")
-		w.cl = -1
+		w.cl, sniffed = -1, ""
 	}
 	_, c.date = h["Date"]
 	c.date = !c.date
@@ -516,7 +549,12 @@ func (w *stdWriter) commit(c *chunk, done bool) {
 		fr.chunked = true
 	}
 	w.fr, w.chunked = fr, fr.chunked && !w.noBody
-	c.hdr = appendHeader(nil, h, func(k string) bool { return strings.HasPrefix(k, http.TrailerPrefix) })
+	c.hdr = appendHeader(w.hdrRoom[:0], h, func(k string) bool { return strings.HasPrefix(k, http.TrailerPrefix) })
+	if sniffed != "" {
+		c.hdr = append(c.hdr, "Content-Type: "...)
+		c.hdr = append(c.hdr, sniffed...)
+		c.hdr = append(c.hdr, "\r\n"...)
+	}
 	if w.chunked && len(body) > 0 {
 		w.buf = nil
 		w.appendData(body)
@@ -555,13 +593,14 @@ func (w *stdWriter) trailerBytes() []byte {
 // appendHeader serialises h sorted by key (as net/http), dropping keys skip
 // matches and values with CR or LF.
 func appendHeader(out []byte, h http.Header, skip func(string) bool) []byte {
-	keys := make([]string, 0, len(h))
+	var room [16]string // most responses have fewer keys: no allocation for the list
+	keys := room[:0]
 	for k := range h {
 		if skip == nil || !skip(k) {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	for _, k := range keys {
 		for _, v := range h[k] {
 			if strings.ContainsAny(v, "\r\n") || strings.ContainsAny(k, "\r\n: ") {
