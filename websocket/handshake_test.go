@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/websocket"
 )
@@ -39,7 +38,7 @@ func TestHandshake(t *testing.T) {
 		e := newEcho()
 		addr := serve(t, c, e, []websocket.Option{
 			websocket.WithSubprotocols("chat.v2", "chat.v1"),
-			websocket.WithOriginCheck(func(r *httpserver.Request) bool { return string(r.Header("Origin")) != "http://evil.test" }),
+			websocket.WithOriginCheck(func(origin, host []byte) bool { return string(origin) != "http://evil.test" && string(host) == "a" }),
 		})
 		const key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
 		const good = "Host: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n" + key

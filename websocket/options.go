@@ -3,8 +3,6 @@ package websocket
 import (
 	"fmt"
 	"time"
-
-	"github.com/ringloop/ringloop/httpserver"
 )
 
 // Option configures Upgrade.
@@ -40,7 +38,7 @@ type config struct {
 	closeTimeout time.Duration
 	pingInterval time.Duration
 	subprotocols []string
-	checkOrigin  func(r *httpserver.Request) bool
+	checkOrigin  func(origin, host []byte) bool
 	slow         SlowConsumer
 }
 
@@ -103,10 +101,11 @@ func WithSubprotocols(names ...string) Option {
 	}
 }
 
-// WithOriginCheck refuses, with 403, a request for which check returns
-// false (browsers send Origin; a server that relies on cookies must check
-// it). By default every origin is accepted.
-func WithOriginCheck(check func(r *httpserver.Request) bool) Option {
+// WithOriginCheck refuses, with 403, a handshake for which check returns
+// false; it gets the Origin header (nil if none; browsers send it) and the
+// Host header. A server that relies on cookies must check the origin. By
+// default every origin is accepted.
+func WithOriginCheck(check func(origin, host []byte) bool) Option {
 	return func(c *config) error { c.checkOrigin = check; return nil }
 }
 
