@@ -103,13 +103,15 @@ func dialRaw(t *testing.T, addr string) *rawConn {
 	_, err = io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
 	require.NoError(t, err)
-	r := bufio.NewReaderSize(conn, 1<<16)
+	r := newReader(conn)
 	resp, err := http.ReadResponse(r, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
 	require.Equal(t, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", resp.Header.Get("Sec-WebSocket-Accept")) // RFC 6455's example
 	return &rawConn{conn, r}
 }
+
+func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 1<<16) }
 
 // frame builds a client frame: b0 is FIN, RSV and opcode as sent; masked
 // frames get a random key.
