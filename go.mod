@@ -3,6 +3,7 @@ module github.com/ringloop/ringloop
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/gorilla/websocket v1.5.3
 	github.com/stretchr/testify v1.11.1
 	golang.org/x/net v0.47.0
