@@ -104,10 +104,9 @@ type Conn struct {
 
 	// Writes from other goroutines: amu orders AsyncWriteMessage against
 	// the close frame, so no data frame follows it.
-	amu        sync.Mutex
-	asyncShut  bool
-	usedAsync  atomic.Bool
-	openedOnce bool
+	amu       sync.Mutex
+	asyncShut bool
+	usedAsync atomic.Bool
 }
 
 // Conn returns the engine connection underneath (addresses, SetValue,

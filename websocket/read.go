@@ -18,10 +18,6 @@ const maxIdleMessage = 64 << 10
 
 func (s *engineSide) OnOpen(ec *engine.Conn) {
 	c := (*Conn)(s)
-	if c.openedOnce {
-		return
-	}
-	c.openedOnce = true
 	c.ec = ec
 	if d := c.cfg.pingInterval; d > 0 {
 		if t, err := ec.Loop().ScheduleFuncAtFixedRate(c.keepalive, d, d); err == nil {
