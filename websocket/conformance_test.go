@@ -148,6 +148,8 @@ func conformance() map[string][]conformCase {
 			{name: "message at the limit", limited: true, send: [][]byte{txt(big[:1000])}, want: []serverFrame{echoT(big[:1000])}},
 			{name: "message over the limit", limited: true, send: [][]byte{txt(big[:1001])}, close: websocket.CloseTooBig},
 			{name: "fragments over the limit", limited: true, send: [][]byte{frame(fragText, []byte(big[:600]), true), frame(finCont, []byte(big[:600]), true)}, close: websocket.CloseTooBig},
+			{name: "huge continuation refused before its payload", limited: true, send: [][]byte{frame(fragText, []byte("a"), true),
+				{0x80, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4}}, close: websocket.CloseTooBig},
 			{name: "huge length refused before its payload", limited: true, send: [][]byte{{0x82, 0xFF, 0, 0, 1, 0, 0, 0, 0, 0, 1, 2, 3, 4}}, close: websocket.CloseTooBig},
 		},
 	}

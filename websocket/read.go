@@ -112,7 +112,7 @@ func (c *Conn) startFrame(h header) error {
 		return protoErr(CloseProtocolError, "continuation frame with no message in progress")
 	case h.op != opContinuation && c.msgKind != 0:
 		return protoErr(CloseProtocolError, "new message inside a fragmented one")
-	case int64(len(c.msg))+h.length > c.cfg.maxMessage:
+	case h.length > c.cfg.maxMessage-int64(len(c.msg)): // no overflow: both sides are below 2^63
 		return protoErr(CloseTooBig, "message over %d bytes", c.cfg.maxMessage)
 	}
 	if h.op != opContinuation {
