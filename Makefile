@@ -116,6 +116,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $$((300000 * $(FUZZ_SCALE)))x ./timers
 	$(GO) test -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $$((400000 * $(FUZZ_SCALE)))x ./tasks
 	$(GO) test -run '^$$' -fuzz '^FuzzParser$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./httpserver
+	$(GO) test -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket
 
 # demo: ringloop's echo server (each backend and threading mode) against a
 # net echo server, each pinned in its own process, same client: one table

@@ -1,0 +1,63 @@
+package websocket_test
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/httpserver"
+	"github.com/ringloop/ringloop/websocket"
+)
+
+// BenchmarkEcho128: one client sends a 128-byte masked binary frame and
+// reads the echo, round trip after round trip, on the default backend;
+// allocs/op covers the server's parse, OnMessage and write (the client
+// reuses its buffers).
+func BenchmarkEcho128(b *testing.B) {
+	loop, err := engine.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer loop.Close()
+	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		_ = websocket.Upgrade(w, r, newEcho())
+	}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	a, err := s.Listen(loop, "tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", a.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Minute))
+	_, _ = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != 101 {
+		b.Fatal(resp, err)
+	}
+	msg := frame(finBinary, make([]byte, 128), true)
+	back := make([]byte, 2+128)
+	b.ReportAllocs()
+	b.SetBytes(128)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := conn.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(r, back); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,308 @@
+package websocket
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/timers"
+)
+
+// MessageKind is a data message's kind.
+type MessageKind uint8
+
+const (
+	Text   MessageKind = MessageKind(opText)
+	Binary MessageKind = MessageKind(opBinary)
+)
+
+// String names the kind.
+func (k MessageKind) String() string {
+	switch k {
+	case Text:
+		return "text"
+	case Binary:
+		return "binary"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Handler receives a connection's events. Like engine.Handler, every
+// callback runs on the connection's loop, one at a time.
+type Handler interface {
+	// OnOpen is called once the 101 answer is queued.
+	OnOpen(c *Conn)
+	// OnMessage is called with each whole message: text is valid UTF-8.
+	// payload is valid only during the call; copy what you keep.
+	OnMessage(c *Conn, kind MessageKind, payload []byte)
+	// OnClose is called once, when the connection is gone, with the close
+	// code and reason: the peer's after a close handshake (CloseNoStatus
+	// if its close frame had no code) with err nil; the code this side
+	// sent when it failed the connection, with err saying why (matching
+	// ErrProtocol for the peer's violations); CloseAbnormal when the
+	// connection ended without a close handshake, with the engine's error
+	// (io.EOF, ErrCloseTimeout, engine.ErrShutdown...).
+	OnClose(c *Conn, code int, reason string, err error)
+}
+
+// WritabilityHandler is an optional Handler extension: the engine's
+// watermark signal (engine.WritabilityHandler) for this connection, after
+// the slow-consumer policy has acted.
+type WritabilityHandler interface {
+	OnWritabilityChanged(c *Conn, writable bool)
+}
+
+// Errors of the connection's methods.
+var (
+	// ErrClosed: the close handshake has begun (or the connection is gone);
+	// no data can be sent.
+	ErrClosed = errors.New("websocket: connection closing")
+	// ErrCloseTimeout: the peer did not answer a close frame in time.
+	ErrCloseTimeout = errors.New("websocket: peer did not answer the close frame in time")
+	// ErrPingTimeout: the peer sent nothing for a ping interval after a ping.
+	ErrPingTimeout = errors.New("websocket: peer did not answer a ping")
+	// ErrSlowConsumer: the peer did not read (CloseSlow).
+	ErrSlowConsumer = errors.New("websocket: peer does not read (slow consumer)")
+	errBadKind      = errors.New("websocket: message kind must be Text or Binary")
+	errControlSize  = errors.New("websocket: ping payload over 125 bytes")
+)
+
+// Conn is a WebSocket connection served by one loop. Methods that send say
+// what they do off the loop.
+type Conn struct {
+	ec          *engine.Conn
+	h           Handler
+	cfg         *config
+	subprotocol string
+
+	// Read side (loop only).
+	hdr       header
+	inFrame   bool  // in the payload of hdr
+	remaining int64 // payload bytes of hdr still due
+	maskPos   int
+	msgKind   MessageKind // kind of the fragmented message in progress, 0 if none
+	msgText   utf8Checker
+	msg       []byte // fragments of the message in progress
+	ctl       []byte // a control frame's payload that spans reads
+
+	// Close state (loop only).
+	closeSent  bool // a close frame was written
+	closeDone  bool // the TCP connection is being closed
+	closeCode  int
+	closeWhy   string
+	closeErr   error
+	closeTimer *timers.Scheduled
+	paused     bool // PauseReading paused the connection
+
+	// Keepalive (loop only).
+	pingTimer *timers.Scheduled
+	pingOut   bool // a ping was sent and nothing has arrived since
+
+	// Writes from other goroutines: amu orders AsyncWriteMessage against
+	// the close frame, so no data frame follows it.
+	amu       sync.Mutex
+	asyncShut bool
+	usedAsync atomic.Bool
+}
+
+// Conn returns the engine connection underneath (addresses, SetValue,
+// Buffered, PauseRead...). Writing raw bytes to it breaks the framing.
+func (c *Conn) Conn() *engine.Conn { return c.ec }
+
+// Subprotocol returns the subprotocol selected at the upgrade, or "".
+func (c *Conn) Subprotocol() string { return c.subprotocol }
+
+// Writable reports whether the bytes not yet sent are under the high
+// watermark; safe from any goroutine.
+func (c *Conn) Writable() bool { return c.ec.Writable() }
+
+// WriteMessage sends p as one frame of kind. On the loop the frame is
+// copied into the connection's output and never refused for size (past the
+// high watermark the connection turns unwritable); off the loop it is
+// AsyncWriteMessage. It returns ErrClosed once a close frame was sent.
+func (c *Conn) WriteMessage(kind MessageKind, p []byte) error {
+	if kind != Text && kind != Binary {
+		return errBadKind
+	}
+	if !c.ec.Loop().InEventLoop() {
+		return c.AsyncWriteMessage(kind, p)
+	}
+	return c.writeFrame(opcode(kind), p)
+}
+
+// writeFrame writes one unmasked frame on the loop.
+func (c *Conn) writeFrame(op opcode, p []byte) error {
+	if c.closeSent || c.closeDone {
+		return ErrClosed
+	}
+	var hb [maxHeader]byte
+	if _, err := c.ec.Write(appendHeader(hb[:0], true, op, len(p), false, [4]byte{})); err != nil {
+		return err
+	}
+	if len(p) > 0 {
+		if _, err := c.ec.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// framePool holds the buffers AsyncWriteMessage builds a frame in (the
+// engine copies it), so that steady sending allocates nothing.
+var framePool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledFrame keeps a huge message's buffer out of the pool.
+const maxPooledFrame = 64 << 10
+
+// AsyncWriteMessage sends p as one frame of kind from any goroutine: the
+// frame is copied and written on the loop, in the order of the calling
+// goroutine's calls. It returns engine.ErrWriteBufferFull, sending nothing,
+// past the connection's async write limit (engine.WithAsyncWriteLimit): the
+// producer's signal to slow down or drop. ErrClosed once a close frame was
+// sent.
+func (c *Conn) AsyncWriteMessage(kind MessageKind, p []byte) error {
+	if kind != Text && kind != Binary {
+		return errBadKind
+	}
+	return c.asyncFrame(opcode(kind), p)
+}
+
+func (c *Conn) asyncFrame(op opcode, p []byte) error {
+	bp := framePool.Get().(*[]byte)
+	b := appendHeader((*bp)[:0], true, op, len(p), false, [4]byte{})
+	b = append(b, p...)
+	c.usedAsync.Store(true)
+	c.amu.Lock()
+	err := ErrClosed
+	if !c.asyncShut {
+		err = c.ec.AsyncWrite(b)
+	}
+	c.amu.Unlock()
+	if cap(b) <= maxPooledFrame {
+		*bp = b[:0]
+		framePool.Put(bp)
+	}
+	return err
+}
+
+// Ping sends a ping with payload p (at most 125 bytes); the peer's pong
+// arrives as any frame does and keeps the connection alive (see
+// WithPingInterval). Off the loop it goes through AsyncWrite.
+func (c *Conn) Ping(p []byte) error {
+	if len(p) > maxControlPayload {
+		return errControlSize
+	}
+	if !c.ec.Loop().InEventLoop() {
+		return c.asyncFrame(opPing, p)
+	}
+	return c.writeFrame(opPing, p)
+}
+
+// Close starts the close handshake with code and reason: the close frame
+// is sent, no data after it, and the connection closes when the peer
+// answers or WithCloseTimeout passes. OnClose then reports the peer's code.
+// Off the loop it hands itself to the loop.
+func (c *Conn) Close(code int, reason string) error {
+	if !validCloseCode(code) || len(reason) > maxCloseReason || !utf8.ValidString(reason) {
+		return errCloseArgs
+	}
+	if !c.ec.Loop().InEventLoop() {
+		return c.ec.Loop().ExecuteFunc(func() { c.startClose(code, reason) })
+	}
+	if c.closeSent || c.closeDone {
+		return ErrClosed
+	}
+	c.startClose(code, reason)
+	return nil
+}
+
+// startClose sends a close frame and waits for the peer's, both within
+// the close timeout.
+func (c *Conn) startClose(code int, reason string) {
+	if c.closeSent || c.closeDone {
+		return
+	}
+	c.closeSent = true
+	c.closeCode, c.closeWhy = code, reason
+	t, err := c.ec.Loop().ScheduleFunc(c.closeTimedOut, c.cfg.closeTimeout)
+	if err != nil {
+		c.shut(CloseAbnormal, "", err)
+		return
+	}
+	c.closeTimer = t
+	c.sendClose()
+}
+
+// closeRetry is how soon a close frame the async write limit refused is
+// offered again (data frames accepted before it are being sent).
+const closeRetry = 5 * time.Millisecond
+
+// sendClose queues the close frame startClose recorded, retrying while the
+// async write limit refuses it.
+func (c *Conn) sendClose() {
+	if c.closeDone || c.queueClose(c.closeCode, c.closeWhy) {
+		return
+	}
+	_, _ = c.ec.Loop().ScheduleFunc(c.sendClose, closeRetry)
+}
+
+func (c *Conn) closeTimedOut() {
+	c.closeTimer = nil
+	if !c.closeDone {
+		c.shut(CloseAbnormal, "", ErrCloseTimeout)
+	}
+}
+
+// queueClose writes a close frame, after every data frame
+// AsyncWriteMessage accepted, and refuses data from then on. It reports
+// false when the frame could not be queued: the async write limit is full.
+func (c *Conn) queueClose(code int, reason string) bool {
+	var pb [maxControlPayload]byte
+	p := appendClosePayload(pb[:0], code, reason)
+	c.closeSent = true
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	c.asyncShut = true
+	if c.usedAsync.Load() {
+		// The close frame goes behind the async frames already accepted.
+		var b [maxHeader + maxControlPayload]byte
+		f := append(appendHeader(b[:0], true, opClose, len(p), false, [4]byte{}), p...)
+		return c.ec.AsyncWrite(f) == nil
+	}
+	var hb [maxHeader + maxControlPayload]byte
+	_, err := c.ec.Write(append(appendHeader(hb[:0], true, opClose, len(p), false, [4]byte{}), p...))
+	return err == nil
+}
+
+// shut closes the TCP connection (after what was written is sent) and
+// records how the WebSocket ended, for OnClose.
+func (c *Conn) shut(code int, reason string, err error) {
+	if c.closeDone {
+		return
+	}
+	c.closeDone = true
+	c.closeCode, c.closeWhy, c.closeErr = code, reason, err
+	if err != nil {
+		_ = c.ec.CloseWithError(err)
+	} else {
+		_ = c.ec.Close()
+	}
+}
+
+// fail answers a peer's violation: a close frame with the code, then the
+// TCP close at once (RFC 6455 §7.1.7), without waiting for an answer.
+func (c *Conn) fail(err error) {
+	code := CloseProtocolError
+	var pe *protocolError
+	if errors.As(err, &pe) {
+		code = pe.code
+	}
+	if !c.closeSent {
+		c.queueClose(code, "")
+	}
+	c.shut(code, "", err)
+}

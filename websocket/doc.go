@@ -1,0 +1,39 @@
+// Package websocket serves RFC 6455 WebSocket connections on the loop:
+// frames are parsed and written in the connection's callbacks, with no
+// goroutine per connection, so very many mostly idle connections cost
+// little more than their sockets (a Conn is a few hundred bytes).
+//
+// Upgrade answers a handshake from httpserver's fast API; EngineHandler
+// reads it itself on a plain engine listener:
+//
+//	func serve(w *httpserver.Response, r *httpserver.Request) {
+//		if err := websocket.Upgrade(w, r, echo{}); err != nil {
+//			return // Upgrade answered 400, 403, 405 or 426
+//		}
+//	}
+//
+//	type echo struct{}
+//
+//	func (echo) OnOpen(c *websocket.Conn) {}
+//	func (echo) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
+//		c.WriteMessage(kind, p)
+//	}
+//	func (echo) OnClose(c *websocket.Conn, code int, reason string, err error) {}
+//
+// A message that arrived whole in one read is handed to OnMessage in place,
+// not copied; a fragmented one, or one that spans reads, is assembled in a
+// buffer bounded by WithMaxMessageSize (1009 past it). Text is checked to be
+// UTF-8 as it arrives (1007). Pings are answered, the close handshake is
+// completed (WithCloseTimeout when the peer does not answer), optional
+// keepalive pings find dead peers (WithPingInterval), and a peer that breaks
+// the protocol is closed with the code RFC 6455 asks for (1002).
+//
+// Backpressure: WriteMessage on the loop never refuses; past the engine's
+// high watermark the connection by default stops reading the peer until its
+// output drains (PauseReading), or is dropped (CloseSlow, for fan-out).
+// AsyncWriteMessage from other goroutines is bounded by the engine's async
+// write limit.
+//
+// Not supported yet: extensions (permessage-deflate), so every RSV bit is
+// refused; a client; broadcast across a group's loops.
+package websocket

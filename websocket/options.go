@@ -1,0 +1,122 @@
+package websocket
+
+import (
+	"fmt"
+	"time"
+)
+
+// Option configures Upgrade.
+type Option func(*config) error
+
+// SlowConsumer is what a connection does when the bytes it has not sent yet
+// pass the engine's high watermark (a peer that does not read).
+type SlowConsumer uint8
+
+const (
+	// PauseReading (the default) stops reading the peer until its output
+	// falls under the low watermark: a peer that sends but does not read
+	// cannot make the server buffer answers without bound. Messages the
+	// server pushes on its own are still accepted; a producer checks
+	// Conn.Writable or uses AsyncWriteMessage, which refuses past the
+	// engine's async write limit.
+	PauseReading SlowConsumer = iota
+	// CloseSlow drops the connection, its unsent bytes with it (a close
+	// frame would wait behind them), and OnClose reports
+	// ClosePolicyViolation and ErrSlowConsumer: for fan-out, where one peer
+	// that does not keep up must not hold memory.
+	CloseSlow
+)
+
+// Defaults.
+const (
+	DefaultMaxMessageSize = 16 << 20
+	DefaultCloseTimeout   = 5 * time.Second
+)
+
+type config struct {
+	maxMessage   int64
+	closeTimeout time.Duration
+	pingInterval time.Duration
+	subprotocols []string
+	checkOrigin  func(origin, host []byte) bool
+	slow         SlowConsumer
+}
+
+func newConfig(opts []Option) (*config, error) {
+	cfg := &config{maxMessage: DefaultMaxMessageSize, closeTimeout: DefaultCloseTimeout}
+	for _, o := range opts {
+		if err := o(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// WithMaxMessageSize bounds a message, its fragments together; a larger one
+// closes the connection with 1009 (default DefaultMaxMessageSize).
+func WithMaxMessageSize(n int64) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("websocket: max message size %d (expected > 0)", n)
+		}
+		c.maxMessage = n
+		return nil
+	}
+}
+
+// WithCloseTimeout bounds the wait for the peer's answer to a close frame
+// this side sent; past it the connection is closed anyway (default
+// DefaultCloseTimeout).
+func WithCloseTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("websocket: close timeout %v (expected > 0)", d)
+		}
+		c.closeTimeout = d
+		return nil
+	}
+}
+
+// WithPingInterval sends a ping every d on the loop's timers and closes a
+// connection that has sent nothing (a pong or anything else) for a whole
+// interval after a ping: dead peers behind NATs and proxies are found.
+// Off by default.
+func WithPingInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("websocket: ping interval %v (expected > 0)", d)
+		}
+		c.pingInterval = d
+		return nil
+	}
+}
+
+// WithSubprotocols lists the subprotocols the server speaks, preferred
+// first: the first one the client also offers is selected (Conn.Subprotocol).
+// A client that offers none of them is served with none.
+func WithSubprotocols(names ...string) Option {
+	return func(c *config) error {
+		c.subprotocols = append([]string(nil), names...)
+		return nil
+	}
+}
+
+// WithOriginCheck refuses, with 403, a handshake for which check returns
+// false; it gets the Origin header (nil if none; browsers send it) and the
+// Host header. A server that relies on cookies must check the origin. By
+// default every origin is accepted.
+func WithOriginCheck(check func(origin, host []byte) bool) Option {
+	return func(c *config) error { c.checkOrigin = check; return nil }
+}
+
+// WithSlowConsumer sets the policy for a peer that does not read (default
+// PauseReading).
+func WithSlowConsumer(p SlowConsumer) Option {
+	return func(c *config) error {
+		if p > CloseSlow {
+			return fmt.Errorf("websocket: slow consumer policy %d", p)
+		}
+		c.slow = p
+		return nil
+	}
+}
