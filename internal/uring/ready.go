@@ -55,7 +55,7 @@ type readyBatch struct {
 	bufOf []int32  // per queued op, its receive buffer or -1
 	nrecv int      // receives queued: buffers 0..nrecv-1 are theirs
 	gen   uint32
-	pin   runtime.Pinner // send buffers, until their flush ends
+	pin   runtime.Pinner // send buffers, while the ring holds them
 	bufs  []byte         // receive buffers, mmapped: count x size
 	size  int
 	count int
@@ -72,6 +72,7 @@ type readyOp struct {
 	addr   uint64
 	len    uint32
 	flags  uint32
+	data   *byte // a send's first byte: keeps it alive, pinned for the ring
 }
 
 type readyResult struct {
@@ -88,6 +89,7 @@ type readyStats struct {
 	waited    uint64 // enters that waited for a completion not posted inline
 	failed    uint64 // ops failed because the ring refused them
 	submitted uint64
+	direct    uint64 // flushes of one op, done with recv(2) or send(2)
 }
 
 func newReadyBatch(cfg driver.Config) (*readyBatch, error) {
@@ -137,13 +139,15 @@ func (b *readyBatch) Recv(fd int, key uint64) bool {
 	return true
 }
 
-// Send queues a send of p, pinned until the flush ends.
+// Send queues a send of p. The flush pins p while the ring holds its
+// address (a flush of one op passes it to send(2) instead, which needs no
+// pin: runtime.Pinner costs more than the system call saves).
 func (b *readyBatch) Send(fd int, p []byte, key uint64) {
 	op := readyOp{opcode: liburing.IORingOpSend, fd: int32(fd), flags: unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL}
 	if len(p) > 0 {
-		b.pin.Pin(&p[0])
 		op.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
 		op.len = uint32(len(p))
+		op.data = &p[0]
 	}
 	b.push(key, -1, op)
 }
@@ -162,6 +166,16 @@ func (b *readyBatch) Flush() {
 	b.stats.submitted += uint64(n)
 	if b.broken != 0 {
 		b.fail(n, b.broken)
+	}
+	if n == 1 && b.broken == 0 {
+		b.direct()
+		b.end()
+		return
+	}
+	for i := range b.ops {
+		if b.ops[i].data != nil {
+			b.pin.Pin(b.ops[i].data)
+		}
 	}
 	r := &b.raw
 	next, pending := 0, n
@@ -202,10 +216,36 @@ func (b *readyBatch) Flush() {
 		}
 		b.reap(n, &pending)
 	}
+	b.end()
+}
+
+// end releases what the flush held and starts the next generation.
+func (b *readyBatch) end() {
 	b.pin.Unpin()
+	clear(b.ops) // drop the send buffers' references
 	b.ops, b.keys, b.bufOf = b.ops[:0], b.keys[:0], b.bufOf[:0]
 	b.nrecv = 0
 	b.gen++
+}
+
+// direct performs a flush of one op with its own system call, recv(2) or
+// send(2) with the same flags, which is what the SQE would have done inline:
+// one io_uring_enter per op costs more than the call it replaces (the SQE
+// and CQE round trip on top of the system call), so the ring pays only from
+// two ops a flush on. It never blocks (MSG_DONTWAIT).
+func (b *readyBatch) direct() {
+	op := &b.ops[0]
+	nr := uintptr(unix.SYS_RECVFROM)
+	if op.opcode == liburing.IORingOpSend {
+		nr = unix.SYS_SENDTO
+	}
+	b.stats.direct++
+	n, _, errno := unix.RawSyscall6(nr, uintptr(op.fd), uintptr(op.addr), uintptr(op.len), uintptr(op.flags), 0, 0)
+	res := int32(n)
+	if errno != 0 {
+		res = -int32(errno)
+	}
+	b.res = append(b.res, readyResult{key: b.keys[0], res: res, buf: b.bufOf[0], idx: 0})
 }
 
 // writeSQE writes op i into SQ slot idx.
