@@ -319,6 +319,7 @@ func (b *readyBatch) Reasons() []string {
 		"variant: readiness from epoll, I/O through the ring (parked loop: completions inline on the calling thread, no poll arming, no task work)",
 		fmt.Sprintf("recv: one RECV with MSG_DONTWAIT per ready fd per Wait into one of %d buffers of %d B, all in one io_uring_enter; EAGAIN waits for the next edge", b.count, b.size),
 		"send: one SEND with MSG_DONTWAIT per fd in the same io_uring_enter; EPOLLOUT edge continues partial sends",
+		"one op: a Wait with a single RECV or SEND does it with recv(2) or send(2), cheaper than one io_uring_enter for one op",
 	}
 }
 

@@ -175,3 +175,63 @@ func TestReadyGoexitInCallbackLosesNothing(t *testing.T) {
 	defer d.Close()
 	drivertest.GoexitLosesNothing(t, d)
 }
+
+// TestReadyOneOpIsDirect: a flush of one op is one plain system call, not
+// an io_uring_enter, and delivers the same result a ring op would: a send's
+// bytes reach the peer, a receive's bytes reach the callback, a receive on
+// an empty socket waits for the next edge rather than failing.
+func TestReadyOneOpIsDirect(t *testing.T) {
+	for _, p := range drivertest.Profiles() {
+		t.Run(string(p), func(t *testing.T) {
+			d, b := newReadyWithBatch(t, driver.Config{Profile: p, Parked: true})
+			fds := readyPairs(t, 1)[0]
+			// readyPairs leaves one byte unread on fds[1]; take it first.
+			if _, err := unix.Read(fds[1], make([]byte, 1)); err != nil {
+				t.Fatal(err)
+			}
+			enters, direct := b.stats.enters, b.stats.direct
+			d.Send(fds[1], 7, []byte("ping"))
+			deadline := time.Now().Add(30 * time.Second)
+			sent := false
+			for !sent && time.Now().Before(deadline) {
+				if _, err := d.Wait(time.Second, func(c *driver.Completion) {
+					if c.Tag == 7 {
+						if c.Res != 4 {
+							t.Errorf("send result %d, want 4", c.Res)
+						}
+						sent = true
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			buf := make([]byte, 8)
+			if n, err := unix.Read(fds[0], buf); err != nil || string(buf[:n]) != "ping" {
+				t.Fatalf("peer read %q, %v", buf[:n], err)
+			}
+			d.Recv(fds[1], 8)
+			if _, err := unix.Write(fds[0], []byte("pong")); err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			for got == "" && time.Now().Before(deadline) {
+				if _, err := d.Wait(time.Second, func(c *driver.Completion) {
+					if c.Tag == 8 && c.Res > 0 {
+						got = string(c.Data)
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got != "pong" {
+				t.Fatalf("received %q, want pong", got)
+			}
+			if b.stats.direct-direct < 2 {
+				t.Fatalf("%d direct flushes, want at least 2 (one send, one receive)", b.stats.direct-direct)
+			}
+			if e := b.stats.enters - enters; e != 0 {
+				t.Fatalf("single ops took %d io_uring_enter, want 0", e)
+			}
+		})
+	}
+}
