@@ -354,7 +354,10 @@ func (t *resumeTask) Run() {
 // *tasks.PanicError.
 func (c *Conn) recoverTask(what string) {
 	if p := recover(); p != nil {
-		c.st = stOpen // the close below must run whatever the callback did
-		c.abortWith(fmt.Errorf("looptls: %s: %w", what, tasks.NewPanicError(p)))
+		if c.st < stClosing {
+			c.st = stClosing
+		}
+		c.async.close(ErrConnClosed)
+		_ = c.ec.CloseWithError(fmt.Errorf("looptls: %s: %w", what, tasks.NewPanicError(p)))
 	}
 }
