@@ -47,7 +47,8 @@ type Conn struct {
 	in         []byte
 	proto      string
 
-	hsErr  error // the handshake goroutine's result, read by hsDone on the loop
+	hsErr    error // the handshake goroutine's result, read by hsDone on the loop
+	closeErr error // OnClose's err
 	hsDone hsDone
 	resume resumeTask
 	async  asyncWriter
@@ -95,8 +96,9 @@ type hsDone struct{ c *Conn }
 
 func (t *hsDone) Run() {
 	c := t.c
-	if c.st != stHandshake {
-		return // the connection ended meanwhile
+	if c.st == stClosed { // the connection ended during the handshake
+		c.w.handshakeFailed(c)
+		return
 	}
 	if c.hsErr != nil {
 		c.st = stClosing

@@ -179,21 +179,36 @@ func (w *wrapper) OnData(ec *engine.Conn, b []byte) {
 func (w *wrapper) OnClose(ec *engine.Conn, err error) {
 	c := ec.Value().(*Conn)
 	st := c.st
-	c.st = stClosed
-	c.tr.Close() // ends a handshake under way
+	c.st, c.closeErr = stClosed, err
 	c.async.close(ErrConnClosed)
+	c.in = nil
 	switch {
-	case st == stHandshake || st == stClosing && !c.opened:
-		if w.hh != nil {
-			if !errors.Is(err, ErrHandshake) {
-				err = fmt.Errorf("%w: %w", ErrHandshake, err)
-			}
-			w.hh.OnHandshakeError(ec, err)
-		}
-	case c.opened:
+	case st == stHandshake:
+		// The handshake reads what the peer sent before it went (an
+		// alert, most often) and then err; hsDone reports its outcome.
+		c.tr.closeWith(err)
+	case !c.opened: // hsDone ran: its error says more than the close's
+		c.w.handshakeFailed(c)
+	default:
 		w.h.OnClose(c, err)
 	}
-	c.in = nil
+}
+
+// handshakeFailed tells the handler of a handshake that did not complete
+// (on the loop, once the engine connection has closed and the handshake
+// goroutine has ended).
+func (w *wrapper) handshakeFailed(c *Conn) {
+	if w.hh == nil {
+		return
+	}
+	err := c.hsErr
+	if err == nil { // the handshake completed as the connection closed
+		err = c.closeErr
+	}
+	if !errors.Is(err, ErrHandshake) {
+		err = fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	w.hh.OnHandshakeError(c.ec, err)
 }
 
 func (w *wrapper) OnWritabilityChanged(ec *engine.Conn, writable bool) {

@@ -181,6 +181,17 @@ func (t *transport) Close() error {
 	return nil
 }
 
+// closeWith ends the transport once the bytes buffered are read: Read
+// returns them, then err (the engine connection closed).
+func (t *transport) closeWith(err error) {
+	t.mu.Lock()
+	if t.err == nil {
+		t.err = err
+	}
+	t.mu.Unlock()
+	t.signal()
+}
+
 func (t *transport) LocalAddr() net.Addr  { return t.ec.LocalAddr() }
 func (t *transport) RemoteAddr() net.Addr { return t.ec.RemoteAddr() }
 
