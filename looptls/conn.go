@@ -49,11 +49,11 @@ type Conn struct {
 
 	hsErr    error // the handshake goroutine's result, read by hsDone on the loop
 	closeErr error // OnClose's err
-	hsDone hsDone
-	resume resumeTask
-	async  asyncWriter
-	ctl    ctl
-	value  atomic.Pointer[valueBox]
+	hsDone   hsDone
+	resume   resumeTask
+	async    asyncWriter
+	ctl      ctl
+	value    atomic.Pointer[valueBox]
 }
 
 type valueBox struct{ v any }
@@ -362,4 +362,17 @@ func (c *Conn) recoverTask(what string) {
 		c.async.close(ErrConnClosed)
 		_ = c.ec.CloseWithError(fmt.Errorf("looptls: %s: %w", what, tasks.NewPanicError(p)))
 	}
+}
+
+// truncated tells, once the peer has closed the TCP connection, whether it
+// did so at a record boundary (io.EOF) or inside a record
+// (io.ErrUnexpectedEOF): crypto/tls, given the end of the stream, judges
+// what it holds.
+func (c *Conn) truncated() error {
+	c.tr.closeWith(io.EOF)
+	var one [1]byte
+	if _, err := c.tc.Read(one[:]); err == io.ErrUnexpectedEOF {
+		return err
+	}
+	return io.EOF
 }

@@ -264,3 +264,49 @@ func TestCorruptedRecord(t *testing.T) {
 		}
 	})
 }
+
+// halfConn, once armed, writes only the first half of the next record and
+// closes.
+type halfConn struct {
+	net.Conn
+	arm bool
+}
+
+func (hc *halfConn) Write(p []byte) (int, error) {
+	if hc.arm {
+		_, _ = hc.Conn.Write(p[:len(p)/2])
+		_ = hc.Conn.(*net.TCPConn).CloseWrite()
+		return len(p), nil
+	}
+	return hc.Conn.Write(p)
+}
+
+// TestTruncatedRecord: a peer that closes inside a record ends the
+// connection with io.ErrUnexpectedEOF, one that closes between records
+// with io.EOF.
+func TestTruncatedRecord(t *testing.T) {
+	p := newPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		r := newRecorder()
+		addr := serve(t, c, r, serverConfig(t, p))
+		for _, half := range []bool{true, false} {
+			raw, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			hc := &halfConn{Conn: raw}
+			tc := tls.Client(hc, clientConfig(p))
+			roundTrip(t, tc, "fine")
+			<-r.opens
+			if half {
+				hc.arm = true
+				_, err = tc.Write([]byte("a record cut in two"))
+				require.NoError(t, err)
+				require.ErrorIs(t, <-r.closes, io.ErrUnexpectedEOF)
+			} else {
+				require.NoError(t, raw.(*net.TCPConn).CloseWrite()) // no close_notify
+				require.ErrorIs(t, <-r.closes, io.EOF)
+			}
+			raw.Close()
+		}
+	})
+}

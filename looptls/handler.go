@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -190,6 +191,9 @@ func (w *wrapper) OnClose(ec *engine.Conn, err error) {
 	case !c.opened: // hsDone ran: its error says more than the close's
 		c.w.handshakeFailed(c)
 	default:
+		if err == io.EOF && !c.paused {
+			err = c.truncated()
+		}
 		w.h.OnClose(c, err)
 	}
 }

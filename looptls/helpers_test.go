@@ -50,7 +50,7 @@ func (r *recorder) OnData(c *looptls.Conn, b []byte) {
 	_ = c.Close()
 }
 
-func (r *recorder) OnClose(_ *looptls.Conn, err error)           { r.closes <- err }
+func (r *recorder) OnClose(_ *looptls.Conn, err error)         { r.closes <- err }
 func (r *recorder) OnHandshakeError(_ *engine.Conn, err error) { r.hsErrs <- err }
 
 // serve listens on a loop of combo c with h over TLS and returns the
