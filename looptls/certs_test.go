@@ -28,7 +28,7 @@ type pki struct {
 	dir    string
 }
 
-func newPKI(t *testing.T) *pki {
+func newPKI(t testing.TB) *pki {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -54,7 +54,7 @@ func newPKI(t *testing.T) *pki {
 
 // leaf issues a certificate for cn, valid for names (DNS names or IPs),
 // for servers and clients.
-func (p *pki) leaf(t *testing.T, cn string, names ...string) tls.Certificate {
+func (p *pki) leaf(t testing.TB, cn string, names ...string) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
