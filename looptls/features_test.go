@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/looptls"
 )
@@ -308,5 +309,39 @@ func TestTruncatedRecord(t *testing.T) {
 			}
 			raw.Close()
 		}
+	})
+}
+
+// TestKeep: plaintext a handler keeps comes back in front of the next
+// record's; a handler that keeps more than the keep limit gets
+// engine.ErrKeepLimit.
+func TestKeep(t *testing.T) {
+	p := newPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		r := newRecorder()
+		r.http, r.ackKeep = true, true
+		addr := serve(t, c, r, serverConfig(t, p), looptls.WithKeepLimit(64))
+		tc := dial(t, addr, clientConfig(p))
+		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
+		k := make([]byte, 1)
+		for _, part := range []string{"GET / HTTP/1.1\r\n", "Host: x\r\n"} {
+			_, err := tc.Write([]byte(part))
+			require.NoError(t, err)
+			_, err = io.ReadFull(tc, k) // kept
+			require.NoError(t, err)
+			require.Equal(t, "k", string(k))
+		}
+		_, err := tc.Write([]byte("\r\n"))
+		require.NoError(t, err)
+		b, err := io.ReadAll(tc)
+		require.NoError(t, err)
+		require.Equal(t, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n", string(b))
+		require.ErrorIs(t, <-r.closes, engine.ErrConnClosed)
+
+		tc = dial(t, addr, clientConfig(p))
+		_, err = tc.Write(bytes.Repeat([]byte("x"), 65))
+		require.NoError(t, err)
+		require.ErrorIs(t, <-r.closes, engine.ErrKeepLimit)
 	})
 }

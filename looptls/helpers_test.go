@@ -23,10 +23,11 @@ type opened struct {
 // answers one HTTP request and closes) and reports what happened on
 // channels.
 type recorder struct {
-	http   bool
-	opens  chan opened
-	closes chan error
-	hsErrs chan error
+	http    bool
+	ackKeep bool // with http: answer "k" to a delivery that is kept
+	opens   chan opened
+	closes  chan error
+	hsErrs  chan error
 }
 
 func newRecorder() *recorder {
@@ -43,7 +44,12 @@ func (r *recorder) OnData(c *looptls.Conn, b []byte) {
 		return
 	}
 	if !bytes.Contains(b, []byte("\r\n\r\n")) {
-		_ = c.Keep(b)
+		if err := c.Keep(b); err != nil {
+			_ = c.CloseWithError(err)
+		}
+		if r.ackKeep {
+			_, _ = c.Write([]byte("k"))
+		}
 		return
 	}
 	_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n"))

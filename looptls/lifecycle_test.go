@@ -265,3 +265,62 @@ func TestPauseAndAsyncWrite(t *testing.T) {
 		require.ErrorIs(t, <-h.closes, engine.ErrConnClosed)
 	})
 }
+
+// TestHandshakeByteBound: with a bound far below one flight, reading
+// pauses while the handshake catches up and resumes once it has read:
+// handshakes with a client certificate chain still complete.
+func TestHandshakeByteBound(t *testing.T) {
+	p := newPKI(t)
+	client := p.leaf(t, "client-1")
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		r := newRecorder()
+		cfg := serverConfig(t, p)
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		cfg.ClientCAs = p.pool
+		addr := serve(t, c, r, cfg, looptls.WithMaxHandshakeBytes(64))
+		for range 3 {
+			ccfg := clientConfig(p)
+			ccfg.Certificates = []tls.Certificate{client}
+			tc := dial(t, addr, ccfg)
+			roundTrip(t, tc, string(payload(50_000)))
+			require.Equal(t, "client-1", (<-r.opens).state.PeerCertificates[0].Subject.CommonName)
+		}
+	})
+}
+
+// flood writes 4 MiB on open, past the high watermark, and reports
+// writability changes.
+type flood struct {
+	changes chan bool
+}
+
+func (f *flood) OnOpen(c *looptls.Conn) {
+	_, _ = c.Write(payload(2 << 20))
+	_, _ = c.Write(payload(2 << 20))
+}
+func (f *flood) OnData(*looptls.Conn, []byte) {}
+func (f *flood) OnClose(*looptls.Conn, error) {}
+func (f *flood) OnWritabilityChanged(_ *looptls.Conn, w bool) {
+	f.changes <- w
+}
+
+// TestWritability: the engine connection's watermarks count ciphertext,
+// and a WritabilityHandler learns of their crossings.
+func TestWritability(t *testing.T) {
+	p := newPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		f := &flood{changes: make(chan bool, 16)}
+		addr := serve(t, c, f, serverConfig(t, p))
+		tc := dial(t, addr, clientConfig(p))
+		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
+		got := make([]byte, 4<<20)
+		_, err := io.ReadFull(tc, got)
+		require.NoError(t, err)
+		require.Equal(t, payload(2<<20), got[:2<<20])
+		require.Equal(t, payload(2<<20), got[2<<20:])
+		require.False(t, <-f.changes)
+		require.True(t, <-f.changes)
+	})
+}
