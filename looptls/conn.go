@@ -185,7 +185,8 @@ func (c *Conn) Keep(p []byte) error {
 	return nil
 }
 
-// Kept returns the plaintext kept and not yet delivered again. Loop only.
+// Kept returns the plaintext kept and not yet delivered again (in OnClose:
+// the unfinished frame the peer left). Loop only.
 func (c *Conn) Kept() []byte {
 	if !c.ec.Loop().InEventLoop() {
 		return nil

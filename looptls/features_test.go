@@ -313,7 +313,8 @@ func TestTruncatedRecord(t *testing.T) {
 }
 
 // TestKeep: plaintext a handler keeps comes back in front of the next
-// record's; a handler that keeps more than the keep limit gets
+// record's; a peer that leaves a frame unfinished ends with
+// io.ErrUnexpectedEOF; a handler that keeps more than the keep limit gets
 // engine.ErrKeepLimit.
 func TestKeep(t *testing.T) {
 	p := newPKI(t)
@@ -338,6 +339,15 @@ func TestKeep(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n", string(b))
 		require.ErrorIs(t, <-r.closes, engine.ErrConnClosed)
+
+		// A peer that leaves with a frame unfinished.
+		tc = dial(t, addr, clientConfig(p))
+		_, err = tc.Write([]byte("GET / HTTP/1.1\r\n"))
+		require.NoError(t, err)
+		_, err = io.ReadFull(tc, k)
+		require.NoError(t, err)
+		require.NoError(t, tc.Close())
+		require.ErrorIs(t, <-r.closes, io.ErrUnexpectedEOF)
 
 		tc = dial(t, addr, clientConfig(p))
 		_, err = tc.Write(bytes.Repeat([]byte("x"), 65))

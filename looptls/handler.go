@@ -24,6 +24,8 @@ type Handler interface {
 	OnData(c *Conn, b []byte)
 	// OnClose is called once, after the connection is closed, with why:
 	// io.EOF (the peer sent close_notify, or closed at a record boundary),
+	// io.ErrUnexpectedEOF (the peer closed inside a record, or while the
+	// handler kept an unfinished frame, which c.Kept still returns),
 	// an error wrapping the TLS alert or record error that ended it, or
 	// any reason engine.Handler.OnClose gives.
 	OnClose(c *Conn, err error)
@@ -182,7 +184,6 @@ func (w *wrapper) OnClose(ec *engine.Conn, err error) {
 	st := c.st
 	c.st, c.closeErr = stClosed, err
 	c.async.close(ErrConnClosed)
-	c.in = nil
 	switch {
 	case st == stHandshake:
 		// The handshake reads what the peer sent before it went (an
@@ -194,7 +195,11 @@ func (w *wrapper) OnClose(ec *engine.Conn, err error) {
 		if err == io.EOF && !c.paused {
 			err = c.truncated()
 		}
+		if err == io.EOF && len(c.in) > 0 {
+			err = io.ErrUnexpectedEOF // the handler kept an unfinished frame (Kept has it)
+		}
 		w.h.OnClose(c, err)
+		c.in = nil
 	}
 }
 
