@@ -11,11 +11,12 @@ all: build
 
 # deps installs the system packages the build and the benchmarks need
 # (liburing-dev for the io_uring driver, gcc for cgo and the C reference
-# server, wrk and curl for HTTP load and the httpserver client tests, strace
-# and perf to count system calls, gnuplot for the bench chart, pkg-config), and
+# server, wrk and curl for HTTP load and the httpserver client tests, curl and
+# openssl for looptls's interop tests, strace and perf to count system calls,
+# gnuplot for the bench chart, pkg-config), and
 # what test-kernels needs to fetch and boot Debian kernels (qemu, the Debian
 # archive keyring).
-DEPS := liburing-dev gcc pkg-config wrk curl strace linux-perf gnuplot-nox fonts-dejavu-core qemu-system-x86 debian-archive-keyring
+DEPS := liburing-dev gcc pkg-config wrk curl openssl strace linux-perf gnuplot-nox fonts-dejavu-core qemu-system-x86 debian-archive-keyring
 deps:
 	@missing=""; \
 	for p in $(DEPS); do \

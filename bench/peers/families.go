@@ -13,10 +13,11 @@ const (
 	FamilyAdapter = "http.Handler adapter"    // ringloop-http-adapter-{uring,epoll}
 	FamilyNetHTTP = "net/http on netconn"     // net/http-on-ringloop-{uring,epoll}
 	FamilyTLS     = "crypto/tls over netconn" // netconn+tls-{uring,epoll}
+	FamilyLoopTLS = "TLS on the loop"         // looptls-{uring,epoll}
 )
 
 // Families lists the families in report order.
-var Families = []string{FamilyEcho, FamilyHTTP, FamilyAdapter, FamilyNetHTTP, FamilyTLS}
+var Families = []string{FamilyEcho, FamilyHTTP, FamilyAdapter, FamilyNetHTTP, FamilyTLS, FamilyLoopTLS}
 
 // Backends are the backends every family has a row for, in report order.
 var Backends = []engine.Backend{engine.BackendUring, engine.BackendEpoll}

@@ -28,7 +28,7 @@ const (
 // come last, in name order.
 var Order = []string{
 	"ringloop-uring", "ringloop-epoll", "c-liburing", "net", "gnet", // echo
-	"net+tls", "netconn+tls-uring", "netconn+tls-epoll", // echo over TLS
+	"net+tls", "netconn+tls-uring", "netconn+tls-epoll", "looptls-uring", "looptls-epoll", // echo over TLS
 	"ringloop-http-uring", "ringloop-http-epoll", "ringloop-http-adapter-uring", "ringloop-http-adapter-epoll", // http: ringloop's server
 	"net/http", "net/http-on-ringloop-uring", "net/http-on-ringloop-epoll", "fasthttp", "gnet-http", // http: the others
 }

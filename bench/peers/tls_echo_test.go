@@ -20,7 +20,7 @@ import (
 // (which it would echo if it were not speaking TLS).
 func TestTLSEchoPeers(t *testing.T) {
 	names := Names(TLSEcho)
-	require.Equal(t, []string{"net+tls", "netconn+tls-uring", "netconn+tls-epoll"}, names)
+	require.Equal(t, []string{"net+tls", "netconn+tls-uring", "netconn+tls-epoll", "looptls-uring", "looptls-epoll"}, names)
 	for _, n := range names {
 		p, err := Lookup(n)
 		require.NoError(t, err)

@@ -30,7 +30,7 @@ var ownSections = []struct {
 	kind  peers.Kind
 	title string
 }{
-	{peers.TLSEcho, "TLS echo: crypto/tls 1.3 over ringloop's net.Conn (netconn) and over net's, the same read/write loop"},
+	{peers.TLSEcho, "TLS echo: crypto/tls 1.3 on the loop (looptls), over ringloop's net.Conn (netconn) and over net's"},
 }
 
 func ownSection(kind string) bool {

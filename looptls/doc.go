@@ -1,0 +1,61 @@
+// Package looptls runs TLS on engine connections with Go's own crypto/tls,
+// its records driven by the loop: a handler receives plaintext and writes
+// plaintext, on the loop, and an established connection costs no goroutine.
+//
+//	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
+//	ln, err := engine.Listen(loop, "tcp", ":8443", looptls.Server(h, cfg))
+//
+// h is a looptls.Handler: its OnOpen follows the handshake, OnData gets
+// decrypted bytes, and its *Conn encrypts what it writes (Write on the
+// loop, AsyncWrite from anywhere), sends close_notify on Close, and tells
+// the handshake's outcome (ConnectionState: ALPN's NegotiatedProtocol,
+// SNI's ServerName, PeerCertificates, DidResume). The handler cannot be an
+// engine.Handler: engine.Conn.Write would put plaintext into the TLS
+// stream. Conn.Engine gives the engine connection for the rest (its loop,
+// watermarks, Buffered). Client is the same for engine.Dial:
+//
+//	engine.Dial(ctx, loop, "tcp", "example.com:443", looptls.Client(h, &tls.Config{ServerName: "example.com"}))
+//
+// Everything of tls.Config works as with crypto/tls, since crypto/tls
+// runs it: certificates, GetCertificate and GetConfigForClient (called on
+// the handshake goroutine), client certificates, session tickets and
+// resumption. A connection whose handshake fails never reaches OnOpen; a
+// HandshakeErrorHandler learns why.
+//
+// # How the records reach crypto/tls
+//
+// Each connection's tls.Conn runs over an in-memory net.Conn: its Read
+// returns the ciphertext the loop received, its Write queues ciphertext on
+// the engine connection (so watermarks and backpressure count what
+// reaches the socket). Once the connection is established, Read returns a
+// temporary net.Error when the ciphertext is used up; tls.Conn keeps the
+// partial record it holds and does not fail on a temporary error, so the
+// next delivery completes the record. OnData thus decrypts every whole
+// record received, on the loop, with no hand-off. The plaintext goes
+// through a pooled buffer (none held per idle connection); the only
+// steady-state allocations are crypto/tls's own: a 16-byte reader each
+// time it reads from the transport, about two per delivery
+// (BenchmarkEcho reports them).
+//
+// The handshake is different: tls.Conn cannot resume a handshake whose
+// reader failed, temporary or not, so the handshake must block waiting
+// for the peer's next flight. It runs on a goroutine of its own
+// (HandshakeContext), which the loop feeds the bytes it receives; the
+// goroutine ends with the handshake and hands the result to the loop.
+// Handshakes are CPU-bound anyway, and running them off the loop keeps a
+// burst of them from stalling the connections already established. The
+// handshake is bounded in time (WithHandshakeTimeout, default 10 s: a
+// peer that stalls is cut) and in bytes held (WithMaxHandshakeBytes: past
+// it reading pauses until the handshake has read them).
+//
+// # Closing
+//
+// Conn.Close sends close_notify, flushes and closes; a peer's close_notify
+// closes the connection (answered with ours) and OnClose gets io.EOF, as it
+// does for a peer that closes at a record boundary without one; closing in
+// the middle of a record gives io.ErrUnexpectedEOF. A record that fails to
+// decrypt or a peer's alert closes the connection with an error wrapping
+// crypto/tls's (for a bad record, after crypto/tls's own alert is sent).
+// Closing the engine connection directly, or the loop's shutdown, closes
+// without close_notify.
+package looptls

@@ -1,0 +1,202 @@
+package looptls
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/ringloop/ringloop/engine"
+)
+
+// errWouldBlock is what the transport's Read returns, once the connection is
+// established, when the ciphertext the loop handed over is used up. It is a
+// temporary net.Error: crypto/tls then keeps the partial record it holds and
+// does not fail the connection, so the next delivery resumes the record
+// where it stopped.
+var errWouldBlock net.Error = wouldBlock{}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "looptls: no more ciphertext until the next delivery" }
+func (wouldBlock) Timeout() bool   { return false }
+func (wouldBlock) Temporary() bool { return true }
+
+// transport is the net.Conn a tls.Conn runs over: Read returns the
+// ciphertext the loop received, Write hands ciphertext to the engine
+// connection (on the loop a copy into its outbound buffer; from the
+// handshake goroutine engine.Conn.AsyncWrite, which keeps the order).
+//
+// During the handshake Read blocks until the loop feeds bytes or the
+// transport is closed (the handshake timeout, or the connection ended);
+// once established it never blocks: it returns errWouldBlock instead.
+type transport struct {
+	ec *engine.Conn
+
+	mu      sync.Mutex
+	buf     []byte // ciphertext received and not yet read (owned)
+	off     int    // read position in buf
+	src     []byte // established: the delivery being read (the engine's buffer)
+	steady  bool   // established: Read never blocks
+	err     error  // closed: what Read returns once buf is empty
+	paused  bool   // the handshake side paused the engine connection's reading
+	limit   int    // bytes buffered during the handshake before reading pauses
+	wake    chan struct{}
+	waiting bool // the handshake goroutine waits on wake
+}
+
+func (t *transport) init(ec *engine.Conn, limit int) {
+	t.ec, t.limit = ec, limit
+	t.wake = make(chan struct{}, 1)
+}
+
+// pending is the number of buffered bytes not yet read (t.mu held).
+func (t *transport) pending() int { return len(t.buf) - t.off }
+
+// feed appends ciphertext received during the handshake and wakes the
+// handshake goroutine; past the limit it pauses reading until the
+// handshake has read them (a peer cannot make a handshake hold more).
+// On the loop.
+func (t *transport) feed(b []byte) {
+	t.mu.Lock()
+	if t.err == nil {
+		t.buf = append(t.buf, b...)
+	}
+	over := t.pending() > t.limit && !t.steady
+	if over {
+		t.paused = true
+	}
+	wake := t.waiting
+	t.waiting = false
+	t.mu.Unlock()
+	if over {
+		t.ec.PauseRead() // on the loop: at once; called again on each delivery past the limit
+	}
+	if wake {
+		t.signal()
+	}
+}
+
+func (t *transport) signal() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Read gives crypto/tls the ciphertext received.
+func (t *transport) Read(p []byte) (int, error) {
+	t.mu.Lock()
+	for {
+		if t.pending() > 0 {
+			n := copy(p, t.buf[t.off:])
+			t.off += n
+			if t.off == len(t.buf) {
+				t.buf, t.off = t.buf[:0], 0
+			}
+			resume := t.paused && !t.steady && t.pending() <= t.limit/2
+			if resume {
+				t.paused = false
+			}
+			t.mu.Unlock()
+			if resume {
+				t.ec.ResumeRead() // off the loop: handed to it
+			}
+			return n, nil
+		}
+		if len(t.src) > 0 {
+			n := copy(p, t.src)
+			t.src = t.src[n:]
+			t.mu.Unlock()
+			return n, nil
+		}
+		if t.err != nil {
+			err := t.err
+			t.mu.Unlock()
+			return 0, err
+		}
+		if t.steady {
+			t.mu.Unlock()
+			return 0, errWouldBlock
+		}
+		t.waiting = true
+		t.mu.Unlock()
+		<-t.wake
+		t.mu.Lock()
+	}
+}
+
+// deliver makes b, the engine's buffer, what Read returns next (on the
+// loop, established).
+func (t *transport) deliver(b []byte) {
+	t.mu.Lock()
+	t.src = b
+	t.mu.Unlock()
+}
+
+// stash copies what crypto/tls did not read of the delivery (reading
+// paused) so that it outlives the engine's buffer (on the loop).
+func (t *transport) stash() {
+	t.mu.Lock()
+	if len(t.src) > 0 {
+		t.buf = append(t.buf, t.src...)
+	}
+	t.src = nil
+	if t.pending() == 0 && cap(t.buf) > maxIdleBuf {
+		t.buf, t.off = nil, 0
+	}
+	t.mu.Unlock()
+}
+
+// establish makes Read non-blocking and resumes reading if the handshake
+// had paused it (on the loop).
+func (t *transport) establish() {
+	t.mu.Lock()
+	t.steady = true
+	resume := t.paused
+	t.paused = false
+	t.mu.Unlock()
+	if resume {
+		t.ec.ResumeRead()
+	}
+}
+
+// maxIdleBuf caps the ciphertext buffer an established connection keeps
+// once it has nothing buffered.
+const maxIdleBuf = 16 << 10
+
+// Write hands ciphertext to the engine connection.
+func (t *transport) Write(p []byte) (int, error) { return t.ec.Write(p) }
+
+// Close ends a Read under way and every later one (the handshake timeout,
+// or the engine connection ended). It does not close the engine
+// connection: the loop does.
+func (t *transport) Close() error {
+	t.mu.Lock()
+	if t.err == nil {
+		t.err = net.ErrClosed
+	}
+	t.buf, t.off, t.src = nil, 0, nil
+	t.mu.Unlock()
+	t.signal()
+	return nil
+}
+
+// closeWith ends the transport once the bytes buffered are read: Read
+// returns them, then err (the engine connection closed).
+func (t *transport) closeWith(err error) {
+	t.mu.Lock()
+	if t.err == nil {
+		t.err = err
+	}
+	t.mu.Unlock()
+	t.signal()
+}
+
+func (t *transport) LocalAddr() net.Addr  { return t.ec.LocalAddr() }
+func (t *transport) RemoteAddr() net.Addr { return t.ec.RemoteAddr() }
+
+// Deadlines do not apply: the handshake has its own timeout and an
+// established connection never blocks.
+func (t *transport) SetDeadline(time.Time) error      { return nil }
+func (t *transport) SetReadDeadline(time.Time) error  { return nil }
+func (t *transport) SetWriteDeadline(time.Time) error { return nil }
