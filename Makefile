@@ -57,7 +57,8 @@ fmt:
 # suite (every integration test runs each backend under each kernel profile
 # inside the suite; fault tests run children under a seccomp filter); the
 # integration suites again without the race detector at full size (2000
-# connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks); the
+# connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks, 1 GiB
+# uploads); the
 # CGO_ENABLED=0 build and suite on the epoll driver; the other build
 # configurations (test-builds); short fuzz runs; then the suites on real
 # Debian kernels under qemu (test-kernels, ~15 min).
@@ -67,6 +68,7 @@ test: deps vet staticcheck
 	@set -o pipefail; $(GO) test -count=1 -v -run '^TestHost$$' ./internal/uringcheck | grep '^io_uring:'
 	$(GO) test -race -timeout 30m $(TESTPKGS)
 	$(GO) test -count=1 -timeout 20m ./tests/ ./engine/
+	$(GO) test -count=1 -timeout 10m -run '^TestStreamedUpload$$' ./httpserver/
 	$(MAKE) test-nocgo
 	$(MAKE) test-builds
 	$(MAKE) test-bench

@@ -324,10 +324,18 @@ func (bs *Body) consume(n, m int) {
 	d := &bs.dec
 	d.body.lo += int32(n)
 	// Trailer fields point into raw: it moves only outside the trailers.
-	if d.cphase == chunkTrailer || bs.decoded || d.body.lo == 0 {
+	if d.cphase == chunkTrailer || bs.decoded || d.rpos == 0 {
+		return
+	}
+	if d.body.lo == d.body.hi { // all data taken: the framing read so far goes too
+		bs.raw = bs.raw[:copy(bs.raw, bs.raw[d.rpos:])]
+		d.body, d.rpos = span{}, 0
 		return
 	}
 	s := int(d.body.lo)
+	if s == 0 {
+		return
+	}
 	bs.raw = bs.raw[:copy(bs.raw, bs.raw[s:])]
 	d.body.lo -= int32(s)
 	d.body.hi -= int32(s)

@@ -162,7 +162,8 @@ func rss(t *testing.T) int64 {
 	return 0
 }
 
-// TestStreamedUpload sends 1 GiB (32 MiB with -short) through each API's
+// TestStreamedUpload sends 1 GiB (32 MiB with -short, 128 MiB under the
+// race detector, which checks no more in a longer run) through each API's
 // streamed body, with a Content-Length and chunked, from Go's http.Client:
 // every byte arrives in order, and the process's resident memory grows by
 // at most 16 MiB meanwhile (a buffered body would take the whole upload).
@@ -170,6 +171,8 @@ func TestStreamedUpload(t *testing.T) {
 	size := int64(1 << 30)
 	if testing.Short() {
 		size = 32 << 20
+	} else if raceEnabled {
+		size = 128 << 20
 	}
 	want := sumOf(size)
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
@@ -227,7 +230,7 @@ func TestStreamedUpload(t *testing.T) {
 // the 64 MiB upload arrives whole.
 func TestStreamedBodyFlowControl(t *testing.T) {
 	const size = 64 << 20
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		for _, name := range []string{"adapter", "fast"} {
 			t.Run(name, func(t *testing.T) {
@@ -271,7 +274,7 @@ func TestStreamedBodyFlowControl(t *testing.T) {
 // handler that answers without reading gets no 100 sent, and the
 // connection closes after its answer (the client never sent its body).
 func TestExpectContinueOnFirstRead(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		for _, name := range []string{"adapter", "fast"} {
 			t.Run(name, func(t *testing.T) {
@@ -334,7 +337,7 @@ func serverOf(t *testing.T, name, base string) *httpserver.Server {
 // over it with 413 before the handler, and ends a chunked body growing
 // past it in *http.MaxBytesError; that connection closes after the answer.
 func TestStreamedBodyLimit(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		bsvc := newBodyService()
 		for name, base := range bodyServers(t, c, bsvc, httpserver.WithLimits(httpserver.Limits{StreamedBody: 1000})) {
@@ -381,7 +384,7 @@ func TestStreamedBodyLimit(t *testing.T) {
 // the next request; with more to come the connection closes after the
 // response, without waiting for the body.
 func TestUnreadBody(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		bsvc := newBodyService()
 		for name, base := range bodyServers(t, c, bsvc) {
@@ -454,7 +457,7 @@ func chunkedPattern(n, max int) io.Reader {
 // behind each other, written in pieces of random sizes (some of one
 // byte), are each answered in order, byte-exact.
 func TestStreamedPipelined(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		bsvc := newBodyService()
 		for name, base := range bodyServers(t, c, bsvc) {
@@ -520,7 +523,7 @@ func TestStreamedPipelined(t *testing.T) {
 // os.ErrDeadlineExceeded; a fast handler reading its body on the loop gets
 // ErrBodyReadOnLoop rather than a deadlock.
 func TestStreamedBodyEnds(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		bsvc := newBodyService()
 		for name, base := range bodyServers(t, c, bsvc, httpserver.WithTimeouts(httpserver.Timeouts{Read: 300 * time.Millisecond})) {

@@ -124,7 +124,7 @@ func (r *Request) HeaderAt(i int) (name, value []byte) {
 // Body returns the whole request body (decoded if it was chunked), or nil
 // when the body streams (see BodyStream).
 func (r *Request) Body() []byte {
-	if r.stream != nil {
+	if r.stream != nil || int(r.p.body.hi) > len(r.b) { // streamed, or asked before it came (StreamBody)
 		return nil
 	}
 	return r.p.body.of(r.b)

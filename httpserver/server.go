@@ -83,8 +83,9 @@ func New(h Handler, opts ...Option) (*Server, error) {
 }
 
 // NewHTTP returns a server for any http.Handler (the adapter): each request
-// runs on its own goroutine (or on the loop with WithInlineHTTP) with an
-// *http.Request whose Body holds the whole request body.
+// runs on its own goroutine, with an *http.Request whose Body streams the
+// request body as it arrives, or on the loop with WithInlineHTTP, the body
+// then read whole first.
 func NewHTTP(h http.Handler, opts ...Option) (*Server, error) {
 	if h == nil {
 		return nil, errors.New("httpserver: nil handler")
