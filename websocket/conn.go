@@ -45,8 +45,19 @@ type Handler interface {
 	// sent when it failed the connection, with err saying why (matching
 	// ErrProtocol for the peer's violations); CloseAbnormal when the
 	// connection ended without a close handshake, with the engine's error
-	// (io.EOF, ErrCloseTimeout, engine.ErrShutdown...).
+	// (io.EOF, ErrCloseTimeout...); when the loop shut down, the code of
+	// the close frame sent then (CloseGoingAway unless ShutdownHandler
+	// closed with another) and engine.ErrShutdown.
 	OnClose(c *Conn, code int, reason string, err error)
+}
+
+// ShutdownHandler is an optional Handler extension: the connection's loop
+// is shutting down (engine.ShutdownHandler). OnShutdown may send a last
+// message, or Close with a code and reason of its own; after it the
+// connection sends a close frame with CloseGoingAway (unless it closed),
+// flushes and closes without waiting for the peer's answer.
+type ShutdownHandler interface {
+	OnShutdown(c *Conn)
 }
 
 // WritabilityHandler is an optional Handler extension: the engine's

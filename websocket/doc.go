@@ -28,6 +28,11 @@
 // keepalive pings find dead peers (WithPingInterval), and a peer that breaks
 // the protocol is closed with the code RFC 6455 asks for (1002).
 //
+// When the loop shuts down, each connection sends a close frame with 1001
+// (going away), after whatever a ShutdownHandler's OnShutdown sends, and
+// closes once it is flushed; OnClose reports CloseGoingAway and
+// engine.ErrShutdown.
+//
 // Backpressure: WriteMessage on the loop never refuses; past the engine's
 // high watermark the connection by default stops reading the peer until its
 // output drains (PauseReading), or is dropped (CloseSlow, for fan-out).

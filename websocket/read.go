@@ -227,6 +227,34 @@ func (s *engineSide) OnClose(ec *engine.Conn, err error) {
 	c.h.OnClose(c, code, reason, why)
 }
 
+// OnShutdown implements engine.ShutdownHandler: the loop is shutting down.
+// The handler's OnShutdown (ShutdownHandler) may send a last message or
+// Close with a code of its own; then a close frame with 1001 (going away)
+// is sent unless one was, and the connection closes once it is flushed,
+// without waiting for the peer's answer (the loop is going). OnClose gets
+// the code sent and engine.ErrShutdown.
+func (s *engineSide) OnShutdown(ec *engine.Conn) {
+	c := (*Conn)(s)
+	if c.closeDone {
+		return
+	}
+	if sh, ok := c.h.(ShutdownHandler); ok && !c.closeSent {
+		sh.OnShutdown(c)
+		if c.closeDone {
+			return
+		}
+	}
+	if c.closeTimer != nil {
+		c.closeTimer.Cancel()
+		c.closeTimer = nil
+	}
+	if !c.closeSent {
+		c.closeCode, c.closeWhy = CloseGoingAway, ""
+		c.queueClose(CloseGoingAway, "")
+	}
+	c.shut(c.closeCode, c.closeWhy, engine.ErrShutdown)
+}
+
 func (s *engineSide) OnWritabilityChanged(ec *engine.Conn, writable bool) {
 	c := (*Conn)(s)
 	switch {
