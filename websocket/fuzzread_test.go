@@ -249,7 +249,7 @@ func (h *fuzzHandler) OnClose(_ *Conn, code int, _ string, err error) {
 // sent.
 func checkServerFrames(t *testing.T, out []byte) int {
 	for len(out) > 0 {
-		h, n, err := parseHeader(out, false)
+		h, n, err := parseHeader(out, false, false)
 		if err != nil || n == 0 || int64(len(out)-n) < h.length {
 			t.Fatalf("server sent a bad or partial frame: %x (%v)", out, err)
 		}
