@@ -34,12 +34,12 @@ func (r *repeat) Read(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// TestUpload runs the command and uploads 64 MiB (4 MiB with -short) to it with Go's
+// TestUpload runs the command and uploads 16 MiB (4 MiB with -short) to it with Go's
 // http.Client, with a length and chunked: the answer is the body's length
 // and SHA-256. Other requests get their body whole. SIGINT stops it with
 // exit 0.
 func TestUpload(t *testing.T) {
-	size := int64(64 << 20)
+	size := int64(16 << 20)
 	if testing.Short() {
 		size = 4 << 20
 	}
