@@ -18,7 +18,7 @@ const lingerTime = 500 * time.Millisecond
 type conn struct {
 	s   *Server
 	ls  *loopState
-	c   *engine.Conn
+	c   link // the connection, over TLS or not
 	idx int
 
 	buf []byte // received bytes not yet consumed; the current request starts at buf[0]
@@ -48,7 +48,7 @@ type conn struct {
 func (cs *conn) setState(st http.ConnState) {
 	if fn := cs.s.cfg.connState; fn != nil && (cs.state != st || st == http.StateNew) {
 		cs.state = st
-		fn(cs.c, st)
+		fn(cs.c.ec, st)
 	}
 }
 
@@ -221,7 +221,7 @@ func (cs *conn) serve(b []byte) int {
 func (cs *conn) handOver(pending []byte) {
 	h := cs.upgrade
 	cs.upgrade = nil
-	if err := cs.c.SetHandler(h, pending); err != nil {
+	if err := cs.c.ec.SetHandler(h, pending); err != nil {
 		cs.lingering = true
 		_ = cs.c.Abort()
 		return
@@ -279,7 +279,7 @@ func (cs *conn) dispatch(b []byte) {
 	cs.setState(http.StateActive)
 	ls := cs.ls
 	r := &ls.req
-	r.b, r.p, r.conn = b, &cs.p, cs.c
+	r.b, r.p, r.conn, r.tc = b, &cs.p, cs.c.ec, cs.c.tc
 	if cs.s.fast != nil {
 		w := &ls.resp
 		w.reset(cs, r)
@@ -290,7 +290,7 @@ func (cs *conn) dispatch(b []byte) {
 	} else {
 		cs.serveStd(r)
 	}
-	r.b, r.p, r.conn = nil, nil, nil
+	r.b, r.p, r.conn, r.tc = nil, nil, nil, nil
 }
 
 // serveFast runs the fast handler; a panic is logged and resets the
@@ -298,7 +298,7 @@ func (cs *conn) dispatch(b []byte) {
 func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(cs.s.logger(), p, cs.c)
+			logPanic(cs.s.logger(), p, cs.c.ec)
 			cs.lingering, cs.keep = true, false
 			_ = cs.c.Abort()
 		}

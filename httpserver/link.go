@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"crypto/tls"
 	"net"
 
 	"github.com/ringloop/ringloop/engine"
@@ -16,6 +17,8 @@ import (
 type link struct {
 	ec *engine.Conn
 	tc *looptls.Conn // nil on a plain connection
+
+	state *tls.ConnectionState // over TLS: the handshake's outcome, made once (conn.tlsState)
 }
 
 func (l link) Write(p []byte) (int, error) {
@@ -65,8 +68,8 @@ func (l link) ResumeRead() {
 
 // Writable and Buffered count what waits for the socket: ciphertext over
 // TLS, which is what the watermarks bound.
-func (l link) Writable() bool      { return l.ec.Writable() }
-func (l link) Buffered() int       { return l.ec.Buffered() }
-func (l link) Loop() *engine.Loop  { return l.ec.Loop() }
-func (l link) LocalAddr() net.Addr { return l.ec.LocalAddr() }
+func (l link) Writable() bool       { return l.ec.Writable() }
+func (l link) Buffered() int        { return l.ec.Buffered() }
+func (l link) Loop() *engine.Loop   { return l.ec.Loop() }
+func (l link) LocalAddr() net.Addr  { return l.ec.LocalAddr() }
 func (l link) RemoteAddr() net.Addr { return l.ec.RemoteAddr() }
