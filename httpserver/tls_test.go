@@ -256,7 +256,7 @@ func TestHTTPSPipelining(t *testing.T) {
 
 // TestHTTPSCurl: curl verifies the server with --cacert, on both APIs:
 // two requests on one connection, the TLS state the handler saw, a 1 MiB
-// upload (Go's client sends 8 MiB in TestHTTPS).
+// upload (Go's client sends 4 MiB in TestHTTPS).
 func TestHTTPSCurl(t *testing.T) {
 	curl := tool(t, "curl")
 	p := testenv.NewPKI(t)
