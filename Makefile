@@ -57,7 +57,8 @@ fmt:
 # suite (every integration test runs each backend under each kernel profile
 # inside the suite; fault tests run children under a seccomp filter); the
 # integration suites again without the race detector at full size (2000
-# connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks); the
+# connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks, 1 GiB
+# uploads); the
 # CGO_ENABLED=0 build and suite on the epoll driver; the other build
 # configurations (test-builds); short fuzz runs; then the suites on real
 # Debian kernels under qemu (test-kernels, ~15 min).
@@ -67,6 +68,7 @@ test: deps vet staticcheck
 	@set -o pipefail; $(GO) test -count=1 -v -run '^TestHost$$' ./internal/uringcheck | grep '^io_uring:'
 	$(GO) test -race -timeout 30m $(TESTPKGS)
 	$(GO) test -count=1 -timeout 20m ./tests/ ./engine/
+	$(GO) test -count=1 -timeout 10m -run '^TestStreamedUpload$$' ./httpserver/
 	$(MAKE) test-nocgo
 	$(MAKE) test-builds
 	$(MAKE) test-bench
@@ -107,8 +109,10 @@ test-kernels: deps
 	tests/kernels/fetch.sh tests/kernels/pins $(KERNEL_CACHE)
 	$(GO) run ./tests/kernels/run -pins tests/kernels/pins -cache $(KERNEL_CACHE) -out bin/kernels
 
-# fuzz: short runs of the model-based fuzz targets (timer heap, task queues)
-# and of the HTTP parser against net/http's reading. Budgets are counts of
+# fuzz: short runs of the model-based fuzz targets (timer heap, task queues),
+# of the HTTP parser against net/http's reading, and of the WebSocket frame
+# parser and a connection's whole read path on a loop (FuzzReader: about
+# 4000 executions a second, a socket pair each). Budgets are counts of
 # executions (about 10 s each on a 2-core machine), not durations: Go 1.26's
 # fuzz coordinator can report a spurious "context deadline exceeded" failure
 # when a -fuzztime duration expires under load (golang/go#75804).
@@ -118,6 +122,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $$((400000 * $(FUZZ_SCALE)))x ./tasks
 	$(GO) test -run '^$$' -fuzz '^FuzzParser$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./httpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $$((50000 * $(FUZZ_SCALE)))x ./websocket
 
 # demo: ringloop's echo server (each backend and threading mode) against a
 # net echo server, each pinned in its own process, same client: one table

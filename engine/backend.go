@@ -18,7 +18,7 @@ import (
 
 // Backend names an I/O driver: the one a loop is asked for (WithBackend,
 // RINGLOOP_BACKEND) and the one it runs (Loop.Backend().Name). It is
-// spelled "io_uring" and "epoll" everywhere: String, ParseBackend,
+// spelled "io_uring" and "epoll" everywhere: String, UnmarshalText,
 // RINGLOOP_BACKEND, logs and errors.
 type Backend int
 
@@ -48,8 +48,20 @@ func (b Backend) String() string {
 	return "auto"
 }
 
-// ParseBackend reads "auto", "io_uring" and "epoll"; "" is auto.
-func ParseBackend(s string) (Backend, error) {
+// UnmarshalText reads "auto", "io_uring" and "epoll" ("" is auto), so a
+// Backend works with flag.TextVar and encoding packages.
+func (b *Backend) UnmarshalText(text []byte) error {
+	v, err := parseBackend(string(text))
+	if err == nil {
+		*b = v
+	}
+	return err
+}
+
+// MarshalText returns String's spelling.
+func (b Backend) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+func parseBackend(s string) (Backend, error) {
 	switch s {
 	case "", "auto":
 		return BackendAuto, nil
@@ -184,7 +196,7 @@ func openDriver(c *config) (driver.Driver, string, error) {
 	b := c.backend
 	why := "forced by option"
 	if b == BackendAuto {
-		env, err := ParseBackend(os.Getenv(BackendEnv))
+		env, err := parseBackend(os.Getenv(BackendEnv))
 		if err != nil {
 			return nil, "", fmt.Errorf("engine: %s: %w", BackendEnv, err)
 		}

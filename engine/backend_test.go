@@ -64,11 +64,14 @@ func TestBackendSummary(t *testing.T) {
 // TestBackendSpelling: one spelling, "io_uring", in and out.
 func TestBackendSpelling(t *testing.T) {
 	for _, b := range []engine.Backend{engine.BackendAuto, engine.BackendUring, engine.BackendEpoll} {
-		got, err := engine.ParseBackend(b.String())
-		require.NoError(t, err)
+		var got engine.Backend
+		require.NoError(t, got.UnmarshalText([]byte(b.String())))
 		require.Equal(t, b, got)
+		text, err := b.MarshalText()
+		require.NoError(t, err)
+		require.Equal(t, b.String(), string(text))
 	}
 	require.Equal(t, "io_uring", engine.BackendUring.String())
-	_, err := engine.ParseBackend("uring")
-	require.ErrorContains(t, err, "want auto, io_uring or epoll")
+	var b engine.Backend
+	require.ErrorContains(t, b.UnmarshalText([]byte("uring")), "want auto, io_uring or epoll")
 }

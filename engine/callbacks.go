@@ -38,6 +38,11 @@ func (c *Conn) onIdle(h IdleHandler, k IdleKind) {
 	h.OnIdle(c, k)
 }
 
+func (c *Conn) onShutdown(h ShutdownHandler) {
+	defer c.recoverCallback("OnShutdown")
+	h.OnShutdown(c)
+}
+
 // onClose is the last callback: the connection is already released, so a
 // panic there is only reported.
 func (c *Conn) onClose() {

@@ -55,6 +55,19 @@ type HalfCloseHandler interface {
 	OnReadClosed(c *Conn)
 }
 
+// ShutdownHandler is an optional Handler extension: OnShutdown is called on
+// the loop, once, for each open connection when its loop's shutdown begins
+// (Shutdown, Close, ShutdownGracefully), before the connection is closed:
+// the protocol's last word (a goodbye line, WebSocket's 1001, TLS's
+// close_notify). What it writes is flushed before the fd is closed, and
+// OnClose follows with ErrShutdown; it cannot keep the connection open. The
+// flush is bounded (see the package doc, Lifecycle): past the bound the
+// connection is reset and OnClose gets ErrCloseTimeout. Without it a
+// connection is closed as it stands.
+type ShutdownHandler interface {
+	OnShutdown(c *Conn)
+}
+
 // Connection errors; all closed-connection errors match net.ErrClosed.
 var (
 	ErrConnClosed  = fmt.Errorf("engine: connection closed: %w", net.ErrClosed)
@@ -696,13 +709,16 @@ func (c *Conn) maybeRelease() {
 	c.releaseIn()
 }
 
-// shutdown closes the connection as its loop stops: gracefully, or at once
-// with the cause when the loop's own code panicked (its state is not to be
-// trusted with a flush).
+// shutdown closes the connection as its loop stops: gracefully, after a
+// ShutdownHandler's OnShutdown, or at once with the cause when the loop's
+// own code panicked (its state is not to be trusted with a flush).
 func (c *Conn) shutdown() {
 	if err := c.loop.fault; err != nil {
 		c.abortWith(err)
 		return
+	}
+	if sh, ok := c.h.(ShutdownHandler); ok && c.st == connOpen {
+		c.onShutdown(sh)
 	}
 	c.closeWith(ErrShutdown)
 }

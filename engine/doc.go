@@ -19,7 +19,8 @@
 // unfinished frame with Conn.Keep to get it back in front of the next bytes
 // (package frame splits lines, length-prefixed and delimited frames for
 // it). Optional interfaces add writability changes (WritabilityHandler),
-// half-close (HalfCloseHandler) and idle timeouts (IdleHandler). Other
+// half-close (HalfCloseHandler), idle timeouts (IdleHandler) and a last
+// word before the loop's shutdown closes the connection (ShutdownHandler). Other
 // goroutines reach a connection through AsyncWrite and the Conn methods that
 // hand themselves to the loop, and the loop through Execute, Submit and the
 // Schedule family. Dial and DialAsync connect; Adopt and ListenFD serve
@@ -99,6 +100,22 @@
 // name kept is ShutdownGracefully(quiet, timeout), for its quiet period: it
 // keeps running tasks until none ran for the quiet period or the timeout
 // passed, and returns at once (wait with Shutdown or Done).
+//
+// When the shutdown begins, the loop closes its listeners and connections,
+// as Netty's closeAll does. Netty closes each channel through its Unsafe,
+// past the pipeline, so a handler learns of it in channelInactive, when it
+// can no longer write; a Netty program that says goodbye walks a
+// ChannelGroup before it shuts the group down. Here the loop does that
+// step: a handler that implements ShutdownHandler gets OnShutdown(c) first,
+// on the loop, and writes its last message (WebSocket's close frame with
+// 1001, TLS's close_notify); then the connection closes gracefully: what was written is
+// flushed, then the fd is closed and OnClose gets ErrShutdown. The loop does
+// not wait for the peer's answer. The flush runs while the quiet period
+// runs and, once the loop terminates, for at most each connection's close
+// timeout (WithCloseTimeout), cut at the shutdown's timeout
+// (ShutdownGracefully's; DefaultShutdownTimeout for Shutdown and Close)
+// but never less than a second; a connection still flushing then is reset,
+// its unsent bytes dropped, and OnClose gets ErrCloseTimeout.
 // Every task accepted before the loop reached Shutdown runs: producers announce
 // themselves in the same atomic word that holds the state, and the loop drains
 // its rings once the last announced producer has finished offering.

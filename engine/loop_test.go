@@ -244,8 +244,8 @@ func TestSetIORatioValidates(t *testing.T) {
 }
 
 func TestForcedBackendAndEnv(t *testing.T) {
-	_, err := engine.ParseBackend("nope")
-	require.Error(t, err)
+	var b engine.Backend
+	require.Error(t, b.UnmarshalText([]byte("nope")))
 	t.Setenv(engine.BackendEnv, "epoll")
 	l, err := engine.New()
 	require.NoError(t, err)

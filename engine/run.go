@@ -122,7 +122,8 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 		if d, ok := l.heap.NextDeadline(); ok {
 			deadline = d
 		}
-		if l.State() >= ShuttingDown {
+		shutting := l.State() >= ShuttingDown
+		if shutting {
 			// While shutting down, wake at least every poll interval to
 			// re-check the quiet period and the timeout.
 			sp := l.shutdownPoll
@@ -133,10 +134,13 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 		}
 		// Publish the wake deadline, then look again: a producer that
 		// enqueued (or a ShutdownGracefully that raised the state) before
-		// the store is seen here; one that comes after it sees the deadline
-		// and wakes the driver.
+		// the store is seen here, and found the loop awake, so it did not
+		// wake the driver; one that comes after it sees the deadline and
+		// wakes the driver. A shutdown raised since the state was read
+		// above must not wait for a deadline computed without it (a timer
+		// an hour away).
 		l.nextWake.Store(deadline)
-		if !l.hasTasks() && (deadline != wakeNone || l.State() < ShuttingDown) {
+		if !l.hasTasks() && (shutting || l.State() < ShuttingDown) {
 			switch {
 			case deadline == wakeNone:
 				timeout, blocking = driver.WaitForever, true

@@ -18,8 +18,8 @@ const shutdownPollInterval = 100 * time.Millisecond
 // Shutdown shuts the loop down and waits until it has terminated or ctx is
 // done (Go's http.Server.Shutdown idiom). It starts the shutdown with no
 // quiet period: the loop runs what is queued and its shutdown hooks, closes
-// its connections and listeners (each close bounded by its close timeout)
-// and terminates, so ctx bounds only the wait, not the shutdown. It returns
+// its listeners and connections (after a ShutdownHandler's OnShutdown; each
+// close's flush bounded as the package doc's Lifecycle says) and terminates, so ctx bounds only the wait, not the shutdown. It returns
 // nil once the loop has terminated (an error matching ErrLoopPanicked if
 // the loop's own code stopped it), ctx.Err() if ctx ended first (the
 // shutdown goes on; Done tells when it ends), and ErrDeadlock at once when
@@ -153,21 +153,40 @@ func (l *Loop) terminate() {
 }
 
 // registrationDrainTimeout bounds how long a terminating loop waits for the
-// ops of closing registrations to report their end.
+// ops of closing registrations to report their end, and is the least it
+// gives closing connections to flush.
 const registrationDrainTimeout = time.Second
 
 // drainRegistrations pumps the driver until every registration has finished
-// closing (so handlers see OnClose and fds are closed through the driver),
-// then abandons any straggler.
+// closing (so handlers see OnClose and fds are closed through the driver).
+// Connections still flushing (what OnShutdown or the handler wrote) get
+// until flushDeadline; then they are reset (OnClose: ErrCloseTimeout) and
+// the loop waits registrationDrainTimeout more for their ops, after which
+// any straggler is abandoned.
 func (l *Loop) drainRegistrations() {
-	end := now() + int64(registrationDrainTimeout)
+	flushEnd := l.flushDeadline(now())
+	end := flushEnd + int64(registrationDrainTimeout)
+	reset := false
 	for l.reg.live > 0 {
-		left := end - now()
-		if left <= 0 {
+		t := now()
+		if !reset && t >= flushEnd {
+			reset = true
+			l.reg.each(func(r registration) {
+				if c, ok := r.(*Conn); ok && c.st == connClosing {
+					c.abortWith(ErrCloseTimeout)
+				}
+			})
+			continue
+		}
+		if t >= end {
 			break
 		}
+		wait := end - t
+		if !reset {
+			wait = flushEnd - t
+		}
 		l.inWait = true
-		_, err := l.drv.Wait(min(time.Duration(left), 10*time.Millisecond), l.onCompletion)
+		_, err := l.drv.Wait(min(time.Duration(wait), 10*time.Millisecond), l.onCompletion)
 		l.inWait = false
 		if err != nil {
 			break
@@ -179,6 +198,24 @@ func (l *Loop) drainRegistrations() {
 		l.cfg.logger.Warn("ringloop: registrations did not finish closing; abandoning them", slog.Int("count", l.reg.live))
 		l.reg.each(func(r registration) { r.abandon() })
 	}
+}
+
+// flushDeadline is how long closing connections may go on flushing once the
+// loop terminates: each its close timeout (WithCloseTimeout), no later than
+// the shutdown's timeout counted from when the loop saw the shutdown, and
+// at least registrationDrainTimeout.
+func (l *Loop) flushDeadline(t int64) int64 {
+	least := t + int64(registrationDrainTimeout)
+	most := t
+	l.reg.each(func(r registration) {
+		if c, ok := r.(*Conn); ok && c.st == connClosing {
+			most = max(most, t+int64(c.cfg.closeTimeout))
+		}
+	})
+	if l.shutdownBegun {
+		most = min(most, l.shutdownStart+l.timeoutNanos.Load())
+	}
+	return max(least, most)
 }
 
 // closeAll closes every registration (Netty's closeAll).

@@ -63,9 +63,20 @@ func (t Threading) String() string {
 	return fmt.Sprintf("Threading(%d)", uint8(t))
 }
 
-// ParseThreading reads "parked" and "locked"; "" and "default" return 0,
-// which means the backend's DefaultThreading.
-func ParseThreading(s string) (Threading, error) {
+// UnmarshalText reads "parked" and "locked"; "" and "default" give 0, which
+// means the backend's DefaultThreading. A Threading works with flag.TextVar.
+func (t *Threading) UnmarshalText(text []byte) error {
+	v, err := parseThreading(string(text))
+	if err == nil {
+		*t = v
+	}
+	return err
+}
+
+// MarshalText returns String's spelling.
+func (t Threading) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+func parseThreading(s string) (Threading, error) {
 	switch s {
 	case "", "default":
 		return 0, nil
@@ -84,7 +95,7 @@ func ResolveThreading(t Threading) (Threading, error) {
 	if t != 0 {
 		return t, nil
 	}
-	env, err := ParseThreading(os.Getenv(ThreadingEnv))
+	env, err := parseThreading(os.Getenv(ThreadingEnv))
 	if err != nil {
 		return 0, fmt.Errorf("engine: %s: %w", ThreadingEnv, err)
 	}

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"flag"
 	"strings"
 	"testing"
 
@@ -13,10 +14,20 @@ import (
 
 func TestThreadingOptionAndEnv(t *testing.T) {
 	for _, th := range []engine.Threading{engine.ThreadingParked, engine.ThreadingLocked} {
-		got, err := engine.ParseThreading(th.String())
-		require.NoError(t, err)
+		var got engine.Threading
+		require.NoError(t, got.UnmarshalText([]byte(th.String())))
 		require.Equal(t, th, got)
+		text, err := th.MarshalText()
+		require.NoError(t, err)
+		require.Equal(t, th.String(), string(text))
 	}
+	// flag.TextVar takes it.
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var th engine.Threading
+	fs.TextVar(&th, "threading", engine.Threading(0), "")
+	require.NoError(t, fs.Parse([]string{"-threading", "locked"}))
+	require.Equal(t, engine.ThreadingLocked, th)
+	require.Error(t, fs.Parse([]string{"-threading", "pinned"}))
 	_, err := engine.New(engine.WithThreading(0))
 	require.Error(t, err, "an unset mode is not a choice")
 

@@ -10,9 +10,9 @@ import (
 
 // Handler receives a connection's frames; like engine.Handler, its
 // callbacks run on the connection's loop one at a time. It may also
-// implement engine.WritabilityHandler and engine.IdleHandler, which are
-// passed on (engine.HalfCloseHandler is not: the connection closes at the
-// peer's FIN).
+// implement engine.WritabilityHandler, engine.IdleHandler and
+// engine.ShutdownHandler, which are passed on (engine.HalfCloseHandler is
+// not: the connection closes at the peer's FIN).
 type Handler interface {
 	OnOpen(c *engine.Conn)
 	// OnFrame is called with each whole frame (the token of the split
@@ -101,6 +101,12 @@ func (s *splitter) OnClose(c *engine.Conn, err error) { s.h.OnClose(c, err) }
 func (s *splitter) OnWritabilityChanged(c *engine.Conn, writable bool) {
 	if wh, ok := s.h.(engine.WritabilityHandler); ok {
 		wh.OnWritabilityChanged(c, writable)
+	}
+}
+
+func (s *splitter) OnShutdown(c *engine.Conn) {
+	if sh, ok := s.h.(engine.ShutdownHandler); ok {
+		sh.OnShutdown(c)
 	}
 }
 

@@ -74,6 +74,14 @@ func (cs *conn) serveStd(r *Request) {
 		inline: cs.s.cfg.inline, cs: cs,
 	}
 	sr.w.sr = sr
+	if bs := r.stream; bs != nil {
+		// The handler's request (WithContext's copy) is the one whose
+		// Trailer fills at the body's end.
+		bs.req = sr.req
+		if bs.eof && bs.trailer != nil {
+			mergeTrailer(sr.req, bs.trailer)
+		}
+	}
 	cs.inflight, cs.busy = sr, true
 	if sr.inline {
 		sr.run()
@@ -181,9 +189,11 @@ func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
 			}
 		}
 	} else {
-		req.ContentLength = int64(len(body))
+		req.ContentLength = r.ContentLength()
 	}
-	if len(body) > 0 || p.kind == bodyChunked {
+	if r.stream != nil {
+		req.Body = r.stream
+	} else if len(body) > 0 || p.kind == bodyChunked {
 		req.Body = io.NopCloser(bytes.NewReader(bytes.Clone(body)))
 	}
 	return req, nil
@@ -308,10 +318,13 @@ func (c *chunk) Run() {
 		_ = cs.c.Abort()
 		return
 	}
+	if c.last {
+		cs.endBody()
+	}
 	ls := cs.ls
 	out := ls.scratch[:0]
 	if c.head {
-		keep := c.keep && sr.keep && !cs.s.closing.Load() && !cs.lastInput()
+		keep := cs.keepAfter(sr.keep, !c.keep)
 		if c.fr.length < 0 && !c.fr.chunked && bodyAllowed(c.status) && !sr.isHEAD {
 			keep = false // close-delimited
 		}

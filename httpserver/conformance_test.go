@@ -30,6 +30,9 @@ type conformance struct {
 	resps int    // responses to read (1xx included)
 	head  bool   // the requests are HEAD
 	want  string // documented difference: ringloop's last status and whether it closes ("400 close", "200 open")
+	// The adapter on goroutines streams bodies as net/http does, with no
+	// limit by default: it answers as net/http, the others as want says.
+	streamed bool
 }
 
 var bigHeader = "X-Big: " + strings.Repeat("b", 20000) + "\r\n"
@@ -164,8 +167,8 @@ var conformanceTable = []conformance{
 	{name: "header lines at the limit", raw: "GET / HTTP/1.1\r\nHost: h\r\n" + headerLines(99) + "\r\n", resps: 1},
 	{name: "too many header lines", raw: "GET / HTTP/1.1\r\nHost: h\r\n" + headerLines(100) + "\r\n", resps: 1, want: "431 close"},
 	{name: "request line too long", raw: "GET /" + strings.Repeat("u", 3000) + " HTTP/1.1\r\nHost: h\r\n\r\n", resps: 1, want: "414 close"},
-	{name: "body too large", raw: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 70000\r\n\r\n" + strings.Repeat("x", 70000), resps: 1, want: "413 close"},
-	{name: "chunked body too large", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n11170\r\n" + strings.Repeat("x", 70000) + "\r\n0\r\n\r\n", resps: 1, want: "413 close"},
+	{name: "body too large", raw: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 70000\r\n\r\n" + strings.Repeat("x", 70000), resps: 1, want: "413 close", streamed: true},
+	{name: "chunked body too large", raw: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n11170\r\n" + strings.Repeat("x", 70000) + "\r\n0\r\n\r\n", resps: 1, want: "413 close", streamed: true},
 }
 
 // response is what the table compares: status, headers but Date and Server,
@@ -302,7 +305,7 @@ func checkAgainst(t *testing.T, name string, tc conformance, ref, got []response
 	case tc.want == "fast" && name == "fast":
 		require.Equal(t, 200, got[0].Status, "fast API passes OPTIONS * to its handler")
 		return
-	case tc.want != "" && tc.want != "fast":
+	case tc.want != "" && tc.want != "fast" && !(tc.streamed && name == "adapter"):
 		var code int
 		var closeWord string
 		_, err := fmt.Sscanf(tc.want, "%d %s", &code, &closeWord)

@@ -1,7 +1,9 @@
 package httpserver
 
 import (
+	"cmp"
 	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -31,12 +33,14 @@ type conn struct {
 	readEOF   bool  // the client shut down its write side
 	more      bool  // bytes follow the current request: it is not the last
 	lingering bool  // refused: dropping input until the close
+	broken    bool  // the connection ends after the current response (a streamed body broke or is left unread): input is dropped
 	closed    bool  // OnClose ran
-	continued bool  // "100 Continue" sent for the current request
+	continued bool  // no "100 Continue" may be sent for the current request: sent, or the response began
 	started   bool  // the current request has begun (reqStart is set)
 	reqStart  int64 // unix ns when the current request's first byte was read
 	deadline  int64 // unix ns; 0: none
 	inflight  *stdRequest
+	rb        *Body           // the current request's streamed body, until its response ends
 	deferred  *Deferred       // fast API: the response a handler finishes later
 	upgrade   engine.Handler  // fast API: Upgrade's handler, owed the connection
 	base      context.Context // adapter: the parent of every request's context
@@ -77,6 +81,12 @@ func (cs *conn) setDeadline(d time.Duration) {
 // without a response, as net/http does.
 func (cs *conn) expire() {
 	cs.deadline = 0
+	if bs := cs.rb; bs != nil && bs.receiving {
+		// A streamed body's client sent nothing for the read timeout.
+		bs.fail(bodyTimeout)
+		_ = cs.c.Close()
+		return
+	}
 	if cs.busy {
 		return
 	}
@@ -84,8 +94,23 @@ func (cs *conn) expire() {
 }
 
 func (cs *conn) onData(b []byte) {
-	if cs.lingering || cs.closed {
+	if cs.lingering || cs.closed || cs.broken {
 		return
+	}
+	if bs := cs.rb; bs != nil && bs.receiving {
+		b = b[bs.feed(b):]
+		if bs.receiving || cs.lingering || cs.broken {
+			cs.afterServe()
+			return
+		}
+		if !cs.busy {
+			cs.rb = nil // a body dropped after its response: the connection goes on
+		}
+		if len(b) == 0 {
+			cs.serveBuffered()
+			cs.afterServe()
+			return
+		}
 	}
 	if len(cs.buf) == 0 && !cs.busy && !cs.blocked {
 		n := cs.serve(b)
@@ -104,7 +129,7 @@ func (cs *conn) onData(b []byte) {
 
 // serveBuffered serves the requests complete in buf and keeps the rest.
 func (cs *conn) serveBuffered() {
-	if cs.busy || cs.blocked || len(cs.buf) == 0 {
+	if cs.busy || cs.blocked || len(cs.buf) == 0 || cs.receiving() {
 		return
 	}
 	n := cs.serve(cs.buf)
@@ -127,6 +152,17 @@ func (cs *conn) afterServe() {
 		return
 	}
 	cfg := cs.s.cfg
+	if bs := cs.rb; bs != nil && bs.receiving {
+		// A streamed body: reading follows its window, and while it has
+		// room the client is the one behind, given the read timeout
+		// between its bytes (an upload's length is not bounded by time).
+		cs.deadline = 0
+		if !bs.stalled {
+			cs.setDeadline(cfg.read)
+		}
+		cs.setPaused(bs.stalled)
+		return
+	}
 	if cs.busy || cs.blocked {
 		cs.deadline = 0 // the server is the one behind
 		if (len(cs.buf) > maxPending || cs.deferred != nil) && !cs.paused {
@@ -155,21 +191,34 @@ func (cs *conn) afterServe() {
 			cs.deadline = cs.reqStart + int64(d)
 		}
 	}
-	if cs.paused {
-		cs.paused = false
-		cs.c.ResumeRead()
-	}
+	cs.setPaused(false)
 	if cs.readEOF {
 		_ = cs.c.Close()
 	}
 }
+
+// setPaused pauses or resumes reading the connection.
+func (cs *conn) setPaused(pause bool) {
+	if pause != cs.paused {
+		cs.paused = pause
+		if pause {
+			cs.c.PauseRead()
+		} else {
+			cs.c.ResumeRead()
+		}
+	}
+}
+
+// receiving reports whether the connection's input is the current
+// request's streamed body.
+func (cs *conn) receiving() bool { return cs.rb != nil && cs.rb.receiving }
 
 // serve parses and serves the requests complete in b, in order, and returns
 // the bytes consumed. It stops at an incomplete request, when a request goes
 // to a goroutine, when output is blocked, or when the connection is to close.
 func (cs *conn) serve(b []byte) int {
 	off := 0
-	for off < len(b) && !cs.busy && !cs.blocked && !cs.lingering && !cs.closed {
+	for off < len(b) && !cs.busy && !cs.blocked && !cs.lingering && !cs.closed && !cs.receiving() {
 		rb := b[off:]
 		p := &cs.p
 		if p.headEnd == 0 {
@@ -180,6 +229,24 @@ func (cs *conn) serve(b []byte) int {
 			}
 			if !done {
 				return off
+			}
+			cs.continued = false
+			stream := cs.streams(rb)
+			limit := int64(cs.s.cfg.maxBody)
+			if stream {
+				limit = cs.s.cfg.maxStreamBody
+			}
+			if err := p.limitBody(limit); err != nil {
+				cs.refuse(err)
+				return len(b)
+			}
+			if stream {
+				n := cs.serveStreamed(rb)
+				off += n
+				if !cs.responded() {
+					return len(b)
+				}
+				continue
 			}
 			cs.maybeContinue()
 		}
@@ -200,19 +267,52 @@ func (cs *conn) serve(b []byte) int {
 		}
 		end := p.end()
 		cs.more = len(rb) > end
-		cs.dispatch(rb[:end])
+		cs.dispatch(rb[:end], nil)
 		off += end
 		if cs.upgrade != nil {
 			cs.handOver(b[off:])
 			return len(b)
 		}
 		p.reset()
-		cs.continued, cs.started = false, false
+		cs.started = false
 		if !cs.responded() {
 			return len(b)
 		}
 	}
 	return off
+}
+
+// streams reports whether the request whose head starts b gets its body
+// as a stream: every request with a body the adapter runs on a goroutine,
+// and those a fast handler asks for (BodyStreamer). The adapter's inline
+// mode and other fast handlers get whole bodies.
+func (cs *conn) streams(b []byte) bool {
+	p := &cs.p
+	if p.kind == bodyNone {
+		return false
+	}
+	if cs.s.fast == nil {
+		return !cs.s.cfg.inline
+	}
+	st, ok := cs.s.fast.(BodyStreamer)
+	if !ok {
+		return false
+	}
+	r := &Request{b: b[:p.headEnd], p: p, conn: cs.c.ec, tc: cs.c.tc}
+	return st.StreamBody(r)
+}
+
+// serveStreamed serves a request whose body streams: its handler runs once
+// the head is here, with what of the body came with it. It returns the
+// bytes of b the request took.
+func (cs *conn) serveStreamed(b []byte) int {
+	p := &cs.p
+	bs, n := cs.startBody(b)
+	cs.rb = bs
+	cs.dispatch(b[:p.headEnd], bs)
+	p.reset()
+	cs.started = false
+	return n
 }
 
 // handOver gives the connection to Upgrade's handler with the bytes that
@@ -233,14 +333,11 @@ func (cs *conn) handOver(pending []byte) {
 // no callback of the server's reaches it any more, it no longer counts for
 // Shutdown, and it reads again if the server had paused it.
 func (cs *conn) forget() {
-	cs.buf, cs.inflight, cs.busy, cs.deadline = nil, nil, false, 0
+	cs.buf, cs.inflight, cs.busy, cs.deadline, cs.rb = nil, nil, false, 0, nil
 	cs.closed = true
 	cs.ls.remove(cs)
 	cs.setState(http.StateHijacked)
-	if cs.paused {
-		cs.paused = false
-		cs.c.ResumeRead()
-	}
+	cs.setPaused(false)
 	cs.s.live.Add(-1)
 	cs.s.checkDrained()
 }
@@ -250,7 +347,7 @@ func (cs *conn) forget() {
 // notes whether the client is behind. It reports whether the connection
 // goes on to its next request.
 func (cs *conn) responded() bool {
-	if !cs.keep {
+	if !cs.keep || cs.broken && !cs.busy {
 		cs.lingering = true
 		_ = cs.c.Close()
 		return false
@@ -274,23 +371,25 @@ func (cs *conn) maybeContinue() {
 
 var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
-// dispatch serves one complete request (its bytes are b).
-func (cs *conn) dispatch(b []byte) {
+// dispatch serves one request: its bytes are b, the whole request or, with
+// a streamed body bs, its head.
+func (cs *conn) dispatch(b []byte, bs *Body) {
 	cs.setState(http.StateActive)
 	ls := cs.ls
 	r := &ls.req
-	r.b, r.p, r.conn, r.tc = b, &cs.p, cs.c.ec, cs.c.tc
+	r.b, r.p, r.conn, r.tc, r.stream = b, &cs.p, cs.c.ec, cs.c.tc, bs
 	if cs.s.fast != nil {
 		w := &ls.resp
 		w.reset(cs, r)
 		if cs.serveFast(w, r) && w.deferred == nil {
+			cs.endBody()
 			w.finish()
 		}
 		w.cs, w.deferred = nil, nil
 	} else {
 		cs.serveStd(r)
 	}
-	r.b, r.p, r.conn, r.tc = nil, nil, nil, nil
+	r.b, r.p, r.conn, r.tc, r.stream = nil, nil, nil, nil, nil
 }
 
 // serveFast runs the fast handler; a panic is logged and resets the
@@ -307,9 +406,14 @@ func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 	return true
 }
 
-// keepAfter decides whether the connection survives the current response.
+// keepAfter decides, as the current response's head is written, whether
+// the connection survives the response. From then on no "100 Continue" may
+// be sent; a client still waiting for one before sending its body is not
+// kept (as net/http), nor one whose body's framing broke.
 func (cs *conn) keepAfter(clientKeep, handlerClose bool) bool {
-	return clientKeep && !handlerClose && !cs.s.closing.Load() && !cs.lastInput()
+	owed := cs.receiving() && cs.rb.expect && !cs.continued
+	cs.continued = true
+	return clientKeep && !handlerClose && !cs.s.closing.Load() && !cs.lastInput() && !owed && !cs.broken
 }
 
 // lastInput reports whether the current request is the last the client
@@ -374,14 +478,16 @@ func (cs *conn) linger() {
 	if cs.readEOF {
 		_ = cs.c.Close()
 	}
-	if cs.paused {
-		cs.paused = false
-		cs.c.ResumeRead()
-	}
+	cs.setPaused(false)
 }
 
 func (cs *conn) onReadClosed() {
 	cs.readEOF = true
+	if cs.receiving() {
+		cs.rb.receiving = false
+		cs.rb.fail(io.ErrUnexpectedEOF)
+		cs.broken = true
+	}
 	if cs.inflight != nil {
 		cs.inflight.cancel(nil)
 	}
@@ -411,6 +517,11 @@ func (cs *conn) onWritable(w bool) {
 func (cs *conn) onClose(cause error) {
 	cs.closed = true
 	cs.ls.remove(cs)
+	if bs := cs.rb; bs != nil {
+		cs.rb = nil
+		bs.receiving = false
+		bs.fail(cmp.Or(cause, errConnGone))
+	}
 	if cs.inflight != nil {
 		cs.inflight.gone(cause)
 	}

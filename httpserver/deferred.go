@@ -149,6 +149,7 @@ func (d *Deferred) Run() {
 	if cs.closed || cs.deferred != d {
 		return
 	}
+	cs.endBody()
 	d.w.finish()
 	cs.deferred, cs.busy = nil, false
 	if cs.responded() {

@@ -28,15 +28,38 @@
 // and close) — a bare CR is where parsers disagree on where a line ends,
 // the root of request smuggling.
 //
-// Request bodies are read whole before the handler runs, up to the body
-// limit: handlers never block on a slow upload, and a malformed body is
-// refused before any handler sees it.
+// # Request bodies
+//
+// A body is either whole or streamed. Whole (the fast API, the adapter's
+// inline mode): read before the handler runs, up to the body limit, so a
+// handler on the loop never blocks on a slow upload and a malformed body is
+// refused before any handler sees it. Streamed (the adapter on goroutines,
+// as net/http; a fast handler that is a BodyStreamer, for the requests it
+// chooses): the handler runs once the head is read and reads the body
+// while it arrives (Request.Body, Request.BodyStream, both a *Body). The
+// loop decodes the body into a 64 KiB window and stops reading the
+// connection while the window is full, reading on once the reader took half
+// of it: an upload of any length costs one window and one read of memory
+// (TestStreamedUpload: 1 GiB within 16 MiB of resident growth), and a
+// handler that never reads cannot make the server hold more. "Expect:
+// 100-continue" is answered when the handler first reads, as net/http does;
+// a handler that answers without reading sends no 100 and the connection
+// closes after its answer. A body the handler left unread is read and
+// dropped after the response if at most 256 KiB of it remain (the
+// connection then serves its next request), else the connection closes.
+// A streamed body's framing error, a client that leaves mid-body
+// (io.ErrUnexpectedEOF) or one silent for the read timeout
+// (os.ErrDeadlineExceeded) end Read in an error, and the connection closes
+// after the handler's answer. Limits.StreamedBody (no default, as net/http)
+// bounds a streamed body: 413 for a larger Content-Length, *http.MaxBytesError
+// from Read for a chunked body growing past it. Hijack and Upgrade are
+// refused while a body is still arriving.
 //
 // # Safety
 //
 // Limits (WithLimits): request line and headers 1 MiB (431; net/http's
 // DefaultMaxHeaderBytes), 1000 header lines (431), request line 64 KiB (414),
-// body 8 MiB (413). Malformed requests get 400 and the connection closes;
+// whole body 8 MiB (413), streamed body unbounded. Malformed requests get 400 and the connection closes;
 // an unsupported HTTP version gets 505, an unknown transfer coding 501, an
 // Expect other than 100-continue 417 — in net/http's format. A chunked
 // body's framing may exceed its data by 16 bytes a chunk plus twice the
@@ -50,7 +73,9 @@
 // before the connection goes.
 //
 // Timeouts (WithTimeouts; defaults 10 s for the headers from their first
-// byte, 60 s for the whole request, 120 s idle between requests) run on the
+// byte, 60 s for the whole request (for a streamed body: between its
+// bytes, so an upload's length is not bounded by time), 120 s idle between
+// requests) run on the
 // loop's timer: one tick per loop, a quarter of the shortest timeout (at most
 // a second), which also refreshes the loop's cached Date line. They never
 // fire before they have elapsed and fire up to one tick after. A slowloris
@@ -79,7 +104,7 @@
 // request itself when the handler returns.) Or use the adapter.
 //
 // The adapter (NewHTTP) serves any http.Handler with an *http.Request built
-// as net/http builds it (Body holding the request body, Context cancelled
+// as net/http builds it (Body streaming the request body, Context cancelled
 // when the client goes away or the server closes the connection, Trailer, RemoteAddr,
 // http.LocalAddrContextKey) and a ResponseWriter that is also an
 // http.Flusher. When the connection ends under a running handler,
@@ -195,9 +220,9 @@
 //     Content-Length, which a proxy in front may not.
 //   - A malformed chunked body (bad size, missing CRLF, bare LF, a bare CR
 //     in a chunk line, white space before a chunk extension, a chunk size
-//     of more than 16 digits): the server's 400 and close; under net/http
-//     the handler's Body.Read fails and the handler answers (400 from the
-//     echo handler of the test).
+//     of more than 16 digits) held whole: the server's 400 and close; under
+//     net/http, and for a streamed body, the handler's Body.Read fails and
+//     the handler answers (400 from the echo handler of the test).
 //   - A trailer line ending in a bare LF: 400 and close; net/http accepts
 //     it when a CRLF CRLF follows somewhere in its read buffer (and waits
 //     for one otherwise).
@@ -213,11 +238,11 @@
 //     header limit (431).
 //   - More header lines than the header-line limit: 431 and close; net/http
 //     limits only the header bytes.
-//   - A body over the body limit: 413; net/http has no default limit (it
-//     streams bodies).
-//   - 100 Continue is sent as soon as the head is read; net/http sends it
-//     when the handler first reads the body, so a handler that never reads
-//     it answers without one.
+//   - A whole body over the body limit: 413; net/http has no default limit
+//     (it streams bodies, as the adapter on goroutines does).
+//   - 100 Continue for a whole body is sent as soon as the head is read (the
+//     handler runs only once the body is there); net/http, and a streamed
+//     body, send it when the handler first reads the body.
 //   - An unknown transfer coding is 501, as net/http and RFC 9112 (501 Not
 //     Implemented), not 400.
 //   - The fast API passes OPTIONS * to its handler; the adapter answers it

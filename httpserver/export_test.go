@@ -29,6 +29,9 @@ func ParseFirstLimits(data []byte, split, maxBody int) (pr *Parsed, status int, 
 			if err != nil || !done {
 				return false, err
 			}
+			if err := p.limitBody(int64(maxBody)); err != nil {
+				return false, err
+			}
 		}
 		switch p.kind {
 		case bodyLength:
@@ -68,8 +71,33 @@ func ViewOf(t interface{ Fatalf(string, ...any) }, raw []byte) *Request {
 	lim := &limits{maxHeaderBytes: 4096, maxHeaders: 100, maxLine: 2048, maxBody: 64 << 10}
 	p := &parser{lim: lim}
 	b := append([]byte(nil), raw...)
-	if done, err := p.head(b); err != nil || !done || (p.kind == bodyLength && len(b) < int(p.body.hi)) {
+	if done, err := p.head(b); err != nil || !done || p.limitBody(64<<10) != nil || (p.kind == bodyLength && len(b) < int(p.body.hi)) {
 		t.Fatalf("not one complete request: %v", err)
 	}
 	return &Request{b: b, p: p}
 }
+
+// StreamState reports on s's connections whose request body streams: how
+// many there are, whether one stopped reading on a full window, and how
+// many body bytes the server holds for them (windows and raw input).
+func StreamState(s *Server) (streams int, stalled bool, held int) {
+	s.loops.Range(func(_, v any) bool {
+		ls := v.(*loopState)
+		runOnLoop(ls.loop, func() {
+			for _, cs := range ls.conns {
+				if bs := cs.rb; bs != nil {
+					streams++
+					bs.mu.Lock()
+					held += len(bs.win) - bs.r + len(bs.raw)
+					stalled = stalled || bs.stalled && cs.paused
+					bs.mu.Unlock()
+				}
+			}
+		})
+		return true
+	})
+	return streams, stalled, held
+}
+
+// BodyWindow is the window of a streamed body.
+const BodyWindow = bodyWindow

@@ -69,6 +69,9 @@ func (cs *conn) hijack() (*netconn.Conn, error) {
 	if cs.closed {
 		return nil, errConnGone
 	}
+	if cs.receiving() {
+		return nil, errBodyHijack
+	}
 	nc, err := netconn.Hijack(cs.c.ec, cs.buf)
 	if err != nil {
 		return nil, err

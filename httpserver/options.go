@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"time"
 
@@ -33,6 +34,7 @@ type limits struct {
 	maxHeaders     int
 	maxLine        int
 	maxBody        int
+	maxStreamBody  int64
 }
 
 type config struct {
@@ -56,6 +58,7 @@ func newConfig(opts []Option) (*config, error) {
 			maxHeaders:     DefaultMaxHeaders,
 			maxLine:        DefaultMaxRequestLine,
 			maxBody:        DefaultMaxBodyBytes,
+			maxStreamBody:  math.MaxInt64,
 		},
 		readHeader: DefaultReadHeaderTimeout,
 		read:       DefaultReadTimeout,
@@ -75,13 +78,20 @@ type Limits struct {
 	HeaderBytes int // request line and headers (default DefaultMaxHeaderBytes): 431 past it
 	Headers     int // header lines (default DefaultMaxHeaders): 431 past it
 	RequestLine int // request-line length (default DefaultMaxRequestLine): 414 past it
-	Body        int // body bytes, at most 1 GiB (default DefaultMaxBodyBytes): 413 past it
+	Body        int // a body held whole in memory, at most 1 GiB (default DefaultMaxBodyBytes): 413 past it
+
+	// StreamedBody bounds a streamed body (the adapter's Request.Body on a
+	// goroutine, a BodyStreamer's): a Content-Length over it gets 413, a
+	// chunked body growing past it ends in *http.MaxBytesError from Read.
+	// Default: none, as net/http (a streamed body's memory is one window
+	// whatever its length).
+	StreamedBody int64
 }
 
 // WithLimits sets the request limits; a zero field keeps its default.
 func WithLimits(l Limits) Option {
 	return func(c *config) error {
-		if l.HeaderBytes < 0 || l.Headers < 0 || l.RequestLine < 0 || l.Body < 0 {
+		if l.HeaderBytes < 0 || l.Headers < 0 || l.RequestLine < 0 || l.Body < 0 || l.StreamedBody < 0 {
 			return fmt.Errorf("httpserver: negative limit in %+v", l)
 		}
 		if l.Body > 1<<30 {
@@ -96,6 +106,9 @@ func WithLimits(l Limits) Option {
 		set(&c.maxHeaders, l.Headers)
 		set(&c.maxLine, l.RequestLine)
 		set(&c.maxBody, l.Body)
+		if l.StreamedBody > 0 {
+			c.maxStreamBody = l.StreamedBody
+		}
 		return nil
 	}
 }

@@ -84,7 +84,9 @@ type parser struct {
 	expect                span
 	hasExpect             bool
 
-	kind bodyKind
+	kind    bodyKind
+	maxBody int64 // the body limit this request is held to (limitBody)
+	got     int64 // chunked: data bytes decoded so far
 	// chunked body, decoded in place: data from body.lo to wpos, raw input
 	// read up to rpos.
 	body      span
@@ -410,9 +412,6 @@ func (p *parser) finishHead(b []byte) *parseError {
 		if p.clN > 1 || p.cl < 0 {
 			return errMalformed
 		}
-		if p.cl > int64(p.lim.maxBody) {
-			return errBodyTooBig
-		}
 		if p.cl > 0 {
 			p.kind = bodyLength
 		}
@@ -422,6 +421,18 @@ func (p *parser) finishHead(b []byte) *parseError {
 	}
 	if p.hasExpect && p.minor >= 1 && !equalFold(p.expect.of(b), "100-continue") {
 		return errExpectation
+	}
+	return nil
+}
+
+// limitBody holds the request's body to max bytes (whole bodies and
+// streamed ones have different limits, decided once the head is read): a
+// declared length over it is refused now, a chunked body once it grows
+// past it.
+func (p *parser) limitBody(max int64) *parseError {
+	p.maxBody = max
+	if p.kind == bodyLength && p.cl > max {
+		return errBodyTooBig
 	}
 	return nil
 }
@@ -490,9 +501,10 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 				p.cphase = chunkTrailer
 				continue
 			}
-			if n > int64(p.lim.maxBody) || int64(p.body.hi-p.body.lo)+n > int64(p.lim.maxBody) {
+			if n > p.maxBody || p.got+n > p.maxBody {
 				return false, errBodyTooBig
 			}
+			p.got += n
 			p.chunkLeft, p.cphase = n, chunkData
 		case chunkData:
 			avail := int64(len(b) - p.rpos)

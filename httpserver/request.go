@@ -12,10 +12,11 @@ import (
 // call: its byte slices point into the connection's receive buffer. Copy what
 // you keep.
 type Request struct {
-	b    []byte // the request's bytes, from its first byte
-	p    *parser
-	conn *engine.Conn
-	tc   *looptls.Conn // over TLS
+	b      []byte // the request's bytes, from its first byte (a streamed body's: its head)
+	p      *parser
+	conn   *engine.Conn
+	tc     *looptls.Conn // over TLS
+	stream *Body
 }
 
 // Method returns the request method. Common methods come back as constants
@@ -122,14 +123,30 @@ func (r *Request) HeaderAt(i int) (name, value []byte) {
 	return f.name.of(r.b), f.value.of(r.b)
 }
 
-// Body returns the whole request body (decoded if it was chunked).
-func (r *Request) Body() []byte { return r.p.body.of(r.b) }
+// Body returns the whole request body (decoded if it was chunked), or nil
+// when the body streams (see BodyStream).
+func (r *Request) Body() []byte {
+	if r.stream != nil || int(r.p.body.hi) > len(r.b) { // streamed, or asked before it came (StreamBody)
+		return nil
+	}
+	return r.p.body.of(r.b)
+}
+
+// BodyStream returns the body of a request a BodyStreamer streams, or nil
+// when the body came whole (see Body) or there is none. Unlike the rest of
+// the request it stays valid after the handler returns: read it from
+// another goroutine while the response is deferred (Response.Defer). The
+// response's end closes it.
+func (r *Request) BodyStream() *Body { return r.stream }
 
 // ContentLength returns the declared Content-Length, or -1 when the body was
 // chunked.
 func (r *Request) ContentLength() int64 {
 	if r.p.kind == bodyChunked {
 		return -1
+	}
+	if r.stream != nil {
+		return r.p.cl
 	}
 	return int64(r.p.body.hi - r.p.body.lo)
 }

@@ -164,6 +164,8 @@ func (w *Response) Upgrade(protocol string, h engine.Handler) error {
 		return errors.New("httpserver: Upgrade of an HTTP/1.0 request")
 	case w.cs.c.tc != nil:
 		return ErrUpgradeTLS
+	case w.cs.rb != nil:
+		return errors.New("httpserver: Upgrade of a request with a streamed body")
 	}
 	w.upgrade, w.protocol, w.status = h, protocol, http.StatusSwitchingProtocols
 	return nil

@@ -24,6 +24,27 @@ type Handler interface {
 	ServeRing(w *Response, r *Request)
 }
 
+// BodyStreamer is a Handler that takes some request bodies as a stream.
+// Once a request's head is read, the server asks StreamBody (on the loop;
+// the body is not there yet). If it returns true, ServeRing runs at once,
+// Request.Body is nil and Request.BodyStream returns the body, read while
+// it arrives; the handler defers its response (Response.Defer) and reads
+// the body from another goroutine. The body's bytes in memory stay within
+// a window of 64 KiB whatever its length; Limits.StreamedBody bounds it.
+// Other requests get whole bodies, as with a plain Handler.
+type BodyStreamer interface {
+	Handler
+	StreamBody(r *Request) bool
+}
+
+// StreamBodies returns a BodyStreamer that streams the body of every
+// request h serves.
+func StreamBodies(h Handler) BodyStreamer { return streamAll{h} }
+
+type streamAll struct{ Handler }
+
+func (streamAll) StreamBody(*Request) bool { return true }
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(w *Response, r *Request)
 
@@ -62,8 +83,9 @@ func New(h Handler, opts ...Option) (*Server, error) {
 }
 
 // NewHTTP returns a server for any http.Handler (the adapter): each request
-// runs on its own goroutine (or on the loop with WithInlineHTTP) with an
-// *http.Request whose Body holds the whole request body.
+// runs on its own goroutine, with an *http.Request whose Body streams the
+// request body as it arrives, or on the loop with WithInlineHTTP, the body
+// then read whole first.
 func NewHTTP(h http.Handler, opts ...Option) (*Server, error) {
 	if h == nil {
 		return nil, errors.New("httpserver: nil handler")

@@ -439,7 +439,7 @@ func TestResponseController(t *testing.T) {
 // TestHeaderLineLimit: the header-line limit counts every field line, Host
 // included: a request with exactly that many is served, one more line gets
 // 431 and the connection closes. The trailers of a chunked body have the
-// same limit. The default is DefaultMaxHeaders; WithLimits sets another.
+// same limit (a streamed body's handler reads an error past it). The default is DefaultMaxHeaders; WithLimits sets another.
 func TestHeaderLineLimit(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -481,6 +481,14 @@ func TestHeaderLineLimit(t *testing.T) {
 						require.NoError(t, err, "%s: %s", name, req.what)
 						body, err := io.ReadAll(res.Body)
 						require.NoError(t, err)
+						if name == "adapter" && req.what == "trailers past the limit" {
+							// A streamed body: its handler reads the
+							// error, as with net/http, and answers.
+							require.Equal(t, http.StatusBadRequest, res.StatusCode, "%s: %s\n%s", name, req.what, body)
+							require.Contains(t, string(body), "trailers too large")
+							require.True(t, res.Close, "the connection closes after a broken body")
+							continue
+						}
 						require.Equal(t, req.code, res.StatusCode, "%s: %s\n%s", name, req.what, body)
 						if req.code == http.StatusOK {
 							last := fmt.Sprintf("X-H%04d: v", tc.limit-2) // the last header line

@@ -56,6 +56,7 @@
 // the middle of a record gives io.ErrUnexpectedEOF. A record that fails to
 // decrypt or a peer's alert closes the connection with an error wrapping
 // crypto/tls's (for a bad record, after crypto/tls's own alert is sent).
-// Closing the engine connection directly, or the loop's shutdown, closes
-// without close_notify.
+// The loop's shutdown sends close_notify too, after what a
+// ShutdownHandler's OnShutdown writes, and OnClose gets engine.ErrShutdown.
+// Closing the engine connection directly closes without close_notify.
 package looptls

@@ -46,6 +46,14 @@ type WritabilityHandler interface {
 	OnWritabilityChanged(c *Conn, writable bool)
 }
 
+// ShutdownHandler is an optional Handler extension: the connection's loop
+// is shutting down (engine.ShutdownHandler). OnShutdown may write a last
+// message; then close_notify is sent and the connection closes once it is
+// flushed, OnClose getting engine.ErrShutdown.
+type ShutdownHandler interface {
+	OnShutdown(c *Conn)
+}
+
 // Errors.
 var (
 	// ErrHandshake is wrapped by every handshake failure.
@@ -144,6 +152,7 @@ func newWrapper(h Handler, cfg *tls.Config, client bool, opts []Option) *wrapper
 	}}
 	w.hh, _ = h.(HandshakeErrorHandler)
 	w.wh, _ = h.(WritabilityHandler)
+	w.sh, _ = h.(ShutdownHandler)
 	for _, o := range opts {
 		o(&w.o)
 	}
@@ -156,6 +165,7 @@ type wrapper struct {
 	h      Handler
 	hh     HandshakeErrorHandler
 	wh     WritabilityHandler
+	sh     ShutdownHandler
 	cfg    *tls.Config
 	client bool
 	o      options
@@ -224,4 +234,19 @@ func (w *wrapper) OnWritabilityChanged(ec *engine.Conn, writable bool) {
 	if c := ec.Value().(*Conn); w.wh != nil && c.opened && c.st == stOpen {
 		w.wh.OnWritabilityChanged(c, writable)
 	}
+}
+
+// OnShutdown implements engine.ShutdownHandler: an established connection
+// says goodbye (the handler's OnShutdown, then close_notify) before the
+// loop's shutdown closes it; one still in its handshake is closed as it
+// stands (OnHandshakeError).
+func (w *wrapper) OnShutdown(ec *engine.Conn) {
+	c := ec.Value().(*Conn)
+	if c.st != stOpen {
+		return
+	}
+	if w.sh != nil {
+		w.sh.OnShutdown(c)
+	}
+	c.closeWith(engine.ErrShutdown)
 }

@@ -45,8 +45,19 @@ type Handler interface {
 	// sent when it failed the connection, with err saying why (matching
 	// ErrProtocol for the peer's violations); CloseAbnormal when the
 	// connection ended without a close handshake, with the engine's error
-	// (io.EOF, ErrCloseTimeout, engine.ErrShutdown...).
+	// (io.EOF, ErrCloseTimeout...); when the loop shut down, the code of
+	// the close frame sent then (CloseGoingAway unless ShutdownHandler
+	// closed with another) and engine.ErrShutdown.
 	OnClose(c *Conn, code int, reason string, err error)
+}
+
+// ShutdownHandler is an optional Handler extension: the connection's loop
+// is shutting down (engine.ShutdownHandler). OnShutdown may send a last
+// message, or Close with a code and reason of its own; after it the
+// connection sends a close frame with CloseGoingAway (unless it closed),
+// flushes and closes without waiting for the peer's answer.
+type ShutdownHandler interface {
+	OnShutdown(c *Conn)
 }
 
 // WritabilityHandler is an optional Handler extension: the engine's
@@ -80,14 +91,16 @@ type Conn struct {
 	subprotocol string
 
 	// Read side (loop only).
-	hdr       header
-	inFrame   bool  // in the payload of hdr
-	remaining int64 // payload bytes of hdr still due
-	maskPos   int
-	msgKind   MessageKind // kind of the fragmented message in progress, 0 if none
-	msgText   utf8Checker
-	msg       []byte // fragments of the message in progress
-	ctl       []byte // a control frame's payload that spans reads
+	hdr         header
+	inFrame     bool  // in the payload of hdr
+	remaining   int64 // payload bytes of hdr still due
+	maskPos     int
+	msgKind     MessageKind // kind of the fragmented message in progress, 0 if none
+	deflate     bool        // permessage-deflate was negotiated
+	msgDeflated bool        // the message in progress is compressed (RSV1)
+	msgText     utf8Checker
+	msg         []byte // fragments of the message in progress
+	ctl         []byte // a control frame's payload that spans reads
 
 	// Close state (loop only).
 	closeSent  bool // a close frame was written
@@ -139,6 +152,12 @@ func (c *Conn) writeFrame(op opcode, p []byte) error {
 	if c.closeSent || c.closeDone {
 		return ErrClosed
 	}
+	if c.compress(op, p) {
+		bp, f := deflatedFrame(op, p)
+		_, err := c.ec.Write(f)
+		putFrame(bp)
+		return err
+	}
 	var hb [maxHeader]byte
 	if _, err := c.ec.Write(appendHeader(hb[:0], true, op, len(p), false, [4]byte{})); err != nil {
 		return err
@@ -172,9 +191,16 @@ func (c *Conn) AsyncWriteMessage(kind MessageKind, p []byte) error {
 }
 
 func (c *Conn) asyncFrame(op opcode, p []byte) error {
-	bp := framePool.Get().(*[]byte)
-	b := appendHeader((*bp)[:0], true, op, len(p), false, [4]byte{})
-	b = append(b, p...)
+	var bp *[]byte
+	var b []byte
+	if c.compress(op, p) {
+		bp, b = deflatedFrame(op, p)
+	} else {
+		bp = framePool.Get().(*[]byte)
+		b = appendHeader((*bp)[:0], true, op, len(p), false, [4]byte{})
+		b = append(b, p...)
+		*bp = b
+	}
 	c.usedAsync.Store(true)
 	c.amu.Lock()
 	err := ErrClosed
@@ -182,11 +208,37 @@ func (c *Conn) asyncFrame(op opcode, p []byte) error {
 		err = c.ec.AsyncWrite(b)
 	}
 	c.amu.Unlock()
-	if cap(b) <= maxPooledFrame {
-		*bp = b[:0]
+	putFrame(bp)
+	return err
+}
+
+// compress reports whether a data frame is sent compressed.
+func (c *Conn) compress(op opcode, p []byte) bool {
+	return c.deflate && !op.control() && len(p) >= compressThreshold
+}
+
+// deflatedFrame builds a compressed message's frame (RSV1 set) in a pooled
+// buffer: the payload is deflated behind room for the longest header,
+// which is then written just before it.
+func deflatedFrame(op opcode, p []byte) (*[]byte, []byte) {
+	bp := framePool.Get().(*[]byte)
+	b := append((*bp)[:0], make([]byte, maxHeader)...)
+	b = appendDeflated(b, p)
+	var hb [maxHeader]byte
+	h := appendHeader(hb[:0], true, op, len(b)-maxHeader, false, [4]byte{})
+	h[0] |= 0x40 // RSV1: compressed (RFC 7692 §6)
+	start := maxHeader - len(h)
+	copy(b[start:], h)
+	*bp = b
+	return bp, b[start:]
+}
+
+// putFrame gives a frame's buffer back to the pool unless it is huge.
+func putFrame(bp *[]byte) {
+	if cap(*bp) <= maxPooledFrame {
+		*bp = (*bp)[:0]
 		framePool.Put(bp)
 	}
-	return err
 }
 
 // Ping sends a ping with payload p (at most 125 bytes); the peer's pong

@@ -28,12 +28,32 @@
 // keepalive pings find dead peers (WithPingInterval), and a peer that breaks
 // the protocol is closed with the code RFC 6455 asks for (1002).
 //
+// When the loop shuts down, each connection sends a close frame with 1001
+// (going away), after whatever a ShutdownHandler's OnShutdown sends, and
+// closes once it is flushed; OnClose reports CloseGoingAway and
+// engine.ErrShutdown.
+//
 // Backpressure: WriteMessage on the loop never refuses; past the engine's
 // high watermark the connection by default stops reading the peer until its
 // output drains (PauseReading), or is dropped (CloseSlow, for fan-out).
 // AsyncWriteMessage from other goroutines is bounded by the engine's async
 // write limit.
 //
-// Not supported yet: extensions (permessage-deflate), so every RSV bit is
-// refused; a client; broadcast across a group's loops.
+// Compression: WithCompression accepts permessage-deflate (RFC 7692), which
+// browsers, gorilla (EnableCompression) and coder/websocket offer. The
+// server answers server_no_context_takeover and client_no_context_takeover
+// (the RFC lets it impose both), so every message is a deflate stream of
+// its own and the compressor and decompressor come from pools shared by
+// all connections: an idle connection holds no compression state. Taking
+// over the contexts would compress streams of similar small messages
+// better, at about 40 KB per connection to inflate and several hundred to
+// deflate. compress/flate deflates with a 32 KB window only, so an offer
+// that limits the server's window (server_max_window_bits below 15) is
+// declined. A compressed message is inflated at most to WithMaxMessageSize
+// (1009 past it: a compression bomb costs no more than the limit); data
+// that does not inflate is 1007. Messages under 64 bytes are sent
+// uncompressed.
+//
+// Not supported yet: other extensions, so every other RSV bit is refused;
+// a client; broadcast across a group's loops.
 package websocket

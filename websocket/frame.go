@@ -39,6 +39,7 @@ const maxHeader = 14
 // header is a parsed frame header.
 type header struct {
 	fin    bool
+	rsv1   bool // permessage-deflate: the message is compressed
 	op     opcode
 	masked bool
 	mask   [4]byte
@@ -68,19 +69,27 @@ func protoErr(code int, format string, args ...any) error {
 // parseHeader parses the frame header at the start of b. It returns n == 0
 // and no error when b holds only part of a header. requireMask is a
 // server's rule that every client frame is masked (a client passes false
-// and refuses masked frames instead). No extension is negotiated, so every
-// RSV bit is refused.
-func parseHeader(b []byte, requireMask bool) (h header, n int, err error) {
+// and refuses masked frames instead). deflate says permessage-deflate was
+// negotiated, which gives RSV1 a meaning on a message's first frame; the
+// other RSV bits are always refused.
+func parseHeader(b []byte, requireMask, deflate bool) (h header, n int, err error) {
 	if len(b) < 2 {
 		return h, 0, nil
 	}
 	b0, b1 := b[0], b[1]
 	h.fin = b0&0x80 != 0
+	h.rsv1 = b0&0x40 != 0
 	h.op = opcode(b0 & 0x0F)
 	h.masked = b1&0x80 != 0
+	rsv := b0 & 0x70
+	if deflate {
+		rsv &^= 0x40
+	}
 	switch {
-	case b0&0x70 != 0:
-		return h, 0, protoErr(CloseProtocolError, "reserved bits 0x%x set with no extension", b0&0x70)
+	case rsv != 0:
+		return h, 0, protoErr(CloseProtocolError, "reserved bits 0x%x set with no extension", rsv)
+	case h.rsv1 && (h.op.control() || h.op == opContinuation):
+		return h, 0, protoErr(CloseProtocolError, "RSV1 on a control or continuation frame")
 	case !h.op.known():
 		return h, 0, protoErr(CloseProtocolError, "reserved opcode 0x%x", uint8(h.op))
 	case h.masked != requireMask:

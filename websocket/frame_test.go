@@ -16,11 +16,11 @@ func TestParseHeader(t *testing.T) {
 	for _, n := range []int{0, 1, 125, 126, 65535, 65536, 1 << 40} {
 		b := appendHeader(nil, true, opBinary, n, true, key)
 		for cut := range len(b) {
-			_, got, err := parseHeader(b[:cut], true)
+			_, got, err := parseHeader(b[:cut], true, false)
 			require.NoError(t, err)
 			require.Zero(t, got, "length %d cut at %d", n, cut)
 		}
-		h, got, err := parseHeader(b, true)
+		h, got, err := parseHeader(b, true, false)
 		require.NoError(t, err)
 		require.Equal(t, len(b), got)
 		require.Equal(t, header{fin: true, op: opBinary, masked: true, mask: key, length: int64(n)}, h)
@@ -37,15 +37,15 @@ func TestParseHeader(t *testing.T) {
 		"top bit":           {0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 	}
 	for name, b := range refused {
-		_, _, err := parseHeader(b, true)
+		_, _, err := parseHeader(b, true, false)
 		var pe *protocolError
 		require.True(t, errors.As(err, &pe), name)
 		require.Equal(t, CloseProtocolError, pe.code, name)
 		require.ErrorIs(t, err, ErrProtocol)
 	}
-	_, _, err := parseHeader([]byte{0x81, 0x80, 0, 0, 0, 0}, false)
+	_, _, err := parseHeader([]byte{0x81, 0x80, 0, 0, 0, 0}, false, false)
 	require.Error(t, err, "a client refuses masked frames")
-	_, n, err := parseHeader([]byte{0x81, 0x00}, false)
+	_, n, err := parseHeader([]byte{0x81, 0x00}, false, false)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 }

@@ -33,7 +33,7 @@ func FuzzFrames(f *testing.F) {
 		if (wholeErr == nil) != (splitErr == nil) || !bytes.Equal(whole, split) {
 			t.Fatalf("whole %x %v, split at %d %x %v", whole, wholeErr, cut, split, splitErr)
 		}
-		h, n, err := parseHeader(b, true)
+		h, n, err := parseHeader(b, true, false)
 		if err != nil || n == 0 {
 			return
 		}
@@ -42,7 +42,7 @@ func FuzzFrames(f *testing.F) {
 			t.Fatalf("accepted %+v", h)
 		}
 		again := appendHeader(nil, h.fin, h.op, int(h.length), true, h.mask)
-		h2, n2, err := parseHeader(again, true)
+		h2, n2, err := parseHeader(again, true, false)
 		if err != nil || n2 != len(again) || h2 != h {
 			t.Fatalf("round trip of %+v: %+v, %d, %v", h, h2, n2, err)
 		}
@@ -66,7 +66,7 @@ func parseAll(b []byte, cut int) ([]byte, error) {
 			if !inFrame {
 				var n int
 				var err error
-				h, n, err = parseHeader(buf, true)
+				h, n, err = parseHeader(buf, true, false)
 				if err != nil {
 					return out, err
 				}

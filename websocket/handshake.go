@@ -49,6 +49,7 @@ func (r *refusal) Unwrap() error { return ErrHandshake }
 // accepted is a valid handshake's answer.
 type accepted struct {
 	accept, subprotocol string
+	deflate             bool // permessage-deflate accepted (extensionAnswer)
 }
 
 // check validates an opening handshake (RFC 6455 §4.2.1).
@@ -73,7 +74,7 @@ func check(r handshakeRequest, cfg *config) (accepted, *refusal) {
 	if cfg.checkOrigin != nil && !cfg.checkOrigin(first(r, "Origin"), first(r, "Host")) {
 		return accepted{}, &refusal{status: http.StatusForbidden, why: "origin not allowed"}
 	}
-	a := accepted{accept: acceptKey(key)}
+	a := accepted{accept: acceptKey(key), deflate: cfg.compression && acceptDeflate(r)}
 	for _, p := range cfg.subprotocols {
 		if hasToken(r, "Sec-WebSocket-Protocol", p) {
 			a.subprotocol = p
@@ -143,10 +144,13 @@ func Upgrade(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...O
 		_, _ = w.WriteString(ref.why + "\n")
 		return ref
 	}
-	c := &Conn{h: h, cfg: cfg, subprotocol: a.subprotocol}
+	c := &Conn{h: h, cfg: cfg, subprotocol: a.subprotocol, deflate: a.deflate}
 	w.AddHeader("Sec-WebSocket-Accept", a.accept)
 	if a.subprotocol != "" {
 		w.AddHeader("Sec-WebSocket-Protocol", a.subprotocol)
+	}
+	if a.deflate {
+		w.AddHeader("Sec-WebSocket-Extensions", extensionAnswer)
 	}
 	if err := w.Upgrade("websocket", (*engineSide)(c)); err != nil {
 		w.SetStatus(http.StatusBadRequest)

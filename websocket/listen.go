@@ -74,11 +74,14 @@ func (s *handshaker) OnData(ec *engine.Conn, b []byte) {
 		out = append(out, "\r\nSec-WebSocket-Protocol: "...)
 		out = append(out, a.subprotocol...)
 	}
+	if a.deflate {
+		out = append(out, "\r\nSec-WebSocket-Extensions: "+extensionAnswer...)
+	}
 	out = append(out, "\r\n\r\n"...)
 	if _, err := ec.Write(out); err != nil {
 		return
 	}
-	c := &Conn{h: s.h, cfg: s.cfg, subprotocol: a.subprotocol}
+	c := &Conn{h: s.h, cfg: s.cfg, subprotocol: a.subprotocol, deflate: a.deflate}
 	if err := ec.SetHandler((*engineSide)(c), b[end:]); err != nil {
 		_ = ec.CloseWithError(err)
 	}

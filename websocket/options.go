@@ -40,6 +40,7 @@ type config struct {
 	subprotocols []string
 	checkOrigin  func(origin, host []byte) bool
 	slow         SlowConsumer
+	compression  bool
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -119,4 +120,17 @@ func WithSlowConsumer(p SlowConsumer) Option {
 		c.slow = p
 		return nil
 	}
+}
+
+// WithCompression accepts a client's offer of permessage-deflate (RFC
+// 7692): messages of 64 bytes or more are sent compressed, compressed
+// messages are inflated up to WithMaxMessageSize (1009 past it, so a
+// compression bomb costs no more than the limit). The server asks for no
+// context takeover in both directions, so a connection holds no
+// compression state between messages (the package doc says why). Off by
+// default: deflating costs CPU on every message, which small messages on
+// fast links rarely win back, and browsers offer it always, so a default
+// of on would decide that for every endpoint.
+func WithCompression(on bool) Option {
+	return func(c *config) error { c.compression = on; return nil }
 }

@@ -59,7 +59,7 @@ func (s *engineSide) OnData(ec *engine.Conn, b []byte) {
 			overLimit = true
 		}
 		if !c.inFrame {
-			h, n, err := parseHeader(b, true)
+			h, n, err := parseHeader(b, true, c.deflate)
 			if err != nil {
 				c.fail(err)
 				return
@@ -77,7 +77,7 @@ func (s *engineSide) OnData(ec *engine.Conn, b []byte) {
 				p := b[:h.length]
 				b = b[h.length:]
 				maskBytes(h.mask, 0, p)
-				c.wholeFrame(h.op, p)
+				c.wholeFrame(h, p)
 				continue
 			}
 			c.hdr, c.inFrame, c.remaining, c.maskPos = h, true, h.length, 0
@@ -117,6 +117,7 @@ func (c *Conn) startFrame(h header) error {
 	}
 	if h.op != opContinuation {
 		c.msgKind = MessageKind(h.op)
+		c.msgDeflated = h.rsv1
 		c.msg = c.msg[:0]
 	}
 	return nil
@@ -124,18 +125,41 @@ func (c *Conn) startFrame(h header) error {
 
 // wholeFrame handles a control frame or an unfragmented message that came
 // whole in one read: the payload is not copied.
-func (c *Conn) wholeFrame(op opcode, p []byte) {
+func (c *Conn) wholeFrame(h header, p []byte) {
+	op := h.op
 	if op.control() {
 		c.control(op, p)
 		return
 	}
 	c.msgKind = 0
+	if h.rsv1 {
+		c.deliverInflated(MessageKind(op), p)
+		return
+	}
 	if op == opText && !utf8.Valid(p) {
 		c.fail(protoErr(CloseInvalidPayload, "text message is not UTF-8"))
 		return
 	}
 	if !c.closeSent {
 		c.h.OnMessage(c, MessageKind(op), p)
+	}
+}
+
+// deliverInflated inflates a compressed message, bounded by the maximum
+// message size, checks text, and hands it on.
+func (c *Conn) deliverInflated(kind MessageKind, p []byte) {
+	bp, err := inflate(p, c.cfg.maxMessage)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	defer releaseInflated(bp)
+	if kind == Text && !utf8.Valid(*bp) {
+		c.fail(protoErr(CloseInvalidPayload, "text message is not UTF-8"))
+		return
+	}
+	if !c.closeSent {
+		c.h.OnMessage(c, kind, *bp)
 	}
 }
 
@@ -151,7 +175,7 @@ func (c *Conn) payload(p []byte) error {
 		}
 		return nil
 	}
-	if c.msgKind == Text && !c.msgText.write(p) {
+	if c.msgKind == Text && !c.msgDeflated && !c.msgText.write(p) {
 		return protoErr(CloseInvalidPayload, "text message is not UTF-8")
 	}
 	c.msg = append(c.msg, p...)
@@ -164,10 +188,12 @@ func (c *Conn) payload(p []byte) error {
 	}
 	kind := c.msgKind
 	c.msgKind = 0
-	if kind == Text && !c.msgText.done() {
+	switch {
+	case c.msgDeflated:
+		c.deliverInflated(kind, c.msg)
+	case kind == Text && !c.msgText.done():
 		return protoErr(CloseInvalidPayload, "text message ends inside a code point")
-	}
-	if !c.closeSent {
+	case !c.closeSent:
 		c.h.OnMessage(c, kind, c.msg)
 	}
 	if cap(c.msg) > maxIdleMessage {
@@ -225,6 +251,34 @@ func (s *engineSide) OnClose(ec *engine.Conn, err error) {
 	}
 	c.msg, c.ctl = nil, nil
 	c.h.OnClose(c, code, reason, why)
+}
+
+// OnShutdown implements engine.ShutdownHandler: the loop is shutting down.
+// The handler's OnShutdown (ShutdownHandler) may send a last message or
+// Close with a code of its own; then a close frame with 1001 (going away)
+// is sent unless one was, and the connection closes once it is flushed,
+// without waiting for the peer's answer (the loop is going). OnClose gets
+// the code sent and engine.ErrShutdown.
+func (s *engineSide) OnShutdown(ec *engine.Conn) {
+	c := (*Conn)(s)
+	if c.closeDone {
+		return
+	}
+	if sh, ok := c.h.(ShutdownHandler); ok && !c.closeSent {
+		sh.OnShutdown(c)
+		if c.closeDone {
+			return
+		}
+	}
+	if c.closeTimer != nil {
+		c.closeTimer.Cancel()
+		c.closeTimer = nil
+	}
+	if !c.closeSent {
+		c.closeCode, c.closeWhy = CloseGoingAway, ""
+		c.queueClose(CloseGoingAway, "")
+	}
+	c.shut(c.closeCode, c.closeWhy, engine.ErrShutdown)
 }
 
 func (s *engineSide) OnWritabilityChanged(ec *engine.Conn, writable bool) {

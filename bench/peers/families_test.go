@@ -49,8 +49,8 @@ func TestAutomatic(t *testing.T) {
 	t.Setenv(driver.ProfileEnv, "")
 	info, err := Automatic()
 	require.NoError(t, err)
-	b, err := engine.ParseBackend(info.Backend)
-	require.NoError(t, err)
+	var b engine.Backend
+	require.NoError(t, b.UnmarshalText([]byte(info.Backend)))
 	require.Equal(t, engine.DefaultThreading(b).String(), info.Threading)
 	require.NotEmpty(t, info.Detail, "why this backend")
 }

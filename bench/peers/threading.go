@@ -17,8 +17,8 @@ func RingloopModes() []string {
 // for its backend decides, as for any program (servers report the mode
 // their loop runs: Loop.Threading).
 func benchLoop(c Config, opts ...engine.Option) (*engine.Loop, error) {
-	t, err := engine.ParseThreading(c.Threading)
-	if err != nil {
+	var t engine.Threading
+	if err := t.UnmarshalText([]byte(c.Threading)); err != nil {
 		return nil, err
 	}
 	base := []engine.Option{engine.WithName("bench")}

@@ -46,8 +46,8 @@ func (a Auto) String() string {
 // threading mode: what a program that forces the backend and nothing else
 // gets (engine.DefaultThreading).
 func BackendDefault(r Row) bool {
-	b, err := engine.ParseBackend(r.Backend)
-	if err != nil || b == engine.BackendAuto || r.Family == "" {
+	var b engine.Backend
+	if err := b.UnmarshalText([]byte(r.Backend)); err != nil || b == engine.BackendAuto || r.Family == "" {
 		return false
 	}
 	return r.Threading == engine.DefaultThreading(b).String()

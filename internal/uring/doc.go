@@ -62,7 +62,12 @@
 // listener's O_NONBLOCK (IORING_ACCEPT_DONTWAIT is 6.10): it would arm a
 // poll, so the variant accepts with accept4(2), as the epoll driver does.
 // It needs only RECV and SEND (5.6), so every profile gets the same
-// variant; it has no MSG_RING (loops message it through task rings).
+// variant; it has no MSG_RING (loops message it through task rings). A
+// Wait with a single receive or send does it with recv(2) or send(2)
+// instead: one io_uring_enter for one op costs the SQE and CQE round trip
+// on top of the same system call (measured with the bench harness's
+// in-process echo, one connection: about 5% more messages a second;
+// TestReadyOneOpIsDirect), so the ring pays from two ops a Wait.
 //
 // The batch is written into the ring's shared memory from Go and entered
 // with a raw system call (no cgo call): a cgo call as long as a batch of
