@@ -57,7 +57,7 @@ func (cs *conn) serveStd(r *Request) {
 		cfg := cs.s.cfg
 		cs.base = context.WithValue(cfg.baseCtx, http.LocalAddrContextKey, cs.c.LocalAddr())
 		if cfg.connCtx != nil {
-			if ctx := cfg.connCtx(cs.base, cs.c); ctx != nil {
+			if ctx := cfg.connCtx(cs.base, cs.c.ec); ctx != nil {
 				cs.base = ctx
 			}
 		}
@@ -66,6 +66,7 @@ func (cs *conn) serveStd(r *Request) {
 		}
 	}
 	req.RemoteAddr = cs.remote
+	req.TLS = cs.tlsState()
 	ctx, cancel := context.WithCancelCause(cs.base)
 	sr := &stdRequest{
 		s: cs.s, loop: cs.c.Loop(), req: req.WithContext(ctx), cancel: cancel,

@@ -68,7 +68,12 @@ func TestHTTPClient(t *testing.T) {
 // client and checks every answer and that connections were reused.
 func clientRounds(t *testing.T, base string, g, n int) {
 	t.Helper()
-	tr := &http.Transport{MaxIdleConnsPerHost: g}
+	clientRoundsOn(t, &http.Transport{MaxIdleConnsPerHost: g}, base, g, n)
+}
+
+// clientRoundsOn is clientRounds through the transport tr.
+func clientRoundsOn(t *testing.T, tr *http.Transport, base string, g, n int) {
+	t.Helper()
 	defer tr.CloseIdleConnections()
 	cl := &http.Client{Transport: tr, Timeout: 20 * time.Second}
 	var reused atomic.Int64

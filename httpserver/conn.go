@@ -20,7 +20,7 @@ const lingerTime = 500 * time.Millisecond
 type conn struct {
 	s   *Server
 	ls  *loopState
-	c   *engine.Conn
+	c   link // the connection, over TLS or not
 	idx int
 
 	buf []byte // received bytes not yet consumed; the current request starts at buf[0]
@@ -52,7 +52,7 @@ type conn struct {
 func (cs *conn) setState(st http.ConnState) {
 	if fn := cs.s.cfg.connState; fn != nil && (cs.state != st || st == http.StateNew) {
 		cs.state = st
-		fn(cs.c, st)
+		fn(cs.c.ec, st)
 	}
 }
 
@@ -298,7 +298,7 @@ func (cs *conn) streams(b []byte) bool {
 	if !ok {
 		return false
 	}
-	r := &Request{b: b[:p.headEnd], p: p, conn: cs.c}
+	r := &Request{b: b[:p.headEnd], p: p, conn: cs.c.ec, tc: cs.c.tc}
 	return st.StreamBody(r)
 }
 
@@ -321,7 +321,7 @@ func (cs *conn) serveStreamed(b []byte) int {
 func (cs *conn) handOver(pending []byte) {
 	h := cs.upgrade
 	cs.upgrade = nil
-	if err := cs.c.SetHandler(h, pending); err != nil {
+	if err := cs.c.ec.SetHandler(h, pending); err != nil {
 		cs.lingering = true
 		_ = cs.c.Abort()
 		return
@@ -377,7 +377,7 @@ func (cs *conn) dispatch(b []byte, bs *Body) {
 	cs.setState(http.StateActive)
 	ls := cs.ls
 	r := &ls.req
-	r.b, r.p, r.conn, r.stream = b, &cs.p, cs.c, bs
+	r.b, r.p, r.conn, r.tc, r.stream = b, &cs.p, cs.c.ec, cs.c.tc, bs
 	if cs.s.fast != nil {
 		w := &ls.resp
 		w.reset(cs, r)
@@ -389,7 +389,7 @@ func (cs *conn) dispatch(b []byte, bs *Body) {
 	} else {
 		cs.serveStd(r)
 	}
-	r.b, r.p, r.conn, r.stream = nil, nil, nil, nil
+	r.b, r.p, r.conn, r.tc, r.stream = nil, nil, nil, nil, nil
 }
 
 // serveFast runs the fast handler; a panic is logged and resets the
@@ -397,7 +397,7 @@ func (cs *conn) dispatch(b []byte, bs *Body) {
 func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(cs.s.logger(), p, cs.c)
+			logPanic(cs.s.logger(), p, cs.c.ec)
 			cs.lingering, cs.keep = true, false
 			_ = cs.c.Abort()
 		}

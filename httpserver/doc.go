@@ -4,8 +4,9 @@
 // builds a Server; Listen serves it on one *engine.Loop or a
 // *loopgroup.Group, with any of loopgroup's reactor models (main/sub with
 // loopgroup.WithBoss, single, loopgroup.WithListenerPerLoop); Shutdown(ctx)
-// and Close end it as net/http's do. Socket and connection options are
-// engine.ConnOption values, given through loopgroup.WithConnOptions.
+// and Close end it as net/http's do; ListenTLS serves HTTPS (see TLS below).
+// Socket and connection options are engine.ConnOption values, given
+// through loopgroup.WithConnOptions.
 //
 // # Parsing
 //
@@ -149,6 +150,7 @@
 // engine.Handler on the same loop, with no goroutine at all (the websocket
 // package builds on it). Either way the server no longer counts the
 // connection (Shutdown does not wait for it; the loop's shutdown closes it).
+// Neither works over TLS (see TLS below).
 // The ResponseController's deadline setters and EnableFullDuplex return
 // http.ErrNotSupported: the server's timeouts bound the connection.
 //
@@ -157,6 +159,47 @@
 // (BaseContext, given the context), WithConnContext (ConnContext) and
 // Server.RegisterOnShutdown. No Server header is sent unless WithServerName
 // asks for one.
+//
+// # TLS
+//
+// ListenTLS(loops, network, addr, certFile, keyFile) serves HTTPS on either
+// API, inline mode included, as net/http's ListenAndServeTLS: the files
+// hold a PEM certificate (chain) and key, and may be empty when the
+// configuration given with WithTLSConfig has Certificates or
+// GetCertificate. The configuration is an option, not a field as
+// net/http's Server.TLSConfig, because every setting of a Server here is
+// an option; it means the same: ListenTLS serves a clone of it, so one
+// *tls.Config (with SNI's GetCertificate, client certificates, session
+// tickets) can serve several servers. Listen ignores it, as net/http's
+// ListenAndServe does.
+//
+// crypto/tls itself runs on the loops (package looptls): records are
+// decrypted and encrypted on the connection's loop, and an established
+// connection costs no goroutine; each handshake runs on a short-lived
+// goroutine, bounded by the read-header timeout (or the read timeout, as
+// net/http bounds it). ALPN offers "http/1.1" and never "h2", which
+// ListenTLS removes from the configuration's NextProtos: this server has
+// no HTTP/2, and a client told "h2" would speak it. A connection that
+// negotiates another protocol listed there (ACME's "acme-tls/1") is closed
+// after its handshake, as net/http does. A failed handshake (a plain HTTP
+// client on the TLS port among them; net/http answers that one with a 400,
+// this server just closes) is logged at warning level through WithLogger's
+// logger.
+//
+// The adapter's *http.Request carries r.TLS as net/http's (one
+// ConnectionState per connection, shared by its requests; ServerName from
+// SNI, NegotiatedProtocol "http/1.1", PeerCertificates); r.URL has no
+// scheme and r.Host comes from the request, as in net/http. The fast API
+// has Request.TLS. The watermarks and Response.Flush's waits count the
+// ciphertext waiting for the socket. WithConnState and WithConnContext get
+// the engine connection under the TLS one, from the end of the handshake
+// (net/http reports StateNew at accept). Hijack and Response.Upgrade
+// refuse a TLS connection (ErrHijackTLS, ErrUpgradeTLS): both hand over
+// the socket, while the TLS session's keys and record numbers live in the
+// loop's TLS connection. A client's close_notify closes the connection
+// (looptls has no half-close for its handlers yet): the fast API and
+// inline mode have answered what came before it, but the adapter on
+// goroutines loses the answers of requests still in flight then.
 //
 // # Differences from net/http
 //

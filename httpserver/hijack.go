@@ -26,6 +26,8 @@ var errHijackInline = errors.New("httpserver: Hijack needs the handler on its ow
 func (w *stdWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	sr := w.sr
 	switch {
+	case sr.cs.c.tc != nil:
+		return nil, nil, ErrHijackTLS
 	case sr.inline:
 		return nil, nil, errHijackInline
 	case w.hijacked:
@@ -70,7 +72,7 @@ func (cs *conn) hijack() (*netconn.Conn, error) {
 	if cs.receiving() {
 		return nil, errBodyHijack
 	}
-	nc, err := netconn.Hijack(cs.c, cs.buf)
+	nc, err := netconn.Hijack(cs.c.ec, cs.buf)
 	if err != nil {
 		return nil, err
 	}

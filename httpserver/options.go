@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,6 +48,7 @@ type config struct {
 	connState  func(*engine.Conn, http.ConnState)
 	baseCtx    context.Context
 	connCtx    func(context.Context, *engine.Conn) context.Context
+	tls        *tls.Config // ListenTLS's (WithTLSConfig)
 }
 
 func newConfig(opts []Option) (*config, error) {

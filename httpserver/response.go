@@ -162,6 +162,8 @@ func (w *Response) Upgrade(protocol string, h engine.Handler) error {
 		return errors.New("httpserver: Upgrade after Flush or Defer")
 	case w.minor == 0:
 		return errors.New("httpserver: Upgrade of an HTTP/1.0 request")
+	case w.cs.c.tc != nil:
+		return ErrUpgradeTLS
 	case w.cs.rb != nil:
 		return errors.New("httpserver: Upgrade of a request with a streamed body")
 	}

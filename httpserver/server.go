@@ -112,7 +112,12 @@ func (s *Server) Listen(loops engine.Loops, network, addr string, opts ...loopgr
 	if s.closing.Load() {
 		return nil, ErrServerClosed
 	}
-	srv, err := loopgroup.Serve(loops, network, addr, (*handler)(s), opts...)
+	return s.serve(loops, network, addr, (*handler)(s), opts)
+}
+
+// serve serves h's connections (plain or TLS) on addr.
+func (s *Server) serve(loops engine.Loops, network, addr string, h engine.Handler, opts []loopgroup.ServerOption) (net.Addr, error) {
+	srv, err := loopgroup.Serve(loops, network, addr, h, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -334,16 +339,28 @@ type handler Server
 
 // OnOpen implements engine.Handler.
 func (h *handler) OnOpen(c *engine.Conn) {
-	s := (*Server)(h)
-	s.live.Add(1)
-	ls := s.stateFor(c.Loop())
-	cs := &conn{s: s, ls: ls, c: c, keep: true}
-	cs.p.lim = &s.cfg.limits
+	cs := (*Server)(h).newConn(link{ec: c})
 	c.SetValue(cs)
-	ls.add(cs)
+	cs.open()
+}
+
+// newConn counts a new connection and makes its state (on its loop). The
+// caller attaches it to the connection and then calls open.
+func (s *Server) newConn(l link) *conn {
+	s.live.Add(1)
+	cs := &conn{s: s, ls: s.stateFor(l.Loop()), c: l, keep: true}
+	cs.p.lim = &s.cfg.limits
+	return cs
+}
+
+// open starts serving a new connection: closed at once when the server is
+// closing, else given until its first request's deadline.
+func (cs *conn) open() {
+	s := cs.s
+	cs.ls.add(cs)
 	cs.setState(http.StateNew)
 	if s.closing.Load() {
-		_ = c.Close()
+		_ = cs.c.Close()
 		return
 	}
 	// A new connection must send its first request's head in time, as in
@@ -359,9 +376,10 @@ func (h *handler) OnOpen(c *engine.Conn) {
 func (*handler) OnData(c *engine.Conn, b []byte) { c.Value().(*conn).onData(b) }
 
 // OnClose implements engine.Handler.
-func (h *handler) OnClose(c *engine.Conn, err error) {
-	s := (*Server)(h)
-	cs := c.Value().(*conn)
+func (h *handler) OnClose(c *engine.Conn, err error) { (*Server)(h).closed(c.Value().(*conn), err) }
+
+// closed ends a connection's state once it has closed.
+func (s *Server) closed(cs *conn, err error) {
 	cs.onClose(err)
 	cs.setState(http.StateClosed)
 	s.live.Add(-1)

@@ -94,10 +94,11 @@ const (
 	reqAbort
 	reqPause
 	reqResume
+	reqCloseWrite
 	reqQueued
 )
 
-// ctl carries Close, Abort, PauseRead and ResumeRead asked off the loop to
+// ctl carries Close, CloseWrite, Abort, PauseRead and ResumeRead asked off the loop to
 // it: one pre-built task, queued at most once at a time.
 type ctl struct {
 	c    *Conn
@@ -132,6 +133,9 @@ func (t *ctl) Run() {
 		c.ResumeRead()
 	case r&reqPause != 0:
 		c.PauseRead()
+	}
+	if r&reqCloseWrite != 0 {
+		c.closeWrite()
 	}
 	if r&reqClose != 0 {
 		err := error(ErrConnClosed)

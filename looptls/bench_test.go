@@ -47,7 +47,7 @@ func (echo) OnClose(*looptls.Conn, error)     {}
 // messages; ns/op and allocs/op are per round trip (both sides: two
 // encryptions and two decryptions), in steady state.
 func BenchmarkEcho(b *testing.B) {
-	p := newPKI(b)
+	p := testenv.NewPKI(b)
 	for _, c := range testenv.Combos() {
 		if c.Profile != "native" {
 			continue
@@ -60,7 +60,7 @@ func BenchmarkEcho(b *testing.B) {
 			}
 			defer loop.Close()
 			ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", looptls.Server(echo{}, &tls.Config{
-				Certificates: []tls.Certificate{p.leaf(b, "localhost", "localhost")},
+				Certificates: []tls.Certificate{p.Leaf(b, "localhost", "localhost")},
 			}))
 			if err != nil {
 				b.Fatal(err)
@@ -69,7 +69,7 @@ func BenchmarkEcho(b *testing.B) {
 			pg := &pinger{msg: make([]byte, 1024), done: make(chan struct{}, 1), opened: make(chan struct{}, 1)}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			if _, err := engine.Dial(ctx, loop, "tcp", ln.Addr().String(), looptls.Client(pg, &tls.Config{RootCAs: p.pool, ServerName: "localhost"})); err != nil {
+			if _, err := engine.Dial(ctx, loop, "tcp", ln.Addr().String(), looptls.Client(pg, &tls.Config{RootCAs: p.Pool, ServerName: "localhost"})); err != nil {
 				b.Fatal(err)
 			}
 			<-pg.opened

@@ -266,6 +266,28 @@ func (c *Conn) CloseWithError(err error) error {
 	return c.ctl.request(reqClose)
 }
 
+// CloseWrite half-closes: it sends close_notify after what was written
+// and shuts down the sending side (engine.Conn.CloseWrite); reading goes
+// on, so a server can finish reading a peer it has answered. Later writes
+// fail. Once the peer closes too, OnClose follows.
+func (c *Conn) CloseWrite() error {
+	if c.ec.Loop().InEventLoop() {
+		c.closeWrite()
+		return nil
+	}
+	return c.ctl.request(reqCloseWrite)
+}
+
+func (c *Conn) closeWrite() {
+	if c.st != stOpen {
+		return
+	}
+	c.async.flush() // what AsyncWrite accepted goes before close_notify
+	c.async.close(ErrConnClosed)
+	_ = c.tc.CloseWrite()
+	_ = c.ec.CloseWrite()
+}
+
 // Abort closes at once, without close_notify, dropping unsent bytes.
 func (c *Conn) Abort() error {
 	if c.ec.Loop().InEventLoop() {

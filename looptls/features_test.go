@@ -33,7 +33,7 @@ func roundTrip(t *testing.T, tc *tls.Conn, msg string) {
 // TestResumption: a client with a session cache resumes its session on the
 // second connection (tickets, TLS 1.2 and 1.3), and the handler sees it.
 func TestResumption(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 			t.Run(tls.VersionName(v), func(t *testing.T) {
@@ -60,8 +60,8 @@ func TestResumption(t *testing.T) {
 // TestSNI: GetCertificate picks one of two certificates by the name the
 // client asks for; each client verifies the one for its name.
 func TestSNI(t *testing.T) {
-	p := newPKI(t)
-	certs := map[string]tls.Certificate{"a.test": p.leaf(t, "a.test", "a.test"), "b.test": p.leaf(t, "b.test", "b.test")}
+	p := testenv.NewPKI(t)
+	certs := map[string]tls.Certificate{"a.test": p.Leaf(t, "a.test", "a.test"), "b.test": p.Leaf(t, "b.test", "b.test")}
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
@@ -72,7 +72,7 @@ func TestSNI(t *testing.T) {
 			return nil, fmt.Errorf("no certificate for %q", hi.ServerName)
 		}})
 		for _, name := range []string{"a.test", "b.test"} {
-			tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.pool, ServerName: name})
+			tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.Pool, ServerName: name})
 			require.NoError(t, err)
 			roundTrip(t, tc, "hi "+name)
 			require.Equal(t, name, tc.ConnectionState().PeerCertificates[0].Subject.CommonName)
@@ -81,7 +81,7 @@ func TestSNI(t *testing.T) {
 			require.ErrorIs(t, <-r.closes, io.EOF)
 		}
 		// A name with no certificate fails the handshake on both sides.
-		_, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.pool, ServerName: "c.test"})
+		_, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.Pool, ServerName: "c.test"})
 		require.Error(t, err)
 		err = <-r.hsErrs
 		require.ErrorIs(t, err, looptls.ErrHandshake)
@@ -92,14 +92,14 @@ func TestSNI(t *testing.T) {
 // TestClientAuth: a server that requires client certificates sees the
 // verified chain of a client that has one and refuses one that has none.
 func TestClientAuth(t *testing.T) {
-	p := newPKI(t)
-	client := p.leaf(t, "client-1")
+	p := testenv.NewPKI(t)
+	client := p.Leaf(t, "client-1")
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
 		cfg := serverConfig(t, p)
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
-		cfg.ClientCAs = p.pool
+		cfg.ClientCAs = p.Pool
 		addr := serve(t, c, r, cfg)
 
 		ccfg := clientConfig(p)
@@ -133,7 +133,7 @@ func TestClientAuth(t *testing.T) {
 // certificate sends an alert; the handler learns of it as a handshake
 // error naming the alert.
 func TestPeerRefusesCertificate(t *testing.T) {
-	p, other := newPKI(t), newPKI(t)
+	p, other := testenv.NewPKI(t), testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
@@ -163,7 +163,7 @@ func (b byteConn) Write(p []byte) (int, error) {
 // TestByteAtATime: a peer that sends its handshake and a 16 KiB record one
 // byte at a time is served.
 func TestByteAtATime(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
@@ -181,7 +181,7 @@ func TestByteAtATime(t *testing.T) {
 // cut by the handshake timeout; the handler learns ErrHandshakeTimeout and
 // the peer reads the end of the connection.
 func TestStalledHandshake(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	// The first bytes of a real ClientHello.
 	var hello bytes.Buffer
 	{
@@ -239,7 +239,7 @@ func (cc *corruptConn) Write(p []byte) (int, error) {
 // connection: the handler's OnClose names the error, and the peer gets
 // the bad_record_mac alert.
 func TestCorruptedRecord(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 			t.Run(tls.VersionName(v), func(t *testing.T) {
@@ -286,7 +286,7 @@ func (hc *halfConn) Write(p []byte) (int, error) {
 // connection with io.ErrUnexpectedEOF, one that closes between records
 // with io.EOF.
 func TestTruncatedRecord(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
@@ -317,7 +317,7 @@ func TestTruncatedRecord(t *testing.T) {
 // io.ErrUnexpectedEOF; a handler that keeps more than the keep limit gets
 // engine.ErrKeepLimit.
 func TestKeep(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()

@@ -80,16 +80,16 @@ func newLoop(t *testing.T, c testenv.Combo) *engine.Loop {
 
 // serverConfig is a server's tls.Config with one certificate for
 // localhost and 127.0.0.1, offering http/1.1 by ALPN.
-func serverConfig(t *testing.T, p *pki) *tls.Config {
+func serverConfig(t *testing.T, p *testenv.PKI) *tls.Config {
 	return &tls.Config{
-		Certificates: []tls.Certificate{p.leaf(t, "localhost", "localhost", "127.0.0.1")},
+		Certificates: []tls.Certificate{p.Leaf(t, "localhost", "localhost", "127.0.0.1")},
 		NextProtos:   []string{"http/1.1"},
 	}
 }
 
 // clientConfig trusts p's CA.
-func clientConfig(p *pki) *tls.Config {
-	return &tls.Config{RootCAs: p.pool, ServerName: "localhost"}
+func clientConfig(p *testenv.PKI) *tls.Config {
+	return &tls.Config{RootCAs: p.Pool, ServerName: "localhost"}
 }
 
 var patternOnce sync.Once

@@ -22,7 +22,7 @@ import (
 // ALPN and SNI; the client's Close (close_notify) reaches OnClose as
 // io.EOF.
 func TestGoClientEcho(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 			t.Run(tls.VersionName(v), func(t *testing.T) {
@@ -77,14 +77,14 @@ func run(t *testing.T, stdin string, name string, args ...string) string {
 // TestCurl: curl verifies the server against the generated CA, negotiates
 // http/1.1 by ALPN and reads the answer.
 func TestCurl(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
 		r.http = true
 		addr := serve(t, c, r, serverConfig(t, p))
 		port := addr[strings.LastIndexByte(addr, ':')+1:]
-		out := run(t, "", "curl", "-sS", "--max-time", "30", "--cacert", p.caFile,
+		out := run(t, "", "curl", "-sS", "--max-time", "30", "--cacert", p.CAFile,
 			"--resolve", "localhost:"+port+":127.0.0.1", "https://localhost:"+port+"/")
 		require.Equal(t, "hello\n", out)
 		o := <-r.opens
@@ -98,14 +98,14 @@ func TestCurl(t *testing.T) {
 // its stdin and prints the answer; the server's close (close_notify) ends
 // it.
 func TestOpenSSL(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
 		r.http = true
 		addr := serve(t, c, r, serverConfig(t, p))
 		out := run(t, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", "openssl", "s_client",
-			"-connect", addr, "-servername", "localhost", "-CAfile", p.caFile,
+			"-connect", addr, "-servername", "localhost", "-CAfile", p.CAFile,
 			"-verify_return_error", "-alpn", "http/1.1", "-quiet")
 		require.True(t, strings.HasSuffix(out, "\r\n\r\nhello\n"), "output: %q", out)
 		o := <-r.opens

@@ -23,7 +23,7 @@ import (
 // TestIdleConnectionsHoldNoGoroutine: 200 established, idle TLS
 // connections cost no goroutine: the handshake goroutines have ended.
 func TestIdleConnectionsHoldNoGoroutine(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
@@ -80,7 +80,7 @@ func (rc *recordConn) Read(p []byte) (int, error) {
 // TLS 1.2 an alert record is visible on the wire), after the bytes it
 // wrote.
 func TestCloseNotify(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
@@ -133,7 +133,7 @@ func (r *clientRec) OnClose(_ *looptls.Conn, err error) { r.closes <- err }
 // and to a looptls server, verifies them, resumes its session with a
 // ClientSessionCache, and closes with close_notify.
 func TestClient(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		goLn, err := tls.Listen("tcp", "127.0.0.1:0", serverConfig(t, p))
@@ -208,7 +208,7 @@ func (h *pauser) OnClose(_ *looptls.Conn, err error) { h.closes <- err }
 // until ResumeRead (off the loop) delivers them; AsyncWrite from another
 // goroutine encrypts on the loop, in order, before Close's close_notify.
 func TestPauseAndAsyncWrite(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		h := &pauser{resume: make(chan *looptls.Conn, 1024), closes: make(chan error, 1)}
@@ -270,14 +270,14 @@ func TestPauseAndAsyncWrite(t *testing.T) {
 // pauses while the handshake catches up and resumes once it has read:
 // handshakes with a client certificate chain still complete.
 func TestHandshakeByteBound(t *testing.T) {
-	p := newPKI(t)
-	client := p.leaf(t, "client-1")
+	p := testenv.NewPKI(t)
+	client := p.Leaf(t, "client-1")
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
 		cfg := serverConfig(t, p)
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
-		cfg.ClientCAs = p.pool
+		cfg.ClientCAs = p.Pool
 		addr := serve(t, c, r, cfg, looptls.WithMaxHandshakeBytes(64))
 		for range 3 {
 			ccfg := clientConfig(p)
@@ -308,7 +308,7 @@ func (f *flood) OnWritabilityChanged(_ *looptls.Conn, w bool) {
 // TestWritability: the engine connection's watermarks count ciphertext,
 // and a WritabilityHandler learns of their crossings.
 func TestWritability(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		f := &flood{changes: make(chan bool, 16)}
@@ -322,5 +322,47 @@ func TestWritability(t *testing.T) {
 		require.Equal(t, payload(2<<20), got[2<<20:])
 		require.False(t, <-f.changes)
 		require.True(t, <-f.changes)
+	})
+}
+
+// halfCloser answers "bye" with "ok" and CloseWrite, and reports every
+// later delivery and the close.
+type halfCloser struct {
+	data   chan string
+	closes chan error
+}
+
+func (h *halfCloser) OnOpen(*looptls.Conn) {}
+func (h *halfCloser) OnData(c *looptls.Conn, b []byte) {
+	if string(b) == "bye" {
+		_, _ = c.Write([]byte("ok"))
+		_ = c.CloseWrite()
+		return
+	}
+	h.data <- string(b)
+}
+func (h *halfCloser) OnClose(_ *looptls.Conn, err error) { h.closes <- err }
+
+// TestCloseWrite: CloseWrite sends what was written and close_notify (the
+// client reads a clean EOF), and the server still reads what the client
+// sends afterwards, until the client closes.
+func TestCloseWrite(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		h := &halfCloser{data: make(chan string, 16), closes: make(chan error, 1)}
+		addr := serve(t, c, h, serverConfig(t, p))
+		tc := dial(t, addr, clientConfig(p))
+		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
+		_, err := tc.Write([]byte("bye"))
+		require.NoError(t, err)
+		b, err := io.ReadAll(tc)
+		require.NoError(t, err, "close_notify ends the stream cleanly")
+		require.Equal(t, "ok", string(b))
+		_, err = tc.Write([]byte("after"))
+		require.NoError(t, err)
+		require.Equal(t, "after", <-h.data)
+		require.NoError(t, tc.Close())
+		require.Error(t, <-h.closes)
 	})
 }

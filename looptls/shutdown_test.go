@@ -26,7 +26,7 @@ func (r byeRecorder) OnShutdown(c *looptls.Conn) { _, _ = c.Write([]byte("bye"))
 // clean io.EOF; OnClose gets engine.ErrShutdown. A handler without
 // OnShutdown gets close_notify too.
 func TestShutdownSendsCloseNotify(t *testing.T) {
-	p := newPKI(t)
+	p := testenv.NewPKI(t)
 	handlers := []struct {
 		name string
 		h    func(r *recorder) looptls.Handler

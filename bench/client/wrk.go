@@ -19,6 +19,7 @@ type WrkConfig struct {
 	Depth    int      // > 1 pipelines through Script
 	Script   string   // path of scripts/pipeline.lua
 	Wrap     []string // argv prefix, e.g. taskset -c 1
+	TLS      bool     // https: wrk speaks TLS (it verifies no certificate)
 }
 
 // WrkResult is what wrk reported.
@@ -39,7 +40,11 @@ func RunWrk(ctx context.Context, c WrkConfig) (WrkResult, error) {
 	if c.Depth > 1 {
 		args = append(args, "-s", c.Script)
 	}
-	args = append(args, "http://"+c.Addr+"/plaintext")
+	scheme := "http://"
+	if c.TLS {
+		scheme = "https://"
+	}
+	args = append(args, scheme+c.Addr+"/plaintext")
 	if c.Depth > 1 {
 		args = append(args, "--", strconv.Itoa(c.Depth))
 	}

@@ -17,11 +17,13 @@ import (
 type Kind string
 
 // The protocols the harness drives. TLSEcho is echo inside TLS 1.3: its
-// own kind, so its cases drive only TLS peers, with the TLS client.
+// own kind, so its cases drive only TLS peers, with the TLS client; HTTPS
+// is HTTP plaintext inside TLS 1.3 (wrk over https), likewise.
 const (
 	Echo    Kind = "echo"
 	TLSEcho Kind = "tls-echo"
 	HTTP    Kind = "http"
+	HTTPS   Kind = "https"
 )
 
 // Order lists the peers in report order; registered peers missing from it
@@ -31,6 +33,7 @@ var Order = []string{
 	"net+tls", "netconn+tls-uring", "netconn+tls-epoll", "looptls-uring", "looptls-epoll", // echo over TLS
 	"ringloop-http-uring", "ringloop-http-epoll", "ringloop-http-adapter-uring", "ringloop-http-adapter-epoll", // http: ringloop's server
 	"net/http", "net/http-on-ringloop-uring", "net/http-on-ringloop-epoll", "fasthttp", "gnet-http", // http: the others
+	"net/http+tls", "ringloop-http-tls-uring", "ringloop-http-tls-epoll", "ringloop-http-adapter-tls-uring", "ringloop-http-adapter-tls-epoll", // https
 }
 
 // Config is what a server is started with.

@@ -1,16 +1,19 @@
 package peers
 
 import (
+	"crypto/tls"
+	"net"
+
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
 )
 
 func init() {
 	registerFamily("ringloop-http", HTTP, FamilyHTTP, "ringloop httpserver, fast API (handler on the loop, 0 allocs/request), one loop",
-		func(b engine.Backend, c Config) (Server, error) { return startRingloopHTTP(b, c, false) })
+		func(b engine.Backend, c Config) (Server, error) { return startRingloopHTTP(b, c, false, nil) })
 	registerFamily("ringloop-http-adapter", HTTP, FamilyAdapter,
 		"ringloop httpserver serving an http.Handler (the net/http peer's handler; a goroutine per request, response written back on the loop), one loop",
-		func(b engine.Backend, c Config) (Server, error) { return startRingloopHTTP(b, c, true) })
+		func(b engine.Backend, c Config) (Server, error) { return startRingloopHTTP(b, c, true, nil) })
 }
 
 // ringloopHTTP is one loop serving the plaintext answer.
@@ -23,25 +26,36 @@ type ringloopHTTP struct {
 
 var plaintext = []byte(PlaintextBody)
 
-func startRingloopHTTP(b engine.Backend, c Config, adapter bool) (Server, error) {
+// startRingloopHTTP serves the fast API's answer or, with adapter, the
+// net/http peer's handler; with tlsCfg, over TLS (ListenTLS).
+func startRingloopHTTP(b engine.Backend, c Config, adapter bool, tlsCfg *tls.Config) (Server, error) {
 	loop, err := benchLoop(c, engine.WithBackend(b))
 	if err != nil {
 		return nil, err
 	}
 	var srv *httpserver.Server
+	var opts []httpserver.Option
+	if tlsCfg != nil {
+		opts = append(opts, httpserver.WithTLSConfig(tlsCfg))
+	}
 	if adapter {
-		srv, err = httpserver.NewHTTP(plaintextHandler("ringloop"))
+		srv, err = httpserver.NewHTTP(plaintextHandler("ringloop"), opts...)
 	} else {
 		srv, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, _ *httpserver.Request) {
 			w.AddHeader("Content-Type", "text/plain")
 			_, _ = w.Write(plaintext)
-		}), httpserver.WithServerName("ringloop")) // the plaintext rules ask for Server, as the other peers send
+		}), append(opts, httpserver.WithServerName("ringloop"))...) // the plaintext rules ask for Server, as the other peers send
 	}
 	if err != nil {
 		_ = loop.Close()
 		return nil, err
 	}
-	a, err := srv.Listen(loop, "tcp", c.Addr)
+	var a net.Addr
+	if tlsCfg != nil {
+		a, err = srv.ListenTLS(loop, "tcp", c.Addr, "", "")
+	} else {
+		a, err = srv.Listen(loop, "tcp", c.Addr)
+	}
 	if err != nil {
 		_ = loop.Close()
 		return nil, err

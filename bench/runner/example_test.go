@@ -21,5 +21,6 @@ func ExampleSuite() {
 	// pinned-1: echo, 64 conn, 128 B: system calls
 	// pinned-1: echo, 10000 idle connections
 	// pinned-1: TLS echo, 64 conn, 1 KiB
+	// pinned-1: HTTPS plaintext keep-alive, 50 conn (wrk)
 	// pinned-1: echo server at rest, no client, 3s
 }

@@ -22,7 +22,8 @@ import (
 // Baselines are the peers each kind's ratio column divides by: the C server
 // is the floor for echo, net/http the declared baseline for HTTP, and net's
 // listener the one ringloop's net.Conn is judged against under TLS.
-var Baselines = map[string]string{string(peers.Echo): "c-liburing", string(peers.HTTP): "net/http", string(peers.TLSEcho): "net+tls"}
+var Baselines = map[string]string{string(peers.Echo): "c-liburing", string(peers.HTTP): "net/http", string(peers.TLSEcho): "net+tls",
+	string(peers.HTTPS): "net/http+tls"}
 
 // ownSections are the kinds whose cases the report gathers under a heading
 // of their own rather than under their scenario's.
@@ -31,6 +32,7 @@ var ownSections = []struct {
 	title string
 }{
 	{peers.TLSEcho, "TLS echo: crypto/tls 1.3 on the loop (looptls), over ringloop's net.Conn (netconn) and over net's"},
+	{peers.HTTPS, "HTTPS: httpserver with TLS 1.3 on the loop (looptls) and net/http over crypto/tls"},
 }
 
 func ownSection(kind string) bool {
@@ -314,7 +316,7 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 		}
 	default:
 		unit := "msgs/s"
-		if cr.Kind == string(peers.HTTP) {
+		if cr.Kind == string(peers.HTTP) || cr.Kind == string(peers.HTTPS) {
 			unit = "req/s"
 		}
 		base := Baselines[cr.Kind]

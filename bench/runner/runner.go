@@ -345,7 +345,7 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 		total = float64(res.Total)
 	case LoadWrk:
 		res, err := client.RunWrk(ctx, client.WrkConfig{Addr: srv.addr, Conns: c.Conns, Duration: c.Duration, Depth: c.Depth,
-			Script: filepath.Join(r.Root, "scripts", "pipeline.lua"), Wrap: r.wrap(c)})
+			Script: filepath.Join(r.Root, "scripts", "pipeline.lua"), Wrap: r.wrap(c), TLS: c.Kind == peers.HTTPS})
 		if err != nil {
 			return err
 		}

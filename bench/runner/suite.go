@@ -71,6 +71,9 @@ func (c Case) Title() string {
 		}
 		return fmt.Sprintf("echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
 	case LoadWrk:
+		if c.Kind == peers.HTTPS {
+			return fmt.Sprintf("HTTPS plaintext keep-alive, %d conn (wrk)", c.Conns)
+		}
 		if c.Depth > 1 {
 			return fmt.Sprintf("HTTP plaintext, %d conn, pipelined %d deep (wrk)", c.Conns, c.Depth)
 		}
@@ -134,6 +137,7 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "sys-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadSyscalls, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
 		add(Case{ID: "sys-http", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadSyscalls, Conns: 2, Rounds: 1, Warmup: w, Duration: d, Only: []string{"net/http"}})
 		add(Case{ID: "tls-echo", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: 2, Size: 1024, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "https", Scenario: Pinned1, Kind: peers.HTTPS, Load: LoadWrk, Conns: 4, Rounds: 1, Duration: time.Second})
 		add(Case{ID: "rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond})
 	case Quick:
 		d, w := 1500*time.Millisecond, 250*time.Millisecond
@@ -146,6 +150,7 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "p1-sys-echo-c64", Scenario: Pinned1, Kind: peers.Echo, Load: LoadSyscalls, Conns: 64, Size: 128, Rounds: 1, Warmup: w, Duration: time.Second})
 		add(Case{ID: "p1-idle-echo-10k", Scenario: Pinned1, Kind: peers.Echo, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1})
 		add(Case{ID: "p1-tls-echo-c64-1024", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: 64, Size: 1024, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "p1-https-c50", Scenario: Pinned1, Kind: peers.HTTPS, Load: LoadWrk, Conns: 50, Rounds: 1, Duration: 2 * time.Second})
 		add(Case{ID: "p1-rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: time.Second, Duration: 3 * time.Second})
 	case Full:
 		d, w, r := time.Second, 150*time.Millisecond, 5
@@ -165,6 +170,7 @@ func Suite(m Mode) ([]Case, error) {
 		}
 		add(Case{ID: "p1-http-c50", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 50, Rounds: r, Duration: time.Second})
 		add(Case{ID: "p1-http-c256", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 256, Rounds: r, Duration: time.Second})
+		add(Case{ID: "p1-https-c50", Scenario: Pinned1, Kind: peers.HTTPS, Load: LoadWrk, Conns: 50, Rounds: r, Duration: time.Second})
 		add(Case{ID: "p1-http-c256-p16", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 256, Depth: 16, Rounds: r, Duration: time.Second, AutoOnly: lean})
 		// Half the slowest peak: every server keeps up, latency compares.
 		// 70% of net/http's: the httpserver's p99 goal (a server slower

@@ -1,20 +1,24 @@
 // Command httpserver is a small JSON service on ringloop's HTTP server: one
 // loop per GOMAXPROCS, each with its own SO_REUSEPORT listener, handlers on
-// the fast API, graceful shutdown on SIGINT or SIGTERM.
+// the fast API, graceful shutdown on SIGINT or SIGTERM. Given -cert and
+// -key (PEM files) it serves HTTPS instead, with TLS run by the loops.
 //
 //	go run ./examples/httpserver -addr 127.0.0.1:8080
 //	curl localhost:8080/                      # text
 //	curl localhost:8080/status                # JSON: requests served, loop, time
 //	curl -d '{"name":"gopher"}' localhost:8080/greet   # JSON in, JSON out
 //
-// Its first line on stdout is "listening ADDR backend=NAME".
+//	go run ./examples/httpserver -addr 127.0.0.1:8443 -cert cert.pem -key key.pem
+//	curl --cacert ca.pem https://localhost:8443/
+//
+// It logs "listening on ADDR (backend NAME, http|https)" once serving.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
+	"log"
 	"net"
 	"os"
 	"os/signal"
@@ -28,21 +32,30 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "TCP address to listen on")
+	cert := flag.String("cert", "", "PEM certificate (chain) file: serve HTTPS (with -key)")
+	key := flag.String("key", "", "PEM private key file of -cert")
 	flag.Parse()
+	if (*cert == "") != (*key == "") {
+		log.Fatal("httpserver: -cert and -key go together")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := serve(ctx, *addr, func(a net.Addr, backend string) {
-		fmt.Printf("listening %s backend=%s\n", a, backend)
+	err := serve(ctx, *addr, *cert, *key, func(a net.Addr, backend string) {
+		scheme := "http"
+		if *cert != "" {
+			scheme = "https"
+		}
+		log.Printf("listening on %s (backend %s, %s)", a, backend, scheme)
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "httpserver:", err)
-		os.Exit(1)
+		log.Fatal("httpserver: ", err)
 	}
 }
 
 // serve runs the service until ctx ends, then shuts down gracefully: stop
-// accepting, finish the requests in flight, close idle connections.
-func serve(ctx context.Context, addr string, ready func(net.Addr, string)) error {
+// accepting, finish the requests in flight, close idle connections. With
+// certFile and keyFile it serves HTTPS.
+func serve(ctx context.Context, addr, certFile, keyFile string, ready func(net.Addr, string)) error {
 	loops, err := loopgroup.New(loopgroup.WithName("http"))
 	if err != nil {
 		return err
@@ -52,7 +65,12 @@ func serve(ctx context.Context, addr string, ready func(net.Addr, string)) error
 	if err != nil {
 		return err
 	}
-	a, err := srv.Listen(loops, "tcp", addr, loopgroup.WithListenerPerLoop())
+	var a net.Addr
+	if certFile != "" {
+		a, err = srv.ListenTLS(loops, "tcp", addr, certFile, keyFile, loopgroup.WithListenerPerLoop())
+	} else {
+		a, err = srv.Listen(loops, "tcp", addr, loopgroup.WithListenerPerLoop())
+	}
 	if err != nil {
 		return err
 	}

@@ -3,15 +3,20 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/internal/testenv"
 )
 
 // TestService serves the routes, then shuts down as on SIGTERM while a
@@ -23,7 +28,7 @@ func TestService(t *testing.T) {
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, "127.0.0.1:0", func(a net.Addr, _ string) { addrc <- a.String() })
+		done <- serve(ctx, "127.0.0.1:0", "", "", func(a net.Addr, _ string) { addrc <- a.String() })
 	}()
 	var addr string
 	select {
@@ -76,4 +81,57 @@ func TestService(t *testing.T) {
 	require.NoError(t, <-done)
 	_, err = br.ReadByte()
 	require.Error(t, err, "idle connection closed by the shutdown")
+}
+
+func TestMain(m *testing.M) {
+	testenv.RunMain(main)
+	os.Exit(m.Run())
+}
+
+// TestMainHTTPS runs the command with -cert and -key, on every backend,
+// kernel profile and threading mode: Go's http.Client, trusting the test
+// CA, reaches it over TLS on one keep-alive connection (ALPN http/1.1);
+// SIGINT then stops it cleanly.
+func TestMainHTTPS(t *testing.T) {
+	pki := testenv.NewPKI(t)
+	cert, key := pki.LeafFiles(t, "localhost", "localhost", "127.0.0.1")
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		p := testenv.StartMain(t, c, "-addr", "127.0.0.1:0", "-cert", cert, "-key", key)
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.Pool, NextProtos: []string{"http/1.1"}}}
+		defer tr.CloseIdleConnections()
+		cl := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		var reused bool
+		for i := range 3 {
+			req, err := http.NewRequest("POST", "https://"+p.Addr+"/greet", strings.NewReader(`{"name":"gopher"}`))
+			require.NoError(t, err)
+			req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+				GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+			}))
+			res, err := cl.Do(req)
+			require.NoError(t, err)
+			var g map[string]string
+			require.NoError(t, json.NewDecoder(res.Body).Decode(&g))
+			res.Body.Close()
+			require.Equal(t, "hello, gopher", g["greeting"])
+			require.Equal(t, "http/1.1", res.TLS.NegotiatedProtocol)
+			require.Equal(t, i > 0, reused, "request %d: keep-alive", i)
+		}
+		p.Interrupt(t)
+	})
+}
+
+// TestMainHTTP runs the command without -cert: plain HTTP.
+func TestMainHTTP(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		p := testenv.StartMain(t, c, "-addr", "127.0.0.1:0")
+		cl := &http.Client{Timeout: 30 * time.Second}
+		defer cl.CloseIdleConnections()
+		res, err := cl.Get("http://" + p.Addr + "/")
+		require.NoError(t, err)
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, "Hello from ringloop\n", string(b))
+		p.Interrupt(t)
+	})
 }
