@@ -196,10 +196,9 @@
 // (net/http reports StateNew at accept). Hijack and Response.Upgrade
 // refuse a TLS connection (ErrHijackTLS, ErrUpgradeTLS): both hand over
 // the socket, while the TLS session's keys and record numbers live in the
-// loop's TLS connection. A client's close_notify closes the connection
-// (looptls has no half-close for its handlers yet): the fast API and
-// inline mode have answered what came before it, but the adapter on
-// goroutines loses the answers of requests still in flight then.
+// loop's TLS connection. A client that ends its sending (close_notify, or
+// a FIN) after pipelined requests gets every answer before the connection
+// closes, as over TCP (TestHTTPSPipelinedThenClose).
 //
 // # Differences from net/http
 //

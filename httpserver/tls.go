@@ -124,6 +124,11 @@ func (h *tlsHandler) OnClose(c *looptls.Conn, err error) {
 	(*Server)(h).closed(c.Value().(*conn), err)
 }
 
+// OnReadClosed implements looptls.HalfCloseHandler: the client's
+// close_notify (or FIN) after pipelined requests, which are still answered,
+// as over plain TCP.
+func (*tlsHandler) OnReadClosed(c *looptls.Conn) { c.Value().(*conn).onReadClosed() }
+
 // OnWritabilityChanged implements looptls.WritabilityHandler.
 func (*tlsHandler) OnWritabilityChanged(c *looptls.Conn, writable bool) {
 	c.Value().(*conn).onWritable(writable)

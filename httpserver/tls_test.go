@@ -254,6 +254,54 @@ func TestHTTPSPipelining(t *testing.T) {
 	})
 }
 
+// TestHTTPSPipelinedThenClose: 40 requests pipelined, then the client's
+// close_notify (CloseWrite) or its TCP FIN without one: every request that
+// came before the end is answered, in order, before the connection closes,
+// as over plain TCP (TestPipelinedThenHalfClose).
+func TestHTTPSPipelinedThenClose(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		for _, v := range tlsVariants {
+			for _, end := range []string{"close_notify", "FIN"} {
+				t.Run(v.name+"/"+end, func(t *testing.T) {
+					testenv.CheckLeaks(t)
+					s, err := v.make(httpserver.WithTLSConfig(serverTLS(t, p)))
+					require.NoError(t, err)
+					addr := onLoopTLS(t, c, s, "", "")
+					raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
+					require.NoError(t, err)
+					defer raw.Close()
+					tc := tls.Client(raw, clientTLS(p))
+					require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
+					require.NoError(t, tc.Handshake())
+					var reqs strings.Builder
+					const n = 40
+					for i := range n {
+						fmt.Fprintf(&reqs, "GET /p%d HTTP/1.1\r\nHost: localhost\r\n\r\n", i)
+					}
+					_, err = io.WriteString(tc, reqs.String())
+					require.NoError(t, err)
+					if end == "close_notify" {
+						require.NoError(t, tc.CloseWrite())
+					} else {
+						require.NoError(t, raw.(*net.TCPConn).CloseWrite())
+					}
+					br := bufio.NewReader(tc)
+					for i := range n {
+						res, err := http.ReadResponse(br, nil)
+						require.NoError(t, err, "response %d of %d", i, n)
+						b, err := io.ReadAll(res.Body)
+						require.NoError(t, err)
+						require.Contains(t, string(b), fmt.Sprintf("uri=/p%d\n", i))
+					}
+					_, err = br.ReadByte()
+					require.Error(t, err, "the connection ends after the last answer")
+				})
+			}
+		}
+	})
+}
+
 // TestHTTPSCurl: curl verifies the server with --cacert, on both APIs:
 // two requests on one connection, the TLS state the handler saw, a 1 MiB
 // upload (Go's client sends 4 MiB in TestHTTPS).

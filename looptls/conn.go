@@ -42,6 +42,8 @@ type Conn struct {
 
 	opened     bool // OnOpen ran
 	paused     bool // PauseRead in effect
+	finSeen    bool // the peer's TCP FIN arrived
+	readDone   bool // the handler heard that the peer finished sending (OnReadClosed)
 	delivering bool // in OnData: Keep is allowed
 	keepSet    bool // Keep was called in this OnData
 	in         []byte
@@ -135,8 +137,13 @@ func (c *Conn) readRecords() {
 			continue
 		}
 		if err != errWouldBlock && c.st == stOpen {
-			if err == io.EOF { // close_notify: answer it and close
-				c.closeWith(io.EOF)
+			if err == io.EOF { // close_notify
+				if c.w.rh == nil {
+					c.closeWith(io.EOF) // answer it and close
+				} else if !c.readDone {
+					c.readDone = true
+					c.w.rh.OnReadClosed(c)
+				}
 			} else {
 				c.abortWith(fmt.Errorf("looptls: %w", err))
 			}
@@ -144,6 +151,26 @@ func (c *Conn) readRecords() {
 		break
 	}
 	plainPool.Put(bp)
+}
+
+// peerDone tells a HalfCloseHandler that the peer's TCP FIN ended its
+// sending, once the records before it are delivered (a paused reader hears
+// of it when it resumes); a FIN inside a record ends the connection with
+// io.ErrUnexpectedEOF instead. On the loop.
+func (c *Conn) peerDone() {
+	if c.readDone || c.paused || c.st != stOpen {
+		return
+	}
+	c.readRecords()
+	if c.readDone || c.paused || c.st != stOpen {
+		return
+	}
+	if c.truncated() == io.ErrUnexpectedEOF {
+		c.abortWith(io.ErrUnexpectedEOF)
+		return
+	}
+	c.readDone = true
+	c.w.rh.OnReadClosed(c)
 }
 
 // plainPool holds the buffers plaintext is decrypted into: one per loop
@@ -370,6 +397,9 @@ func (t *resumeTask) Run() {
 		c.deliver(nil)
 	}
 	c.readRecords()
+	if c.finSeen {
+		c.peerDone()
+	}
 	c.tr.stash()
 }
 

@@ -53,7 +53,12 @@
 // Conn.Close sends close_notify, flushes and closes; a peer's close_notify
 // closes the connection (answered with ours) and OnClose gets io.EOF, as it
 // does for a peer that closes at a record boundary without one; closing in
-// the middle of a record gives io.ErrUnexpectedEOF. A record that fails to
+// the middle of a record gives io.ErrUnexpectedEOF. A HalfCloseHandler is
+// told instead (OnReadClosed, once every byte before the end is delivered)
+// and answers before closing: a peer that pipelines requests and then
+// ends its sending still gets every answer. A TCP FIN that arrives during
+// the handshake ends the handshake's input: it completes on what came
+// before, if it can, and those bytes are delivered. A record that fails to
 // decrypt or a peer's alert closes the connection with an error wrapping
 // crypto/tls's (for a bad record, after crypto/tls's own alert is sent).
 // The loop's shutdown sends close_notify too, after what a

@@ -39,6 +39,17 @@ type HandshakeErrorHandler interface {
 	OnHandshakeError(c *engine.Conn, err error)
 }
 
+// HalfCloseHandler is an optional Handler extension (engine's
+// HalfCloseHandler for TLS): when the peer has finished sending — its
+// close_notify, or its TCP FIN at a record boundary — OnReadClosed is
+// called, after every byte it sent was delivered, instead of closing the
+// connection, which stays open for writing until Close or CloseWrite. A
+// protocol that answers what arrived before the peer's end (pipelined HTTP
+// requests) needs it. Without it, the peer's end closes the connection.
+type HalfCloseHandler interface {
+	OnReadClosed(c *Conn)
+}
+
 // WritabilityHandler is an optional Handler extension: the engine
 // connection's watermarks, which count ciphertext waiting for the socket,
 // crossed (see engine.WritabilityHandler).
@@ -153,6 +164,7 @@ func newWrapper(h Handler, cfg *tls.Config, client bool, opts []Option) *wrapper
 	w.hh, _ = h.(HandshakeErrorHandler)
 	w.wh, _ = h.(WritabilityHandler)
 	w.sh, _ = h.(ShutdownHandler)
+	w.rh, _ = h.(HalfCloseHandler)
 	for _, o := range opts {
 		o(&w.o)
 	}
@@ -166,6 +178,7 @@ type wrapper struct {
 	hh     HandshakeErrorHandler
 	wh     WritabilityHandler
 	sh     ShutdownHandler
+	rh     HalfCloseHandler
 	cfg    *tls.Config
 	client bool
 	o      options
@@ -233,6 +246,30 @@ func (w *wrapper) handshakeFailed(c *Conn) {
 func (w *wrapper) OnWritabilityChanged(ec *engine.Conn, writable bool) {
 	if c := ec.Value().(*Conn); w.wh != nil && c.opened && c.st == stOpen {
 		w.wh.OnWritabilityChanged(c, writable)
+	}
+}
+
+// OnReadClosed implements engine.HalfCloseHandler: the peer's TCP FIN.
+// Without the handler's HalfCloseHandler, or before the handshake is done,
+// it closes the connection as a plain FIN would (OnClose judges whether
+// the peer stopped inside a record); with it, the handler hears of the end
+// once what came before it is delivered.
+//
+// A FIN during the handshake ends the transport's input instead: the
+// handshake may still complete on what came before it (a client's Finished
+// and its first requests, sent in one go), and those records are then
+// delivered before the end.
+func (w *wrapper) OnReadClosed(ec *engine.Conn) {
+	c := ec.Value().(*Conn)
+	switch {
+	case c.st == stHandshake:
+		c.finSeen = true
+		c.tr.closeWith(io.EOF)
+	case w.rh == nil || c.st != stOpen:
+		_ = ec.CloseWithError(io.EOF)
+	default:
+		c.finSeen = true
+		c.peerDone()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -364,5 +365,57 @@ func TestCloseWrite(t *testing.T) {
 		require.Equal(t, "after", <-h.data)
 		require.NoError(t, tc.Close())
 		require.Error(t, <-h.closes)
+	})
+}
+
+// counter counts what it receives and, once the peer has finished
+// sending, answers with the count and closes: a looptls.HalfCloseHandler.
+type counter struct {
+	n      int
+	ends   chan struct{}
+	closes chan error
+}
+
+func (h *counter) OnOpen(*looptls.Conn)               { h.n = 0 }
+func (h *counter) OnData(_ *looptls.Conn, b []byte)   { h.n += len(b) }
+func (h *counter) OnClose(_ *looptls.Conn, err error) { h.closes <- err }
+func (h *counter) OnReadClosed(c *looptls.Conn) {
+	h.ends <- struct{}{}
+	_, _ = fmt.Fprintf(c, "got %d", h.n)
+	_ = c.Close()
+}
+
+// TestHalfClose: a peer that ends its sending with close_notify, with a
+// bare TCP FIN, or with a FIN right behind its handshake and data (before
+// the server's handshake is done) leaves the connection open for the
+// handler's answer, after every byte it sent was delivered.
+func TestHalfClose(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		h := &counter{ends: make(chan struct{}, 16), closes: make(chan error, 16)}
+		addr := serve(t, c, h, serverConfig(t, p))
+		for _, end := range []string{"close_notify", "FIN", "FIN in handshake"} {
+			raw, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			tc := tls.Client(raw, clientConfig(p))
+			require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
+			if end != "FIN in handshake" {
+				require.NoError(t, tc.Handshake())
+			}
+			_, err = tc.Write(payload(300 << 10))
+			require.NoError(t, err, end)
+			if end == "close_notify" {
+				require.NoError(t, tc.CloseWrite())
+			} else {
+				require.NoError(t, raw.(*net.TCPConn).CloseWrite())
+			}
+			b, err := io.ReadAll(tc)
+			require.NoError(t, err, end)
+			require.Equal(t, fmt.Sprintf("got %d", 300<<10), string(b), end)
+			<-h.ends
+			require.ErrorIs(t, <-h.closes, engine.ErrConnClosed, end)
+			_ = tc.Close()
+		}
 	})
 }
