@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ringloop/ringloop/engine"
@@ -21,7 +22,7 @@ import (
 
 // stdRequest is one request served by an http.Handler. The fields after
 // "loop side" are the loop's, the writer is the handler goroutine's; they
-// meet in chunk tasks and the ack channel.
+// meet in chunk tasks and the ack.
 type stdRequest struct {
 	s      *Server
 	loop   *engine.Loop
@@ -31,10 +32,11 @@ type stdRequest struct {
 	keep   bool // the client allows keep-alive
 	isHEAD bool
 	inline bool
-	dead   atomic.Bool   // the connection is gone
-	ack    chan struct{} // one per chunk handed over mid-handler
+	dead   atomic.Bool    // the connection is gone
+	ack    sync.WaitGroup // one Add per chunk handed over mid-handler, Done when the loop took it (no channel to allocate)
 	w      stdWriter
-	ck     chunk // the chunk in flight: one at a time (the handler waits for its ack), so one serves all
+	url    url.URL // req.URL for a plain target (plainTarget)
+	ck     chunk   // the chunk in flight: one at a time (the handler waits for its ack), so one serves all
 
 	// loop side
 	cs      *conn
@@ -46,11 +48,6 @@ type stdRequest struct {
 func (cs *conn) serveStd(r *Request) {
 	if string(r.Target()) == "*" && r.Method() == "OPTIONS" {
 		cs.optionsStar(r)
-		return
-	}
-	req, err := cs.newHTTPRequest(r)
-	if err != nil {
-		cs.refuse(err)
 		return
 	}
 	if cs.base == nil { // once per connection: its context and address string
@@ -65,44 +62,51 @@ func (cs *conn) serveStd(r *Request) {
 			cs.remote = a.String()
 		}
 	}
-	req.RemoteAddr = cs.remote
-	req.TLS = cs.tlsState()
-	ctx, cancel := context.WithCancelCause(cs.base)
 	sr := &stdRequest{
-		s: cs.s, loop: cs.c.Loop(), req: req.WithContext(ctx), cancel: cancel,
-		minor: r.p.minor, keep: r.p.keepAlive(), isHEAD: req.Method == "HEAD",
+		s: cs.s, loop: cs.c.Loop(), minor: r.p.minor, keep: r.p.keepAlive(),
 		inline: cs.s.cfg.inline, cs: cs,
 	}
+	ctx, cancel := context.WithCancelCause(cs.base)
+	req, err := cs.newHTTPRequest(r, ctx, &sr.url)
+	if err != nil {
+		cancel(nil)
+		cs.refuse(err)
+		return
+	}
+	req.RemoteAddr = cs.remote
+	req.TLS = cs.tlsState()
+	sr.req, sr.cancel, sr.isHEAD = req, cancel, req.Method == "HEAD"
 	sr.w.sr = sr
 	if bs := r.stream; bs != nil {
-		// The handler's request (WithContext's copy) is the one whose
-		// Trailer fills at the body's end.
+		// The handler's request is the one whose Trailer fills at the
+		// body's end.
 		bs.req = sr.req
 		if bs.eof && bs.trailer != nil {
 			mergeTrailer(sr.req, bs.trailer)
 		}
 	}
-	cs.inflight, cs.busy = sr, true
+	cs.inflight = sr
+	cs.set(flagBusy)
 	if sr.inline {
 		sr.run()
 		return
 	}
-	sr.ack = make(chan struct{}, 1)
 	go sr.run()
 }
 
 // optionsStar answers "OPTIONS *" as net/http does, without the handler.
 func (cs *conn) optionsStar(r *Request) {
 	keep := cs.keepAfter(r.p.keepAlive(), false)
-	cs.keep = keep
+	cs.setTo(flagKeep, keep)
 	out := cs.ls.appendHead(cs.ls.scratch[:0], 200, r.p.minor, keep, framing{length: 0}, nil, true)
 	cs.ls.scratch = out[:0]
 	_, _ = cs.c.Write(out)
 }
 
 // newHTTPRequest builds the *http.Request net/http would build from the same
-// bytes.
-func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
+// bytes, with the context ctx. A plain target's URL is parsed into into, a
+// field of the request's state (one allocation fewer).
+func (cs *conn) newHTTPRequest(r *Request, ctx context.Context, into *url.URL) (*http.Request, *parseError) {
 	p := r.p
 	// One string holds the whole head; the target, names and values are
 	// substrings of it (one allocation instead of one per string).
@@ -111,7 +115,10 @@ func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
 	var u *url.URL
 	var err error
 	if string(r.MethodBytes()) == "CONNECT" && !strings.HasPrefix(target, "/") {
-		u = &url.URL{Host: target}
+		into.Host = target
+		u = into
+	} else if plainTarget(target, into) {
+		u = into
 	} else if u, err = url.ParseRequestURI(target); err != nil {
 		return nil, errMalformed
 	}
@@ -143,6 +150,8 @@ func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
 	if h == nil {
 		h = http.Header{}
 	}
+	// The request is built on the stack and WithContext makes the one
+	// copy the handler gets.
 	req := &http.Request{
 		Method:     r.Method(),
 		URL:        u,
@@ -196,7 +205,7 @@ func (cs *conn) newHTTPRequest(r *Request) (*http.Request, *parseError) {
 	} else if len(body) > 0 || p.kind == bodyChunked {
 		req.Body = io.NopCloser(bytes.NewReader(bytes.Clone(body)))
 	}
-	return req, nil
+	return req.WithContext(ctx), nil
 }
 
 // declaredTrailers reads the Trailer header of a chunked request (and
@@ -292,14 +301,20 @@ func (sr *stdRequest) send(c *chunk) bool {
 	// waits for its ack), which bounds what a request puts there. It is
 	// refused only once the loop has shut down, which closed the
 	// connection.
+	if !c.last {
+		sr.ack.Add(1) // before the loop can see the chunk and call Done
+	}
 	if err := loopctl.Run(sr.loop, c); err != nil {
+		if !c.last {
+			sr.ack.Done()
+		}
 		sr.dead.Store(true)
 		return false
 	}
 	if c.last {
 		return true
 	}
-	<-sr.ack
+	sr.ack.Wait()
 	return !sr.dead.Load()
 }
 
@@ -307,14 +322,16 @@ func (sr *stdRequest) send(c *chunk) bool {
 func (c *chunk) Run() {
 	sr := c.sr
 	cs := sr.cs
-	if cs.closed {
+	if cs.has(flagClosed) {
 		if !c.last && !sr.inline {
-			sr.ack <- struct{}{}
+			sr.ack.Done()
 		}
 		return
 	}
 	if c.abort {
-		cs.inflight, cs.busy, cs.lingering = nil, false, true
+		cs.inflight = nil
+		cs.clear(flagBusy)
+		cs.set(flagLingering)
 		_ = cs.c.Abort()
 		return
 	}
@@ -328,7 +345,7 @@ func (c *chunk) Run() {
 		if c.fr.length < 0 && !c.fr.chunked && bodyAllowed(c.status) && !sr.isHEAD {
 			keep = false // close-delimited
 		}
-		cs.keep = keep
+		cs.setTo(flagKeep, keep)
 		out = ls.appendHead(out, c.status, sr.minor, keep, c.fr, c.hdr, c.date)
 	}
 	out = append(out, c.data...)
@@ -344,13 +361,14 @@ func (c *chunk) Run() {
 			return
 		}
 		if cs.c.Writable() {
-			sr.ack <- struct{}{}
+			sr.ack.Done()
 		} else {
 			sr.waiting = true
 		}
 		return
 	}
-	cs.inflight, cs.busy = nil, false
+	cs.inflight = nil
+	cs.clear(flagBusy)
 	if cs.responded() && !sr.inline {
 		cs.serveBuffered()
 		cs.afterServe()
@@ -361,7 +379,7 @@ func (c *chunk) Run() {
 func (sr *stdRequest) writable(w bool) {
 	if w && sr.waiting {
 		sr.waiting = false
-		sr.ack <- struct{}{}
+		sr.ack.Done()
 	}
 }
 
@@ -372,7 +390,7 @@ func (sr *stdRequest) gone(cause error) {
 	sr.cancel(cause)
 	if sr.waiting {
 		sr.waiting = false
-		sr.ack <- struct{}{}
+		sr.ack.Done()
 	}
 }
 
@@ -627,4 +645,30 @@ func appendHeader(out []byte, h http.Header, skip func(string) bool) []byte {
 		}
 	}
 	return out
+}
+
+// plainTarget parses an origin-form target made only of letters, digits,
+// "-._~/" in its path and printable ASCII other than '#' in its query into
+// u, as url.ParseRequestURI would (TestPlainTarget compares the two), and
+// reports whether it could. Other targets go to url.ParseRequestURI.
+func plainTarget(target string, u *url.URL) bool {
+	if len(target) < 1 || target[0] != '/' || strings.HasPrefix(target, "//") {
+		return false
+	}
+	path, query, hasQuery := strings.Cut(target, "?")
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+			return false
+		}
+	}
+	for i := 0; i < len(query); i++ {
+		if c := query[i]; c <= ' ' || c >= 0x7f || c == '#' {
+			return false
+		}
+	}
+	u.Path = path
+	u.RawQuery = query
+	u.ForceQuery = hasQuery && query == ""
+	return true
 }

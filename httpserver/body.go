@@ -188,11 +188,11 @@ func (w *bodyWake) Run() {
 	bs.owed = false
 	bs.mu.Unlock()
 	cs := bs.cs
-	if cs.closed || cs.lingering || cs.rb != bs {
+	if cs.has(flagClosed|flagLingering) || cs.rb != bs {
 		return
 	}
-	if owed && !cs.continued {
-		cs.continued = true
+	if owed && !cs.has(flagContinued) {
+		cs.set(flagContinued)
 		_, _ = cs.c.Write(continueLine)
 	}
 	bs.pump()
@@ -244,7 +244,7 @@ func (bs *Body) feed(b []byte) int {
 			err = errTrailers
 		}
 		bs.fail(err)
-		bs.cs.broken = true
+		bs.cs.set(flagBroken)
 		return len(b)
 	}
 	n := len(b)
@@ -349,7 +349,7 @@ func (bs *Body) drop(n int) {
 	if bs.discard && bs.dropped > maxDiscard {
 		bs.receiving = false
 		cs := bs.cs
-		cs.lingering = true
+		cs.set(flagLingering)
 		_ = cs.c.Close()
 	}
 }
@@ -388,9 +388,9 @@ func (cs *conn) startBody(b []byte) (*Body, int) {
 	bs := newBody(cs, p)
 	n := p.headEnd + bs.feed(b[p.headEnd:])
 	if bs.receiving {
-		cs.more = false
+		cs.clear(flagMore)
 	} else {
-		cs.more = len(b) > n
+		cs.setTo(flagMore, len(b) > n)
 	}
 	return bs, n
 }
@@ -416,8 +416,8 @@ func (cs *conn) endBody() {
 		cs.rb = nil
 		return
 	}
-	if bs.expect && !cs.continued || bs.want > maxDiscard || bs.dropped > maxDiscard {
-		cs.broken = true // the connection ends with this response
+	if bs.expect && !cs.has(flagContinued) || bs.want > maxDiscard || bs.dropped > maxDiscard {
+		cs.set(flagBroken) // the connection ends with this response
 		return
 	}
 	bs.discard = true

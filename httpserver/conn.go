@@ -26,26 +26,47 @@ type conn struct {
 	buf []byte // received bytes not yet consumed; the current request starts at buf[0]
 	p   parser
 
-	keep      bool  // the connection stays open after the current response
-	busy      bool  // an adapter request is in flight
-	blocked   bool  // output is above the high watermark: serving waits
-	paused    bool  // reading is paused
-	readEOF   bool  // the client shut down its write side
-	more      bool  // bytes follow the current request: it is not the last
-	lingering bool  // refused: dropping input until the close
-	broken    bool  // the connection ends after the current response (a streamed body broke or is left unread): input is dropped
-	closed    bool  // OnClose ran
-	continued bool  // no "100 Continue" may be sent for the current request: sent, or the response began
-	started   bool  // the current request has begun (reqStart is set)
-	reqStart  int64 // unix ns when the current request's first byte was read
-	deadline  int64 // unix ns; 0: none
-	inflight  *stdRequest
-	rb        *Body           // the current request's streamed body, until its response ends
-	deferred  *Deferred       // fast API: the response a handler finishes later
-	upgrade   engine.Handler  // fast API: Upgrade's handler, owed the connection
-	base      context.Context // adapter: the parent of every request's context
-	state     http.ConnState  // as last reported to WithConnState's hook
-	remote    string          // adapter: the client's address, formatted once
+	flags    connFlags // the connection's state, one bit each
+	reqStart int64     // unix ns when the current request's first byte was read
+	deadline int64     // unix ns; 0: none
+	inflight *stdRequest
+	rb       *Body           // the current request's streamed body, until its response ends
+	deferred *Deferred       // fast API: the response a handler finishes later
+	upgrade  engine.Handler  // fast API: Upgrade's handler, owed the connection
+	base     context.Context // adapter: the parent of every request's context
+	state    http.ConnState  // as last reported to WithConnState's hook
+	remote   string          // adapter: the client's address, formatted once
+}
+
+// connFlags is a connection's state, one bit each (as engine keeps a
+// connection's), read and written on its loop only.
+type connFlags uint16
+
+const (
+	flagKeep      connFlags = 1 << iota // the connection stays open after the current response
+	flagBusy                            // an adapter request or a deferred response is in flight
+	flagBlocked                         // output is above the high watermark: serving waits
+	flagPaused                          // reading is paused
+	flagReadEOF                         // the client shut down its write side
+	flagMore                            // bytes follow the current request: it is not the last
+	flagLingering                       // refused: dropping input until the close
+	flagBroken                          // the connection ends after the current response (a streamed body broke or is left unread): input is dropped
+	flagClosed                          // OnClose ran
+	flagContinued                       // no "100 Continue" may be sent for the current request: sent, or the response began
+	flagStarted                         // the current request has begun (reqStart is set)
+)
+
+func (cs *conn) has(f connFlags) bool { return cs.flags&f != 0 }
+func (cs *conn) set(f connFlags)      { cs.flags |= f }
+func (cs *conn) clear(f connFlags)    { cs.flags &^= f }
+
+// setTo sets f when on is true and clears it otherwise.
+func (cs *conn) setTo(f connFlags, on bool) {
+	if on {
+		cs.set(f)
+	} else {
+		cs.clear(f)
+	}
 }
 
 // setState reports a state change to WithConnState's hook.
@@ -63,7 +84,7 @@ const maxPending = 64 << 10
 // idle reports whether the connection waits for a request with nothing
 // buffered and nothing in flight.
 func (cs *conn) idle() bool {
-	return !cs.busy && len(cs.buf) == 0 && cs.c.Buffered() == 0
+	return !cs.has(flagBusy) && len(cs.buf) == 0 && cs.c.Buffered() == 0
 }
 
 // setDeadline sets the deadline d from now. It reads the clock rather than
@@ -87,23 +108,23 @@ func (cs *conn) expire() {
 		_ = cs.c.Close()
 		return
 	}
-	if cs.busy {
+	if cs.has(flagBusy) {
 		return
 	}
 	_ = cs.c.Close()
 }
 
 func (cs *conn) onData(b []byte) {
-	if cs.lingering || cs.closed || cs.broken {
+	if cs.has(flagLingering | flagClosed | flagBroken) {
 		return
 	}
 	if bs := cs.rb; bs != nil && bs.receiving {
 		b = b[bs.feed(b):]
-		if bs.receiving || cs.lingering || cs.broken {
+		if bs.receiving || cs.has(flagLingering|flagBroken) {
 			cs.afterServe()
 			return
 		}
-		if !cs.busy {
+		if !cs.has(flagBusy) {
 			cs.rb = nil // a body dropped after its response: the connection goes on
 		}
 		if len(b) == 0 {
@@ -112,14 +133,14 @@ func (cs *conn) onData(b []byte) {
 			return
 		}
 	}
-	if len(cs.buf) == 0 && !cs.busy && !cs.blocked {
+	if len(cs.buf) == 0 && !cs.has(flagBusy|flagBlocked) {
 		n := cs.serve(b)
-		if n < len(b) && !cs.lingering && !cs.closed {
+		if n < len(b) && !cs.has(flagLingering|flagClosed) {
 			cs.buf = append(cs.buf, b[n:]...)
 		}
 	} else {
-		if cs.busy {
-			cs.more = true
+		if cs.has(flagBusy) {
+			cs.set(flagMore)
 		}
 		cs.buf = append(cs.buf, b...)
 		cs.serveBuffered()
@@ -129,11 +150,11 @@ func (cs *conn) onData(b []byte) {
 
 // serveBuffered serves the requests complete in buf and keeps the rest.
 func (cs *conn) serveBuffered() {
-	if cs.busy || cs.blocked || len(cs.buf) == 0 || cs.receiving() {
+	if cs.has(flagBusy|flagBlocked) || len(cs.buf) == 0 || cs.receiving() {
 		return
 	}
 	n := cs.serve(cs.buf)
-	if cs.lingering || cs.closed {
+	if cs.has(flagLingering | flagClosed) {
 		cs.buf = cs.buf[:0]
 		return
 	}
@@ -148,7 +169,7 @@ func (cs *conn) serveBuffered() {
 // bounds what it buffers. Deadlines count from the request's first byte, so
 // a client trickling bytes cannot push them back.
 func (cs *conn) afterServe() {
-	if cs.closed || cs.lingering {
+	if cs.has(flagClosed | flagLingering) {
 		return
 	}
 	cfg := cs.s.cfg
@@ -163,24 +184,25 @@ func (cs *conn) afterServe() {
 		cs.setPaused(bs.stalled)
 		return
 	}
-	if cs.busy || cs.blocked {
+	if cs.has(flagBusy | flagBlocked) {
 		cs.deadline = 0 // the server is the one behind
-		if (len(cs.buf) > maxPending || cs.deferred != nil) && !cs.paused {
-			cs.paused = true
+		if (len(cs.buf) > maxPending || cs.deferred != nil) && !cs.has(flagPaused) {
+			cs.set(flagPaused)
 			cs.c.PauseRead()
 		}
 		return
 	}
 	if len(cs.buf) == 0 {
-		cs.started = false
+		cs.clear(flagStarted)
 		cs.setDeadline(cfg.idle)
 		if cs.state == http.StateActive {
 			cs.setState(http.StateIdle)
 		}
 	} else {
 		cs.setState(http.StateActive)
-		if !cs.started {
-			cs.started, cs.reqStart = true, time.Now().UnixNano()
+		if !cs.has(flagStarted) {
+			cs.reqStart = time.Now().UnixNano()
+			cs.set(flagStarted)
 		}
 		d := cfg.read
 		if cs.p.headEnd == 0 && cfg.readHeader > 0 && (d <= 0 || cfg.readHeader < d) {
@@ -192,15 +214,15 @@ func (cs *conn) afterServe() {
 		}
 	}
 	cs.setPaused(false)
-	if cs.readEOF {
+	if cs.has(flagReadEOF) {
 		_ = cs.c.Close()
 	}
 }
 
 // setPaused pauses or resumes reading the connection.
 func (cs *conn) setPaused(pause bool) {
-	if pause != cs.paused {
-		cs.paused = pause
+	if pause != cs.has(flagPaused) {
+		cs.setTo(flagPaused, pause)
 		if pause {
 			cs.c.PauseRead()
 		} else {
@@ -218,7 +240,7 @@ func (cs *conn) receiving() bool { return cs.rb != nil && cs.rb.receiving }
 // to a goroutine, when output is blocked, or when the connection is to close.
 func (cs *conn) serve(b []byte) int {
 	off := 0
-	for off < len(b) && !cs.busy && !cs.blocked && !cs.lingering && !cs.closed && !cs.receiving() {
+	for off < len(b) && !cs.has(flagBusy|flagBlocked|flagLingering|flagClosed) && !cs.receiving() {
 		rb := b[off:]
 		p := &cs.p
 		if p.headEnd == 0 {
@@ -230,7 +252,7 @@ func (cs *conn) serve(b []byte) int {
 			if !done {
 				return off
 			}
-			cs.continued = false
+			cs.clear(flagContinued)
 			stream := cs.streams(rb)
 			limit := int64(cs.s.cfg.maxBody)
 			if stream {
@@ -266,7 +288,7 @@ func (cs *conn) serve(b []byte) int {
 			}
 		}
 		end := p.end()
-		cs.more = len(rb) > end
+		cs.setTo(flagMore, len(rb) > end)
 		cs.dispatch(rb[:end], nil)
 		off += end
 		if cs.upgrade != nil {
@@ -274,7 +296,7 @@ func (cs *conn) serve(b []byte) int {
 			return len(b)
 		}
 		p.reset()
-		cs.started = false
+		cs.clear(flagStarted)
 		if !cs.responded() {
 			return len(b)
 		}
@@ -311,7 +333,7 @@ func (cs *conn) serveStreamed(b []byte) int {
 	cs.rb = bs
 	cs.dispatch(b[:p.headEnd], bs)
 	p.reset()
-	cs.started = false
+	cs.clear(flagStarted)
 	return n
 }
 
@@ -322,7 +344,7 @@ func (cs *conn) handOver(pending []byte) {
 	h := cs.upgrade
 	cs.upgrade = nil
 	if err := cs.c.ec.SetHandler(h, pending); err != nil {
-		cs.lingering = true
+		cs.set(flagLingering)
 		_ = cs.c.Abort()
 		return
 	}
@@ -333,8 +355,9 @@ func (cs *conn) handOver(pending []byte) {
 // no callback of the server's reaches it any more, it no longer counts for
 // Shutdown, and it reads again if the server had paused it.
 func (cs *conn) forget() {
-	cs.buf, cs.inflight, cs.busy, cs.deadline, cs.rb = nil, nil, false, 0, nil
-	cs.closed = true
+	cs.buf, cs.inflight, cs.deadline, cs.rb = nil, nil, 0, nil
+	cs.clear(flagBusy)
+	cs.set(flagClosed)
 	cs.ls.remove(cs)
 	cs.setState(http.StateHijacked)
 	cs.setPaused(false)
@@ -347,13 +370,13 @@ func (cs *conn) forget() {
 // notes whether the client is behind. It reports whether the connection
 // goes on to its next request.
 func (cs *conn) responded() bool {
-	if !cs.keep || cs.broken && !cs.busy {
-		cs.lingering = true
+	if !cs.has(flagKeep) || cs.has(flagBroken) && !cs.has(flagBusy) {
+		cs.set(flagLingering)
 		_ = cs.c.Close()
 		return false
 	}
 	if !cs.c.Writable() {
-		cs.blocked = true
+		cs.set(flagBlocked)
 	}
 	return true
 }
@@ -362,10 +385,10 @@ func (cs *conn) responded() bool {
 // whether or not the body came with it (as net/http does once the handler
 // reads the body).
 func (cs *conn) maybeContinue() {
-	if cs.continued || !cs.p.wantsContinue() {
+	if cs.has(flagContinued) || !cs.p.wantsContinue() {
 		return
 	}
-	cs.continued = true
+	cs.set(flagContinued)
 	_, _ = cs.c.Write(continueLine)
 }
 
@@ -398,7 +421,8 @@ func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			logPanic(cs.s.logger(), p, cs.c.ec)
-			cs.lingering, cs.keep = true, false
+			cs.set(flagLingering)
+			cs.clear(flagKeep)
 			_ = cs.c.Abort()
 		}
 	}()
@@ -411,15 +435,15 @@ func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 // be sent; a client still waiting for one before sending its body is not
 // kept (as net/http), nor one whose body's framing broke.
 func (cs *conn) keepAfter(clientKeep, handlerClose bool) bool {
-	owed := cs.receiving() && cs.rb.expect && !cs.continued
-	cs.continued = true
-	return clientKeep && !handlerClose && !cs.s.closing.Load() && !cs.lastInput() && !owed && !cs.broken
+	owed := cs.receiving() && cs.rb.expect && !cs.has(flagContinued)
+	cs.set(flagContinued)
+	return clientKeep && !handlerClose && !cs.s.closing.Load() && !cs.lastInput() && !owed && !cs.has(flagBroken)
 }
 
 // lastInput reports whether the current request is the last the client
 // sent: it shut down its side with nothing after this request. Requests
 // pipelined before the shutdown are still answered, on keep-alive.
-func (cs *conn) lastInput() bool { return cs.readEOF && !cs.more }
+func (cs *conn) lastInput() bool { return cs.has(flagReadEOF) && !cs.has(flagMore) }
 
 // refuse answers a request the server will not serve, in net/http's format,
 // and closes the connection once the client has had time to read it.
@@ -471,27 +495,27 @@ const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection:
 // linger half-closes once the response is sent and drops further input; the
 // connection closes when the client closes its side or lingerTime passes.
 func (cs *conn) linger() {
-	cs.lingering = true
+	cs.set(flagLingering)
 	cs.buf = cs.buf[:0]
 	cs.deadline = cs.ls.now + int64(lingerTime) + int64(cs.s.cfg.tick())
 	_ = cs.c.CloseWrite()
-	if cs.readEOF {
+	if cs.has(flagReadEOF) {
 		_ = cs.c.Close()
 	}
 	cs.setPaused(false)
 }
 
 func (cs *conn) onReadClosed() {
-	cs.readEOF = true
+	cs.set(flagReadEOF)
 	if cs.receiving() {
 		cs.rb.receiving = false
 		cs.rb.fail(io.ErrUnexpectedEOF)
-		cs.broken = true
+		cs.set(flagBroken)
 	}
 	if cs.inflight != nil {
 		cs.inflight.cancel(nil)
 	}
-	if !cs.busy && !cs.blocked {
+	if !cs.has(flagBusy | flagBlocked) {
 		_ = cs.c.Close()
 	}
 }
@@ -500,13 +524,13 @@ func (cs *conn) onWritable(w bool) {
 	if w && cs.deferred != nil {
 		cs.deferred.release(nil)
 	}
-	if !w || !cs.blocked {
+	if !w || !cs.has(flagBlocked) {
 		if cs.inflight != nil {
 			cs.inflight.writable(w)
 		}
 		return
 	}
-	cs.blocked = false
+	cs.clear(flagBlocked)
 	if cs.inflight != nil {
 		cs.inflight.writable(true)
 	}
@@ -515,7 +539,7 @@ func (cs *conn) onWritable(w bool) {
 }
 
 func (cs *conn) onClose(cause error) {
-	cs.closed = true
+	cs.set(flagClosed)
 	cs.ls.remove(cs)
 	if bs := cs.rb; bs != nil {
 		cs.rb = nil

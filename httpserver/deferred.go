@@ -52,7 +52,8 @@ func (w *Response) Defer() *Deferred {
 		cs: cs,
 	}
 	w.deferred = d
-	cs.deferred, cs.busy = d, true
+	cs.deferred = d
+	cs.set(flagBusy)
 	return d
 }
 
@@ -105,7 +106,7 @@ type deferredFlush Deferred
 func (f *deferredFlush) Run() {
 	d := (*Deferred)(f)
 	cs := d.w.cs
-	if cs.closed || cs.deferred != d {
+	if cs.has(flagClosed) || cs.deferred != d {
 		d.ack <- errConnGone
 		return
 	}
@@ -146,12 +147,13 @@ func (d *Deferred) Finish() error {
 // Run sends the response on the loop and resumes the connection.
 func (d *Deferred) Run() {
 	cs := d.w.cs
-	if cs.closed || cs.deferred != d {
+	if cs.has(flagClosed) || cs.deferred != d {
 		return
 	}
 	cs.endBody()
 	d.w.finish()
-	cs.deferred, cs.busy = nil, false
+	cs.deferred = nil
+	cs.clear(flagBusy)
 	if cs.responded() {
 		cs.serveBuffered()
 		cs.afterServe()

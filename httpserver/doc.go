@@ -122,15 +122,18 @@
 //     cannot wait for a slow client (its output is bounded only once the
 //     handler returns).
 //
-// Allocations: a request costs the adapter its *http.Request (with its
-// context, URL, header map and one string holding the whole head, of which
-// the target, names and values are substrings), the request's state, and,
-// on a goroutine, the goroutine and one channel; the response's first 512
-// bytes of body and 256 of header lines live in that state, and a sniffed
-// Content-Type goes on the wire rather than into the handler's map. Nothing
-// is pooled: no object a handler can still reach after it returns is
-// reused (BenchmarkServer: 13 allocations for a hello-world handler that
-// itself makes 3, against net/http's 18; 11 inline).
+// Allocations: a request costs the adapter its *http.Request (built on the
+// stack, one copy made by WithContext), its context (two: the cancel
+// context and its CancelCauseFunc, for context.Cause), the header map, one
+// string holding the whole head (the target, names and values are
+// substrings of it), the request's state (which holds a plain target's URL,
+// the response's first 512 bytes of body and 256 of header lines, and the
+// sync.WaitGroup a streaming handler waits on), and, on a goroutine, the
+// goroutine's start. A sniffed Content-Type goes on the wire rather than
+// into the handler's map. Nothing is pooled: no object a handler can still
+// reach after it returns is reused (BenchmarkServer: 10 allocations for a
+// hello-world handler that itself makes 3, against net/http's 18; 9
+// inline).
 //
 // The bench harness (make bench-compare) measures both modes against
 // net/http (bench/results/latest.md). Inline pays most when

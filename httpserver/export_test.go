@@ -89,7 +89,7 @@ func StreamState(s *Server) (streams int, stalled bool, held int) {
 					streams++
 					bs.mu.Lock()
 					held += len(bs.win) - bs.r + len(bs.raw)
-					stalled = stalled || bs.stalled && cs.paused
+					stalled = stalled || bs.stalled && cs.has(flagPaused)
 					bs.mu.Unlock()
 				}
 			}

@@ -66,7 +66,7 @@ func (t *hijackTask) Run() {
 // hijack gives the connection to a netconn.Conn with the bytes received
 // after the current request, and forgets it.
 func (cs *conn) hijack() (*netconn.Conn, error) {
-	if cs.closed {
+	if cs.has(flagClosed) {
 		return nil, errConnGone
 	}
 	if cs.receiving() {

@@ -100,7 +100,7 @@ func (w *Response) Flush() error {
 	if w.deferred != nil {
 		return errDeferred
 	}
-	if cs.closed {
+	if cs.has(flagClosed) {
 		return errConnGone
 	}
 	ls := cs.ls
@@ -122,7 +122,7 @@ func (w *Response) Flush() error {
 		if w.cl < 0 && !fr.chunked {
 			fr.length = -1
 		}
-		cs.keep = keep
+		cs.setTo(flagKeep, keep)
 		out = ls.appendHead(out, w.status, w.minor, keep, fr, w.hdr, true)
 	}
 	out = w.appendBody(out)
@@ -175,7 +175,7 @@ func (w *Response) Upgrade(protocol string, h engine.Handler) error {
 // streamed one.
 func (w *Response) finish() {
 	cs := w.cs
-	if cs.closed {
+	if cs.has(flagClosed) {
 		return
 	}
 	ls := cs.ls
@@ -214,7 +214,7 @@ func (w *Response) finish() {
 		}
 	}
 	keep := cs.keepAfter(w.clientKeep, w.closeConn)
-	cs.keep = keep
+	cs.setTo(flagKeep, keep)
 	out := ls.appendHead(ls.scratch[:0], w.status, w.minor, keep, fr, w.hdr, true)
 	if !w.noBody {
 		out = append(out, w.body...)

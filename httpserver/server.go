@@ -348,7 +348,7 @@ func (h *handler) OnOpen(c *engine.Conn) {
 // caller attaches it to the connection and then calls open.
 func (s *Server) newConn(l link) *conn {
 	s.live.Add(1)
-	cs := &conn{s: s, ls: s.stateFor(l.Loop()), c: l, keep: true}
+	cs := &conn{s: s, ls: s.stateFor(l.Loop()), c: l, flags: flagKeep}
 	cs.p.lim = &s.cfg.limits
 	return cs
 }
