@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -63,12 +65,13 @@ func requireHalfClose(t *testing.T, nc *netconn.Conn, peer net.Conn) {
 	sent := make([]byte, 4<<20)
 	_, _ = rand.Read(sent)
 	got := make(chan []byte, 1)
+	pr := &progressReader{r: peer}
 	go func() {
-		b, _ := io.ReadAll(peer) // until EOF: the half-close
+		b, _ := io.ReadAll(pr) // until EOF: the half-close
 		got <- b
 	}()
 	n, err := nc.Write(sent)
-	require.NoError(t, err)
+	require.NoError(t, err, "Write took %d of %d bytes; %s", n, len(sent), pr)
 	require.Equal(t, len(sent), n)
 	require.NoError(t, nc.CloseWrite())
 	require.NoError(t, nc.CloseWrite(), "a second CloseWrite")
@@ -76,7 +79,7 @@ func requireHalfClose(t *testing.T, nc *netconn.Conn, peer net.Conn) {
 	case b := <-got:
 		require.True(t, bytes.Equal(sent, b), "the peer read %d of %d bytes, then EOF", len(b), len(sent))
 	case <-time.After(30 * time.Second):
-		t.Fatal("the peer never read EOF after CloseWrite")
+		t.Fatalf("the peer never read EOF after CloseWrite; %s", pr)
 	}
 	_, err = nc.Write([]byte("late"))
 	require.ErrorIs(t, err, syscall.EPIPE, "a Write after CloseWrite")
@@ -93,4 +96,30 @@ func requireHalfClose(t *testing.T, nc *netconn.Conn, peer net.Conn) {
 	require.True(t, errors.Is(err, io.EOF), "after the peer's half-close: %v", err)
 	require.NoError(t, nc.Close())
 	require.ErrorIs(t, nc.CloseWrite(), net.ErrClosed, "CloseWrite after Close")
+}
+
+// progressReader counts what a reader returned and when it last returned
+// something, so that a stalled transfer says whether it stopped or only
+// crawled.
+type progressReader struct {
+	r    io.Reader
+	n    atomic.Int64
+	last atomic.Int64 // unix ns of the last read that returned bytes
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.n.Add(int64(n))
+		p.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+func (p *progressReader) String() string {
+	last := p.last.Load()
+	if last == 0 {
+		return "the peer had read nothing"
+	}
+	return fmt.Sprintf("the peer had read %d bytes, the last of them %v ago", p.n.Load(), time.Since(time.Unix(0, last)).Round(time.Millisecond))
 }
