@@ -184,10 +184,10 @@
 // ListenTLS removes from the configuration's NextProtos: this server has
 // no HTTP/2, and a client told "h2" would speak it. A connection that
 // negotiates another protocol listed there (ACME's "acme-tls/1") is closed
-// after its handshake, as net/http does. A failed handshake (a plain HTTP
-// client on the TLS port among them; net/http answers that one with a 400,
-// this server just closes) is logged at warning level through WithLogger's
-// logger.
+// after its handshake, as net/http does. A plain HTTP client on the TLS
+// port gets net/http's 400 ("Client sent an HTTP request to an HTTPS
+// server."), then the close. A failed handshake (that one among them) is
+// logged at warning level through WithLogger's logger.
 //
 // The adapter's *http.Request carries r.TLS as net/http's (one
 // ConnectionState per connection, shared by its requests; ServerName from

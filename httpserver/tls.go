@@ -134,10 +134,31 @@ func (*tlsHandler) OnWritabilityChanged(c *looptls.Conn, writable bool) {
 	c.Value().(*conn).onWritable(writable)
 }
 
+// OnPlaintext implements looptls.PlaintextHandler: a client that sends
+// plain HTTP to the TLS port gets net/http's answer, a 400 that says so,
+// before the connection closes.
+func (*tlsHandler) OnPlaintext(c *engine.Conn, head []byte) {
+	if looksLikeHTTP(head) {
+		_, _ = c.Write([]byte(plainToTLS))
+	}
+}
+
+// plainToTLS is the answer to plain HTTP on the TLS port, as net/http's.
+const plainToTLS = "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+
+// looksLikeHTTP reports whether the first five bytes of a connection start
+// an HTTP/1.x request (the methods net/http checks for).
+func looksLikeHTTP(head []byte) bool {
+	switch string(head) {
+	case "GET /", "HEAD ", "POST ", "PUT /", "OPTIO":
+		return true
+	}
+	return false
+}
+
 // OnHandshakeError implements looptls.HandshakeErrorHandler: a failed
 // handshake is logged at warning level, as net/http logs it to ErrorLog (a
-// plain HTTP request to the TLS port is one; net/http answers it with a
-// 400, this server closes the connection).
+// plain HTTP request to the TLS port is one, answered by OnPlaintext).
 func (h *tlsHandler) OnHandshakeError(c *engine.Conn, err error) {
 	(*Server)(h).logger().Warn("httpserver: TLS handshake error", slog.Any("remote", c.RemoteAddr()), slog.Any("err", err))
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -337,13 +338,24 @@ func TestHTTPSCurl(t *testing.T) {
 	})
 }
 
-// TestHTTPSBadClients: a plain HTTP client on the TLS port and a client
-// that never finishes its handshake are closed (no hang: the first
-// fails its handshake, the second is cut by the handshake timeout, the
-// read-header timeout as in net/http); the failures are logged; they leave
-// no goroutine, no descriptor and no connection counted.
+// TestHTTPSBadClients: a plain HTTP client on the TLS port gets net/http's
+// answer (a 400 that says why, byte for byte what net/http sends) and the
+// close; a client that never finishes its handshake is closed (cut by the
+// handshake timeout, the read-header timeout as in net/http); the failures
+// are logged; they leave no goroutine, no descriptor and no connection
+// counted. Go's http.Client reads the same 400.
 func TestHTTPSBadClients(t *testing.T) {
 	p := testenv.NewPKI(t)
+	std := httptest.NewUnstartedServer(stdTLS)
+	std.Config.ErrorLog = log.New(io.Discard, "", 0)
+	std.StartTLS()
+	conn := dial(t, "http://"+std.Listener.Addr().String())
+	_, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	require.NoError(t, err)
+	want := readEOF(t, conn)
+	require.NoError(t, conn.Close())
+	std.Close()
+	require.Contains(t, want, "400 Bad Request", "net/http's answer to plain HTTP on its TLS port")
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		var log testenv.SyncBuffer
@@ -357,15 +369,22 @@ func TestHTTPSBadClients(t *testing.T) {
 			_, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
 			require.NoError(t, err)
 			out := readEOF(t, conn)
-			require.NotContains(t, out, "HTTP/1.1", "run %d: no HTTP answer on the TLS port", i)
+			require.Equal(t, want, out, "run %d: plain HTTP on the TLS port is answered as net/http answers it", i)
 			require.NoError(t, conn.Close())
 		}
+		resp, err := http.Get("http://" + addr + "/")
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, 400, resp.StatusCode)
+		require.Equal(t, "Client sent an HTTP request to an HTTPS server.\n", string(body))
 		stalled := dial(t, "http://"+addr)
 		_, err = stalled.Write([]byte{0x16, 0x03, 0x01}) // the start of a record header, never finished
 		require.NoError(t, err)
 		readEOF(t, stalled)
 		testenv.Eventually(t, 30*time.Second, "the handshake errors logged", func() bool {
-			return strings.Count(log.String(), "TLS handshake error") >= 11
+			return strings.Count(log.String(), "TLS handshake error") >= 12
 		})
 		require.Contains(t, log.String(), "timed out")
 		require.Equal(t, 0, s.Connections())

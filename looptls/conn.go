@@ -104,6 +104,10 @@ func (t *hsDone) Run() {
 	}
 	if c.hsErr != nil {
 		c.st = stClosing
+		var rh tls.RecordHeaderError
+		if ph, ok := c.w.h.(PlaintextHandler); ok && errors.As(c.hsErr, &rh) && rh.Conn != nil {
+			ph.OnPlaintext(c.ec, rh.RecordHeader[:])
+		}
 		_ = c.ec.CloseWithError(c.hsErr)
 		return
 	}

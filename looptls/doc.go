@@ -20,7 +20,9 @@
 // runs it: certificates, GetCertificate and GetConfigForClient (called on
 // the handshake goroutine), client certificates, session tickets and
 // resumption. A connection whose handshake fails never reaches OnOpen; a
-// HandshakeErrorHandler learns why.
+// HandshakeErrorHandler learns why. A peer that speaks plaintext to the
+// TLS port by mistake can be answered in plaintext before the close by a
+// PlaintextHandler (httpserver answers HTTP with a 400, as net/http does).
 //
 // # How the records reach crypto/tls
 //

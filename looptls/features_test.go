@@ -355,3 +355,56 @@ func TestKeep(t *testing.T) {
 		require.ErrorIs(t, <-r.closes, engine.ErrKeepLimit)
 	})
 }
+
+// plaintexter is a recorder that answers a peer speaking plaintext to
+// the TLS port, as a PlaintextHandler.
+type plaintexter struct {
+	*recorder
+	heads chan string
+}
+
+func (p plaintexter) OnPlaintext(c *engine.Conn, head []byte) {
+	p.heads <- string(head)
+	_, _ = c.Write([]byte("not TLS: " + string(head) + "\n"))
+}
+
+// TestPlaintextPeer: a peer that sends plaintext to the TLS port fails the
+// handshake; a PlaintextHandler gets its first five bytes before the close
+// and its answer reaches the peer, then EOF; without one the peer gets
+// nothing but the close. A TLS peer never reaches OnPlaintext.
+func TestPlaintextPeer(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		for _, answer := range []bool{true, false} {
+			r := newRecorder()
+			var h looptls.Handler = r
+			pt := plaintexter{r, make(chan string, 4)}
+			if answer {
+				h = pt
+			}
+			addr := serve(t, c, h, serverConfig(t, p))
+			tc, err := tls.Dial("tcp", addr, clientConfig(p))
+			require.NoError(t, err)
+			roundTrip(t, tc, "hello")
+			require.NoError(t, tc.Close())
+
+			raw, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			_, err = io.WriteString(raw, "PING\r\n")
+			require.NoError(t, err)
+			require.NoError(t, raw.SetReadDeadline(time.Now().Add(60*time.Second)))
+			out, err := io.ReadAll(raw)
+			require.True(t, err == nil || isReset(err), "peer's read: %v", err)
+			require.NoError(t, raw.Close())
+			require.ErrorIs(t, <-r.hsErrs, looptls.ErrHandshake)
+			if answer {
+				require.Equal(t, "not TLS: PING\r\n", string(out))
+				require.Equal(t, "PING\r", <-pt.heads)
+			} else {
+				require.Empty(t, out)
+			}
+			require.Empty(t, pt.heads, "OnPlaintext once, for the plaintext peer only")
+		}
+	})
+}

@@ -39,6 +39,17 @@ type HandshakeErrorHandler interface {
 	OnHandshakeError(c *engine.Conn, err error)
 }
 
+// PlaintextHandler is an optional Handler extension for a server whose
+// clients may speak the plain protocol to its TLS port by mistake: when
+// the first bytes a peer sends are not a TLS record, OnPlaintext gets
+// them (the five of a record header) on the loop before the connection
+// closes, and may write a last plaintext answer on c, which is sent before
+// the close (httpserver answers an HTTP request with a 400, as net/http
+// does). The handshake error follows (HandshakeErrorHandler).
+type PlaintextHandler interface {
+	OnPlaintext(c *engine.Conn, head []byte)
+}
+
 // HalfCloseHandler is an optional Handler extension (engine's
 // HalfCloseHandler for TLS): when the peer has finished sending — its
 // close_notify, or its TCP FIN at a record boundary — OnReadClosed is
