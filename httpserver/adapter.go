@@ -27,7 +27,7 @@ type stdRequest struct {
 	s      *Server
 	loop   *engine.Loop
 	req    *http.Request
-	cancel context.CancelCauseFunc // with why the connection ended, if it did
+	ctx    reqContext // req's context, cancelled with why the connection ended, if it did
 	minor  uint8
 	keep   bool // the client allows keep-alive
 	isHEAD bool
@@ -66,16 +66,15 @@ func (cs *conn) serveStd(r *Request) {
 		s: cs.s, loop: cs.c.Loop(), minor: r.p.minor, keep: r.p.keepAlive(),
 		inline: cs.s.cfg.inline, cs: cs,
 	}
-	ctx, cancel := context.WithCancelCause(cs.base)
-	req, err := cs.newHTTPRequest(r, ctx, &sr.url)
+	sr.ctx.parent = cs.base
+	req, err := cs.newHTTPRequest(r, &sr.ctx, &sr.url)
 	if err != nil {
-		cancel(nil)
 		cs.refuse(err)
 		return
 	}
 	req.RemoteAddr = cs.remote
 	req.TLS = cs.tlsState()
-	sr.req, sr.cancel, sr.isHEAD = req, cancel, req.Method == "HEAD"
+	sr.req, sr.isHEAD = req, req.Method == "HEAD"
 	sr.w.sr = sr
 	if bs := r.stream; bs != nil {
 		// The handler's request is the one whose Trailer fills at the
@@ -238,7 +237,7 @@ func (sr *stdRequest) run() {
 	defer func() {
 		if p := recover(); p != nil {
 			logPanic(sr.s.logger(), p, nil)
-			sr.cancel(nil)
+			sr.ctx.cancel(nil)
 			if !w.hijacked { // a hijacked connection is the handler's
 				sr.ck = chunk{abort: true, last: true}
 				sr.send(&sr.ck)
@@ -247,7 +246,7 @@ func (sr *stdRequest) run() {
 		}
 	}()
 	sr.s.std.ServeHTTP(w, sr.req)
-	sr.cancel(nil)
+	sr.ctx.cancel(nil)
 	if !w.hijacked {
 		w.finish()
 	}
@@ -387,7 +386,7 @@ func (sr *stdRequest) writable(w bool) {
 // cancelled with it and its writes fail from now on.
 func (sr *stdRequest) gone(cause error) {
 	sr.dead.Store(true)
-	sr.cancel(cause)
+	sr.ctx.cancel(cause)
 	if sr.waiting {
 		sr.waiting = false
 		sr.ack.Done()

@@ -359,15 +359,15 @@ func TestStreamedBodyLimit(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
 
-				conn = dial(t, base)
+				chunked := dial(t, base)
 				go func() {
-					_, _ = io.WriteString(conn, "POST /sum HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+					_, _ = io.WriteString(chunked, "POST /sum HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
 					for range 3 {
-						_, _ = io.WriteString(conn, "190\r\n"+strings.Repeat("x", 400)+"\r\n")
+						_, _ = io.WriteString(chunked, "190\r\n"+strings.Repeat("x", 400)+"\r\n")
 					}
-					_, _ = io.WriteString(conn, "0\r\n\r\n")
+					_, _ = io.WriteString(chunked, "0\r\n\r\n")
 				}()
-				br := bufio.NewReader(conn)
+				br := bufio.NewReader(chunked)
 				res, err = http.ReadResponse(br, nil)
 				require.NoError(t, err)
 				got, _ := io.ReadAll(res.Body)

@@ -513,7 +513,7 @@ func (cs *conn) onReadClosed() {
 		cs.set(flagBroken)
 	}
 	if cs.inflight != nil {
-		cs.inflight.cancel(nil)
+		cs.inflight.ctx.cancel(nil)
 	}
 	if !cs.has(flagBusy | flagBlocked) {
 		_ = cs.c.Close()

@@ -123,16 +123,18 @@
 //     handler returns).
 //
 // Allocations: a request costs the adapter its *http.Request (built on the
-// stack, one copy made by WithContext), its context (two: the cancel
-// context and its CancelCauseFunc, for context.Cause), the header map, one
-// string holding the whole head (the target, names and values are
-// substrings of it), the request's state (which holds a plain target's URL,
-// the response's first 512 bytes of body and 256 of header lines, and the
-// sync.WaitGroup a streaming handler waits on), and, on a goroutine, the
-// goroutine's start. A sniffed Content-Type goes on the wire rather than
-// into the handler's map. Nothing is pooled: no object a handler can still
-// reach after it returns is reused (BenchmarkServer: 10 allocations for a
-// hello-world handler that itself makes 3, against net/http's 18; 9
+// stack, one copy made by WithContext), the header map, one string holding
+// the whole head (the target, names and values are substrings of it), the
+// request's state (which holds a plain target's URL, the response's first
+// 512 bytes of body and 256 of header lines, the sync.WaitGroup a
+// streaming handler waits on, and the request's context), and, on a
+// goroutine, the goroutine's start. The context makes the context
+// package's cancel context (two allocations more) only when a handler
+// waits on it, reads a value from it or derives one; Err and Deadline do
+// not need it. A sniffed Content-Type goes on the wire rather than into
+// the handler's map. Nothing is pooled: no object a handler can still
+// reach after it returns is reused (BenchmarkServer: 8 allocations for a
+// hello-world handler that itself makes 3, against net/http's 18; 7
 // inline).
 //
 // The bench harness (make bench-compare) measures both modes against
@@ -196,10 +198,11 @@
 // has Request.TLS. The watermarks and Response.Flush's waits count the
 // ciphertext waiting for the socket. WithConnState and WithConnContext get
 // the engine connection under the TLS one, from the end of the handshake
-// (net/http reports StateNew at accept). Hijack and Response.Upgrade
-// refuse a TLS connection (ErrHijackTLS, ErrUpgradeTLS): both hand over
-// the socket, while the TLS session's keys and record numbers live in the
-// loop's TLS connection. A client that ends its sending (close_notify, or
+// (net/http reports StateNew at accept). Hijack works over TLS: its
+// net.Conn reads and writes plaintext, the records staying on the loop
+// (gorilla/websocket serves wss through it; net/http would return its
+// *tls.Conn). Response.Upgrade refuses a TLS connection (ErrUpgradeTLS):
+// its engine.Handler would write plaintext into the TLS stream. A client that ends its sending (close_notify, or
 // a FIN) after pipelined requests gets every answer before the connection
 // closes, as over TCP (TestHTTPSPipelinedThenClose).
 //

@@ -22,12 +22,13 @@ var errHijackInline = errors.New("httpserver: Hijack needs the handler on its ow
 // connection; the bufio.Reader holds none. A response the handler began
 // before Hijack is flushed first, as net/http does. As with net/http the
 // server no longer tracks the connection: Shutdown does not wait for it,
-// though it is closed when the loop shuts down.
+// though it is closed when the loop shuts down. Over TLS the net.Conn reads
+// and writes plaintext (netconn.HijackTLS; records stay on the loop) where
+// net/http returns its *tls.Conn: a handler that needs the TLS state reads
+// r.TLS.
 func (w *stdWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	sr := w.sr
 	switch {
-	case sr.cs.c.tc != nil:
-		return nil, nil, ErrHijackTLS
 	case sr.inline:
 		return nil, nil, errHijackInline
 	case w.hijacked:
@@ -72,7 +73,13 @@ func (cs *conn) hijack() (*netconn.Conn, error) {
 	if cs.receiving() {
 		return nil, errBodyHijack
 	}
-	nc, err := netconn.Hijack(cs.c.ec, cs.buf)
+	var nc *netconn.Conn
+	var err error
+	if cs.c.tc != nil {
+		nc, err = netconn.HijackTLS(cs.c.tc, cs.buf)
+	} else {
+		nc, err = netconn.Hijack(cs.c.ec, cs.buf)
+	}
 	if err != nil {
 		return nil, err
 	}

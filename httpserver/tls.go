@@ -13,16 +13,9 @@ import (
 	"github.com/ringloop/ringloop/looptls"
 )
 
-// Errors of the features a TLS connection cannot have.
-var (
-	// ErrHijackTLS: Hijack's net.Conn reads and writes the socket, and
-	// the TLS session's keys and record numbers live in the looptls
-	// connection, which cannot be handed over.
-	ErrHijackTLS = errors.New("httpserver: Hijack is not supported on TLS connections")
-	// ErrUpgradeTLS: Upgrade's engine.Handler writes to the engine
-	// connection, which would put plaintext into the TLS stream.
-	ErrUpgradeTLS = errors.New("httpserver: Upgrade is not supported on TLS connections")
-)
+// ErrUpgradeTLS is Response.Upgrade's answer on a TLS connection: its
+// engine.Handler would write plaintext into the TLS stream.
+var ErrUpgradeTLS = errors.New("httpserver: Upgrade is not supported on TLS connections")
 
 // WithTLSConfig sets the TLS configuration ListenTLS serves with, as
 // net/http's Server.TLSConfig: certificates, GetCertificate (SNI), client

@@ -2,9 +2,11 @@ package httpserver_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -16,9 +18,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringloop/ringloop/engine"
@@ -39,15 +43,11 @@ func tlsInfo(st *tls.ConnectionState, scheme, host string) string {
 		st.ServerName, st.NegotiatedProtocol, tls.VersionName(st.Version), st.HandshakeComplete, scheme, host)
 }
 
-// stdTLS is stdEcho plus /tls, /hijack (which reports Hijack's error) and
-// /sum (the body's length and SHA-256).
+// stdTLS is stdEcho plus /tls and /sum (the body's length and SHA-256).
 var stdTLS = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/tls":
 		_, _ = io.WriteString(w, tlsInfo(r.TLS, r.URL.Scheme, r.Host))
-	case "/hijack":
-		_, _, err := w.(http.Hijacker).Hijack()
-		_, _ = fmt.Fprintf(w, "hijack: %v", err)
 	case "/sum":
 		h := sha256.New()
 		n, err := io.Copy(h, r.Body)
@@ -202,9 +202,6 @@ func TestHTTPS(t *testing.T) {
 				if v.name == "fast" {
 					_, got = get(t, tr, "GET", "https://localhost/upgrade", nil)
 					require.Equal(t, "upgrade: "+httpserver.ErrUpgradeTLS.Error(), got)
-				} else {
-					_, got = get(t, tr, "GET", "https://localhost/hijack", nil)
-					require.Equal(t, "hijack: "+httpserver.ErrHijackTLS.Error(), got)
 				}
 			})
 		}
@@ -501,5 +498,91 @@ func TestListenTLSConfig(t *testing.T) {
 		require.NoError(t, s2.Close())
 		_, err = s2.ListenTLS(loop, "tcp", "127.0.0.1:0", certFile, keyFile)
 		require.ErrorIs(t, err, httpserver.ErrServerClosed)
+	})
+}
+
+// TestHijackTLS: Hijack over TLS hands the adapter's connection to a
+// net.Conn that reads and writes plaintext (records still on the loop):
+// gorilla/websocket over wss echoes messages from 0 bytes to 1 MiB whole;
+// a CONNECT tunnel reads the bytes the client sent behind the request
+// first, then carries bytes both ways, and the client's close_notify reads
+// as EOF on the hijacked side, whose Close ends the client's stream
+// cleanly.
+func TestHijackTLS(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		var handlers sync.WaitGroup
+		ws := wsEcho(&handlers)
+		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != "CONNECT" {
+				ws(w, r)
+				return
+			}
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				http.Error(w, err.Error(), 500)
+				return
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+			_, _ = io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n")
+			_, _ = io.Copy(conn, conn) // echo until the client's close_notify
+		}), httpserver.WithTLSConfig(serverTLS(t, p)))
+		require.NoError(t, err)
+		addr := onLoopTLS(t, c, s, "", "")
+
+		d := websocket.Dialer{HandshakeTimeout: 30 * time.Second, TLSClientConfig: clientTLS(p)}
+		wc, resp, err := d.Dial("wss://"+addr+"/echo", nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+		_ = wc.SetReadDeadline(time.Now().Add(60 * time.Second))
+		for i, n := range []int{0, 1, 125, 126, 65535, 65536, 1 << 20} {
+			kind := websocket.BinaryMessage
+			if i%2 == 0 {
+				kind = websocket.TextMessage
+			}
+			msg := bytes.Repeat([]byte{'a' + byte(i)}, n)
+			require.NoError(t, wc.WriteMessage(kind, msg))
+			gotKind, got, err := wc.ReadMessage()
+			require.NoError(t, err)
+			require.Equal(t, kind, gotKind)
+			require.True(t, bytes.Equal(msg, got), "message %d: %d bytes back, want %d", i, len(got), n)
+		}
+		require.NoError(t, wc.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")))
+		_, _, err = wc.ReadMessage()
+		var ce *websocket.CloseError
+		require.True(t, errors.As(err, &ce), "read after close: %v", err)
+		wc.Close()
+
+		tc, err := tls.Dial("tcp", addr, clientTLS(p))
+		require.NoError(t, err)
+		defer tc.Close()
+		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
+		_, err = io.WriteString(tc, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\nearly bytes")
+		require.NoError(t, err)
+		r := bufio.NewReader(tc)
+		status, err := r.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "HTTP/1.1 200 Connection established\r\n", status)
+		blank, err := r.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "\r\n", blank)
+		got := make([]byte, len("early bytes"))
+		_, err = io.ReadFull(r, got)
+		require.NoError(t, err)
+		require.Equal(t, "early bytes", string(got))
+		_, err = io.WriteString(tc, "later")
+		require.NoError(t, err)
+		got = make([]byte, 5)
+		_, err = io.ReadFull(r, got)
+		require.NoError(t, err)
+		require.Equal(t, "later", string(got))
+		require.NoError(t, tc.CloseWrite()) // close_notify
+		rest, err := io.ReadAll(r)
+		require.NoError(t, err, "the hijacked side's Close ends the stream with close_notify")
+		require.Empty(t, rest)
+		handlers.Wait()
+		require.Zero(t, s.Connections(), "hijacked connections are no longer the server's")
 	})
 }

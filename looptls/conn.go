@@ -18,7 +18,11 @@ import (
 // connection return.
 var ErrConnClosed = engine.ErrConnClosed
 
-var errKeepOutsideOnData = errors.New("looptls: Keep called outside OnData")
+var (
+	errKeepOutsideOnData = errors.New("looptls: Keep called outside OnData")
+	errKeepHandedOver    = errors.New("looptls: Keep after SetHandler gave the connection away")
+	errSetHandlerOffLoop = errors.New("looptls: SetHandler called off the connection's loop")
+)
 
 type connState uint8
 
@@ -35,6 +39,7 @@ const (
 // ResumeRead hand themselves to the loop.
 type Conn struct {
 	w  *wrapper
+	hs *handlers // the wrapper's, until SetHandler
 	ec *engine.Conn
 	tc *tls.Conn
 	tr transport
@@ -46,6 +51,7 @@ type Conn struct {
 	readDone   bool // the handler heard that the peer finished sending (OnReadClosed)
 	delivering bool // in OnData: Keep is allowed
 	keepSet    bool // Keep was called in this OnData
+	handedOver bool // SetHandler ran in this OnData: the old handler keeps nothing
 	in         []byte
 	proto      string
 
@@ -61,7 +67,7 @@ type Conn struct {
 type valueBox struct{ v any }
 
 func newConn(w *wrapper, ec *engine.Conn) *Conn {
-	c := &Conn{w: w, ec: ec}
+	c := &Conn{w: w, hs: &w.hs, ec: ec}
 	c.tr.init(ec, w.o.maxHandshake)
 	if w.client {
 		c.tc = tls.Client(&c.tr, w.cfg)
@@ -105,7 +111,7 @@ func (t *hsDone) Run() {
 	if c.hsErr != nil {
 		c.st = stClosing
 		var rh tls.RecordHeaderError
-		if ph, ok := c.w.h.(PlaintextHandler); ok && errors.As(c.hsErr, &rh) && rh.Conn != nil {
+		if ph, ok := c.w.hs.h.(PlaintextHandler); ok && errors.As(c.hsErr, &rh) && rh.Conn != nil {
 			ph.OnPlaintext(c.ec, rh.RecordHeader[:])
 		}
 		_ = c.ec.CloseWithError(c.hsErr)
@@ -116,7 +122,7 @@ func (t *hsDone) Run() {
 	c.proto = c.tc.ConnectionState().NegotiatedProtocol
 	defer c.recoverTask("OnOpen")
 	c.opened = true
-	c.w.h.OnOpen(c)
+	c.hs.h.OnOpen(c)
 	c.readRecords() // what arrived behind the handshake
 	c.tr.stash()
 }
@@ -142,11 +148,11 @@ func (c *Conn) readRecords() {
 		}
 		if err != errWouldBlock && c.st == stOpen {
 			if err == io.EOF { // close_notify
-				if c.w.rh == nil {
+				if c.hs.rh == nil {
 					c.closeWith(io.EOF) // answer it and close
 				} else if !c.readDone {
 					c.readDone = true
-					c.w.rh.OnReadClosed(c)
+					c.hs.rh.OnReadClosed(c)
 				}
 			} else {
 				c.abortWith(fmt.Errorf("looptls: %w", err))
@@ -174,7 +180,7 @@ func (c *Conn) peerDone() {
 		return
 	}
 	c.readDone = true
-	c.w.rh.OnReadClosed(c)
+	c.hs.rh.OnReadClosed(c)
 }
 
 // plainPool holds the buffers plaintext is decrypted into: one per loop
@@ -188,8 +194,8 @@ func (c *Conn) deliver(b []byte) {
 		b = c.in
 	}
 	c.delivering, c.keepSet = true, false
-	c.w.h.OnData(c, b)
-	c.delivering = false
+	c.hs.h.OnData(c, b)
+	c.delivering, c.handedOver = false, false
 	if !c.keepSet {
 		c.in = c.in[:0]
 	}
@@ -207,12 +213,46 @@ func (c *Conn) Keep(p []byte) error {
 	if !c.delivering || !c.ec.Loop().InEventLoop() {
 		return errKeepOutsideOnData
 	}
+	if c.handedOver {
+		return errKeepHandedOver
+	}
 	c.keepSet = true
 	if len(p) > c.w.o.keepLimit {
 		c.in = c.in[:0]
 		return engine.ErrKeepLimit
 	}
 	c.in = append(c.in[:0], p...) // p may lie inside c.in: append moves it
+	return nil
+}
+
+// SetHandler hands the established connection to h, as
+// engine.Conn.SetHandler does a plain one (an HTTPS connection hijacked
+// into a net.Conn, a protocol upgrade): h.OnOpen runs at once, every later
+// callback goes to h, and pending, plaintext the old handler received and
+// did not consume, reaches h.OnData first, at the end of the loop's
+// iteration or with the next records. Optional handler interfaces are h's
+// from then on; a peer's end the old handler already heard of is told to h
+// again, after pending. Called from the old handler's OnData, that handler
+// gets no more bytes and can keep none. It may be called only on the
+// loop; elsewhere, or once the connection is closing, it returns an error
+// and changes nothing.
+func (c *Conn) SetHandler(h Handler, pending []byte) error {
+	switch {
+	case !c.ec.Loop().InEventLoop():
+		return errSetHandlerOffLoop
+	case c.st != stOpen:
+		return ErrConnClosed
+	case len(pending) > c.w.o.keepLimit:
+		return engine.ErrKeepLimit
+	}
+	c.hs = newHandlers(h)
+	c.in = append([]byte(nil), pending...) // pending may lie in c.in
+	if c.delivering {
+		c.keepSet, c.handedOver = true, true
+	}
+	c.readDone = false
+	h.OnOpen(c)
+	_ = c.ec.Loop().ExecuteAfterIteration(&c.resume)
 	return nil
 }
 

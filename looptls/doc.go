@@ -12,7 +12,10 @@
 // SNI's ServerName, PeerCertificates, DidResume). The handler cannot be an
 // engine.Handler: engine.Conn.Write would put plaintext into the TLS
 // stream. Conn.Engine gives the engine connection for the rest (its loop,
-// watermarks, Buffered). Client is the same for engine.Dial:
+// watermarks, Buffered). Conn.SetHandler hands an established connection
+// to another Handler with the plaintext not yet consumed (a protocol
+// upgrade; netconn.HijackTLS builds a net.Conn on it). Client is the same
+// for engine.Dial:
 //
 //	engine.Dial(ctx, loop, "tcp", "example.com:443", looptls.Client(h, &tls.Config{ServerName: "example.com"}))
 //

@@ -408,3 +408,87 @@ func TestPlaintextPeer(t *testing.T) {
 		}
 	})
 }
+
+// switcher hands its connection to next in OnData when a line "switch"
+// arrives, with the bytes behind it pending; before that it echoes with
+// "A:". It reports Keep's error after the hand-over.
+type switcher struct {
+	next    looptls.Handler
+	keepErr chan error
+	offLoop chan error
+}
+
+func (s *switcher) OnOpen(c *looptls.Conn) {
+	go func() { s.offLoop <- c.SetHandler(s.next, nil) }()
+}
+
+func (s *switcher) OnData(c *looptls.Conn, b []byte) {
+	i := bytes.Index(b, []byte("switch\n"))
+	if i < 0 {
+		_, _ = c.Write(append([]byte("A:"), b...))
+		return
+	}
+	_, _ = c.Write(append([]byte("A:"), b[:i]...))
+	if err := c.SetHandler(s.next, b[i+len("switch\n"):]); err != nil {
+		_, _ = c.Write([]byte("SetHandler: " + err.Error()))
+		return
+	}
+	s.keepErr <- c.Keep(b[i:])
+}
+
+func (s *switcher) OnClose(*looptls.Conn, error) {}
+
+// prefixer echoes with "B:", says hello on open and records its close.
+type prefixer struct{ closes chan error }
+
+func (p *prefixer) OnOpen(c *looptls.Conn)           { _, _ = c.Write([]byte("B open\n")) }
+func (p *prefixer) OnData(c *looptls.Conn, b []byte) { _, _ = c.Write(append([]byte("B:"), b...)) }
+func (p *prefixer) OnClose(_ *looptls.Conn, err error) {
+	p.closes <- err
+}
+
+// TestSetHandler: SetHandler inside OnData hands the connection over: the
+// new handler's OnOpen runs at once, the bytes pending reach it first and
+// every later record too; the old handler can keep nothing more, and the
+// peer's close_notify ends the connection for the new handler. Off the
+// loop SetHandler is refused.
+func TestSetHandler(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		b := &prefixer{closes: make(chan error, 1)}
+		a := &switcher{next: b, keepErr: make(chan error, 1), offLoop: make(chan error, 1)}
+		addr := serve(t, c, a, serverConfig(t, p))
+		tc, err := tls.Dial("tcp", addr, clientConfig(p))
+		require.NoError(t, err)
+		defer tc.Close()
+		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
+		require.Error(t, <-a.offLoop, "SetHandler off the loop")
+		_, err = io.WriteString(tc, "one\n")
+		require.NoError(t, err)
+		want := "A:one\n"
+		got := make([]byte, len(want))
+		_, err = io.ReadFull(tc, got)
+		require.NoError(t, err)
+		require.Equal(t, want, string(got))
+
+		_, err = io.WriteString(tc, "two\nswitch\nabc")
+		require.NoError(t, err)
+		want = "A:two\nB open\nB:abc"
+		got = make([]byte, len(want))
+		_, err = io.ReadFull(tc, got)
+		require.NoError(t, err)
+		require.Equal(t, want, string(got))
+		require.Error(t, <-a.keepErr, "Keep after the hand-over")
+
+		_, err = io.WriteString(tc, "def")
+		require.NoError(t, err)
+		want = "B:def"
+		got = make([]byte, len(want))
+		_, err = io.ReadFull(tc, got)
+		require.NoError(t, err)
+		require.Equal(t, want, string(got))
+		require.NoError(t, tc.CloseWrite())
+		require.ErrorIs(t, <-b.closes, io.EOF, "close_notify ends the connection for the new handler")
+	})
+}

@@ -166,30 +166,40 @@ func Client(h Handler, cfg *tls.Config, opts ...Option) engine.Handler {
 }
 
 func newWrapper(h Handler, cfg *tls.Config, client bool, opts []Option) *wrapper {
-	w := &wrapper{h: h, cfg: cfg, client: client, o: options{
+	w := &wrapper{hs: *newHandlers(h), cfg: cfg, client: client, o: options{
 		handshakeTimeout: DefaultHandshakeTimeout,
 		maxHandshake:     DefaultMaxHandshakeBytes,
 		keepLimit:        engine.DefaultKeepLimit,
 		asyncLimit:       engine.DefaultAsyncWriteLimit,
 	}}
 	w.hh, _ = h.(HandshakeErrorHandler)
-	w.wh, _ = h.(WritabilityHandler)
-	w.sh, _ = h.(ShutdownHandler)
-	w.rh, _ = h.(HalfCloseHandler)
 	for _, o := range opts {
 		o(&w.o)
 	}
 	return w
 }
 
+// handlers is a Handler with the optional interfaces it implements.
+type handlers struct {
+	h  Handler
+	wh WritabilityHandler
+	sh ShutdownHandler
+	rh HalfCloseHandler
+}
+
+func newHandlers(h Handler) *handlers {
+	hs := &handlers{h: h}
+	hs.wh, _ = h.(WritabilityHandler)
+	hs.sh, _ = h.(ShutdownHandler)
+	hs.rh, _ = h.(HalfCloseHandler)
+	return hs
+}
+
 // wrapper is the engine.Handler of the TLS connections: it keeps each
 // connection's *Conn as the engine connection's value.
 type wrapper struct {
-	h      Handler
+	hs     handlers // every connection's, until its SetHandler
 	hh     HandshakeErrorHandler
-	wh     WritabilityHandler
-	sh     ShutdownHandler
-	rh     HalfCloseHandler
 	cfg    *tls.Config
 	client bool
 	o      options
@@ -232,7 +242,7 @@ func (w *wrapper) OnClose(ec *engine.Conn, err error) {
 		if err == io.EOF && len(c.in) > 0 {
 			err = io.ErrUnexpectedEOF // the handler kept an unfinished frame (Kept has it)
 		}
-		w.h.OnClose(c, err)
+		c.hs.h.OnClose(c, err)
 		c.in = nil
 	}
 }
@@ -255,8 +265,8 @@ func (w *wrapper) handshakeFailed(c *Conn) {
 }
 
 func (w *wrapper) OnWritabilityChanged(ec *engine.Conn, writable bool) {
-	if c := ec.Value().(*Conn); w.wh != nil && c.opened && c.st == stOpen {
-		w.wh.OnWritabilityChanged(c, writable)
+	if c := ec.Value().(*Conn); c.hs.wh != nil && c.opened && c.st == stOpen {
+		c.hs.wh.OnWritabilityChanged(c, writable)
 	}
 }
 
@@ -276,7 +286,7 @@ func (w *wrapper) OnReadClosed(ec *engine.Conn) {
 	case c.st == stHandshake:
 		c.finSeen = true
 		c.tr.closeWith(io.EOF)
-	case w.rh == nil || c.st != stOpen:
+	case c.hs.rh == nil || c.st != stOpen:
 		_ = ec.CloseWithError(io.EOF)
 	default:
 		c.finSeen = true
@@ -293,8 +303,8 @@ func (w *wrapper) OnShutdown(ec *engine.Conn) {
 	if c.st != stOpen {
 		return
 	}
-	if w.sh != nil {
-		w.sh.OnShutdown(c)
+	if c.hs.sh != nil {
+		c.hs.sh.OnShutdown(c)
 	}
 	c.closeWith(engine.ErrShutdown)
 }
