@@ -17,7 +17,9 @@ import (
 	gws "github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/loopgroup"
 	"github.com/ringloop/ringloop/websocket"
 )
 
@@ -513,5 +515,34 @@ func TestDialMaskedServerFrame(t *testing.T) {
 		require.ErrorIs(t, cc.err, websocket.ErrProtocol)
 		require.Contains(t, cc.err.Error(), "masked server frame")
 		require.Empty(t, cl.msgs)
+	})
+}
+
+// TestDialGroup: Dial takes a group and each connection goes to the loop
+// the group's chooser gives, every loop of the group serving some.
+func TestDialGroup(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		e := newEcho()
+		addr := serve(t, c, e, nil)
+		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, g.Close()) })
+		used := map[*engine.Loop]bool{}
+		for range 4 {
+			cl := newClient()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			ws, err := websocket.Dial(ctx, g, "ws://"+addr+"/", cl)
+			cancel()
+			require.NoError(t, err)
+			<-cl.opens
+			used[ws.Conn().Loop()] = true
+			require.NoError(t, ws.WriteMessage(websocket.Text, []byte("hi")))
+			require.Equal(t, "hi", string(cl.next(t).p))
+			require.NoError(t, ws.Close(websocket.CloseNormal, ""))
+			require.Equal(t, closed{1000, "", nil}, cl.closed(t))
+			e.next(t)
+		}
+		require.Len(t, used, 2, "every loop of the group dialed")
 	})
 }
