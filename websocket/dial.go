@@ -32,14 +32,15 @@ var (
 // answered it wrongly; it matches ErrHandshake.
 type HandshakeError struct {
 	// StatusCode is the answer's status: not 101 when the server refused,
-	// 101 when the answer's fields were wrong, 0 when it was not HTTP.
+	// 101 when the answer's fields were wrong, 0 when the answer could not
+	// be read (not HTTP, or a head over 16 KiB).
 	StatusCode int
 	// Status is the answer's status ("403 Forbidden"), or "".
 	Status string
 	// Reason says what was wrong.
 	Reason string
 	// Header holds the answer's fields (Retry-After, WWW-Authenticate...),
-	// nil when it was not HTTP.
+	// nil when the answer could not be read.
 	Header http.Header
 }
 
