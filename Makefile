@@ -13,15 +13,19 @@ all: build
 # (liburing-dev for the io_uring driver, gcc for cgo and the C reference
 # server, wrk and curl for HTTP load and the httpserver client tests, curl and
 # openssl for looptls's interop tests, strace and perf to count system calls,
-# gnuplot for the bench chart, pkg-config), and
+# gnuplot for the bench chart, pkg-config, node, npm and Python's websockets
+# for websocket's interop tests, which install the npm package ws themselves
+# into the user's cache directory), and
 # what test-kernels needs to fetch and boot Debian kernels (qemu, the Debian
-# archive keyring).
-DEPS := liburing-dev gcc pkg-config wrk curl openssl strace linux-perf gnuplot-nox fonts-dejavu-core qemu-system-x86 debian-archive-keyring
+# archive keyring). npm is asked for only when no npm command is there:
+# NodeSource's nodejs package carries its own and conflicts with Debian's.
+DEPS := liburing-dev gcc pkg-config wrk curl openssl strace linux-perf gnuplot-nox fonts-dejavu-core qemu-system-x86 debian-archive-keyring nodejs python3-websockets
 deps:
 	@missing=""; \
 	for p in $(DEPS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 	done; \
+	command -v npm >/dev/null 2>&1 || dpkg -s npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			echo "deps: installing$$missing"; \

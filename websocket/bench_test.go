@@ -2,6 +2,7 @@ package websocket_test
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -60,4 +61,61 @@ func BenchmarkEcho128(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// pinger sends its message again each time the echo comes back, on the
+// loop, until left round trips are done.
+type pinger struct {
+	left int
+	msg  []byte
+	done chan struct{}
+}
+
+func (p *pinger) OnOpen(c *websocket.Conn) {}
+func (p *pinger) OnMessage(c *websocket.Conn, kind websocket.MessageKind, payload []byte) {
+	if p.left--; p.left <= 0 {
+		close(p.done)
+		return
+	}
+	_ = c.WriteMessage(websocket.Binary, p.msg)
+}
+func (p *pinger) OnClose(c *websocket.Conn, code int, reason string, err error) {}
+
+// BenchmarkDialEcho128: Dial's client and the server, each on a loop of
+// its own, bounce a 128-byte binary message; allocs/op covers both sides
+// (the client masks each frame with a fresh key).
+func BenchmarkDialEcho128(b *testing.B) {
+	srvLoop, err := engine.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srvLoop.Close()
+	cliLoop, err := engine.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cliLoop.Close()
+	h, err := websocket.EngineHandler(newEcho())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := engine.Listen(srvLoop, "tcp", "127.0.0.1:0", h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	p := &pinger{left: b.N, msg: make([]byte, 128), done: make(chan struct{})}
+	ws, err := websocket.Dial(context.Background(), cliLoop, "ws://"+ln.Addr().String()+"/", p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(128)
+	b.ResetTimer()
+	if err := cliLoop.ExecuteFunc(func() { _ = ws.WriteMessage(websocket.Binary, p.msg) }); err != nil {
+		b.Fatal(err)
+	}
+	<-p.done
+	b.StopTimer()
+	_ = ws.Close(websocket.CloseNormal, "")
 }

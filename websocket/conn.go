@@ -3,6 +3,7 @@ package websocket
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +35,8 @@ func (k MessageKind) String() string {
 // Handler receives a connection's events. Like engine.Handler, every
 // callback runs on the connection's loop, one at a time.
 type Handler interface {
-	// OnOpen is called once the 101 answer is queued.
+	// OnOpen is called once the 101 answer is queued (a server) or
+	// checked (Dial).
 	OnOpen(c *Conn)
 	// OnMessage is called with each whole message: text is valid UTF-8.
 	// payload is valid only during the call; copy what you keep.
@@ -89,6 +91,7 @@ type Conn struct {
 	h           Handler
 	cfg         *config
 	subprotocol string
+	client      bool // Dial's: frames sent are masked, frames received must not be
 
 	// Read side (loop only).
 	hdr         header
@@ -147,27 +150,84 @@ func (c *Conn) WriteMessage(kind MessageKind, p []byte) error {
 	return c.writeFrame(opcode(kind), p)
 }
 
-// writeFrame writes one unmasked frame on the loop.
+// writeFrame writes one frame on the loop.
 func (c *Conn) writeFrame(op opcode, p []byte) error {
 	if c.closeSent || c.closeDone {
 		return ErrClosed
 	}
 	if c.compress(op, p) {
-		bp, f := deflatedFrame(op, p)
+		bp, f := c.deflatedFrame(op, p)
 		_, err := c.ec.Write(f)
 		putFrame(bp)
 		return err
 	}
 	var hb [maxHeader]byte
-	if _, err := c.ec.Write(appendHeader(hb[:0], true, op, len(p), false, [4]byte{})); err != nil {
+	h, key := c.appendHeader(hb[:0], op, len(p))
+	if _, err := c.ec.Write(h); err != nil {
 		return err
 	}
-	if len(p) > 0 {
+	switch {
+	case len(p) == 0:
+	case c.client:
+		return c.writeMasked(key, p)
+	default:
 		if _, err := c.ec.Write(p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// maskChunk is how much of a client's payload is masked at a time, on the
+// stack, on its way into the engine's output: the caller's bytes are left
+// as they are and nothing is allocated.
+const maskChunk = 4 << 10
+
+// writeMasked writes p masked with key.
+func (c *Conn) writeMasked(key [4]byte, p []byte) error {
+	var buf [maskChunk]byte
+	for len(p) > 0 {
+		n := copy(buf[:], p)
+		maskBytes(key, 0, buf[:n]) // maskChunk is a multiple of 4: each chunk starts at key[0]
+		if _, err := c.ec.Write(buf[:n]); err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
+}
+
+// appendHeader appends the header of a frame this side sends: a client's
+// is masked with a fresh key, returned for the payload.
+func (c *Conn) appendHeader(dst []byte, op opcode, n int) ([]byte, [4]byte) {
+	if !c.client {
+		return appendHeader(dst, true, op, n, false, [4]byte{}), [4]byte{}
+	}
+	key := maskKey()
+	return appendHeader(dst, true, op, n, true, key), key
+}
+
+// appendFrame appends a whole frame with payload p, masked on a client.
+func (c *Conn) appendFrame(dst []byte, op opcode, p []byte) []byte {
+	dst, key := c.appendHeader(dst, op, len(p))
+	start := len(dst)
+	dst = append(dst, p...)
+	if c.client {
+		maskBytes(key, 0, dst[start:])
+	}
+	return dst
+}
+
+// maskKey returns a fresh masking key. RFC 6455 (§5.3) wants it
+// unpredictable to intermediaries: math/rand/v2's global source is ChaCha8
+// seeded from the system's entropy, per thread, with no lock and no
+// allocation, which crypto/rand (a system call per key on some kernels)
+// would not be for a key per frame.
+func maskKey() [4]byte {
+	var k [4]byte
+	v := rand.Uint32()
+	k[0], k[1], k[2], k[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	return k
 }
 
 // framePool holds the buffers AsyncWriteMessage builds a frame in (the
@@ -194,11 +254,10 @@ func (c *Conn) asyncFrame(op opcode, p []byte) error {
 	var bp *[]byte
 	var b []byte
 	if c.compress(op, p) {
-		bp, b = deflatedFrame(op, p)
+		bp, b = c.deflatedFrame(op, p)
 	} else {
 		bp = framePool.Get().(*[]byte)
-		b = appendHeader((*bp)[:0], true, op, len(p), false, [4]byte{})
-		b = append(b, p...)
+		b = c.appendFrame((*bp)[:0], op, p)
 		*bp = b
 	}
 	c.usedAsync.Store(true)
@@ -219,13 +278,17 @@ func (c *Conn) compress(op opcode, p []byte) bool {
 
 // deflatedFrame builds a compressed message's frame (RSV1 set) in a pooled
 // buffer: the payload is deflated behind room for the longest header,
-// which is then written just before it.
-func deflatedFrame(op opcode, p []byte) (*[]byte, []byte) {
+// which is then written just before it (and a client's payload masked in
+// place).
+func (c *Conn) deflatedFrame(op opcode, p []byte) (*[]byte, []byte) {
 	bp := framePool.Get().(*[]byte)
 	b := append((*bp)[:0], make([]byte, maxHeader)...)
 	b = appendDeflated(b, p)
 	var hb [maxHeader]byte
-	h := appendHeader(hb[:0], true, op, len(b)-maxHeader, false, [4]byte{})
+	h, key := c.appendHeader(hb[:0], op, len(b)-maxHeader)
+	if c.client {
+		maskBytes(key, 0, b[maxHeader:])
+	}
 	h[0] |= 0x40 // RSV1: compressed (RFC 7692 §6)
 	start := maxHeader - len(h)
 	copy(b[start:], h)
@@ -319,14 +382,13 @@ func (c *Conn) queueClose(code int, reason string) bool {
 	c.amu.Lock()
 	defer c.amu.Unlock()
 	c.asyncShut = true
+	var b [maxHeader + maxControlPayload]byte
+	f := c.appendFrame(b[:0], opClose, p)
 	if c.usedAsync.Load() {
 		// The close frame goes behind the async frames already accepted.
-		var b [maxHeader + maxControlPayload]byte
-		f := append(appendHeader(b[:0], true, opClose, len(p), false, [4]byte{}), p...)
 		return c.ec.AsyncWrite(f) == nil
 	}
-	var hb [maxHeader + maxControlPayload]byte
-	_, err := c.ec.Write(append(appendHeader(hb[:0], true, opClose, len(p), false, [4]byte{}), p...))
+	_, err := c.ec.Write(f)
 	return err == nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -17,6 +18,48 @@ import (
 // extensionAnswer is the Sec-WebSocket-Extensions value of an accepted
 // offer.
 const extensionAnswer = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+
+// deflateOffer is Dial's Sec-WebSocket-Extensions with WithCompression:
+// neither side keeps a context (each message inflates on its own, with
+// pooled state), and the server's window is left to it (inflating takes
+// any).
+const deflateOffer = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+
+// deflateAnswerOK checks a server's answer to deflateOffer: it must keep
+// server_no_context_takeover (RFC 7692 §7.1.1.1), may repeat
+// client_no_context_takeover and name its window (server_max_window_bits),
+// and may not limit the client's window, which was not offered.
+func deflateAnswerOK(ans string) bool {
+	name, params, _ := strings.Cut(ans, ";")
+	if !strings.EqualFold(strings.TrimSpace(name), "permessage-deflate") {
+		return false
+	}
+	var seen [3]bool
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		k, val, hasVal := strings.Cut(strings.TrimSpace(p), "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		val = strings.Trim(strings.TrimSpace(val), `"`)
+		i := -1
+		switch k {
+		case "server_no_context_takeover":
+			i = 0
+		case "client_no_context_takeover":
+			i = 1
+		case "server_max_window_bits":
+			i = 2
+			if !hasVal || windowBits([]byte(val)) == 0 {
+				return false
+			}
+		}
+		if i < 0 || seen[i] || i < 2 && hasVal {
+			return false
+		}
+		seen[i] = true
+	}
+	return seen[0]
+}
 
 // compressThreshold: smaller messages are sent uncompressed (a deflate
 // block's overhead would outweigh what it saves); RSV1 is per message.

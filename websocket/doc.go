@@ -1,7 +1,7 @@
-// Package websocket serves RFC 6455 WebSocket connections on the loop:
-// frames are parsed and written in the connection's callbacks, with no
-// goroutine per connection, so very many mostly idle connections cost
-// little more than their sockets (a Conn is a few hundred bytes).
+// Package websocket serves and dials RFC 6455 WebSocket connections on
+// the loop: frames are parsed and written in the connection's callbacks,
+// with no goroutine per connection, so very many mostly idle connections
+// cost little more than their sockets (a Conn is a few hundred bytes).
 //
 // Upgrade answers a handshake from httpserver's fast API; EngineHandler
 // reads it itself on a plain engine listener:
@@ -54,6 +54,31 @@
 // that does not inflate is 1007. Messages under 64 bytes are sent
 // uncompressed.
 //
+// # Client
+//
+// Dial opens a connection to a ws:// URL from a loop (or a group's next
+// one), for tests, proxies and bots, and serves it with the same Handler
+// and Conn as a server's:
+//
+//	c, err := websocket.Dial(ctx, loop, "ws://127.0.0.1:8080/chat", h,
+//		websocket.WithSubprotocols("chat.v1"), websocket.WithCompression(true))
+//
+// The handshake sends a random 16-byte Sec-WebSocket-Key and checks the
+// answer: 101, Upgrade and Connection, Sec-WebSocket-Accept, a subprotocol
+// only among those offered, permessage-deflate only if offered (and with
+// server_no_context_takeover, which the client asks for: it inflates each
+// message on its own, as the server does); any other extension fails it.
+// The answer's head is bounded (16 KiB) and so is its wait
+// (WithHandshakeTimeout, and ctx). A refusal is a *HandshakeError naming
+// the status; connect errors are engine.Dial's *net.OpError. Bytes the
+// server sends right behind its 101 are the connection's first frames.
+// Every frame the client sends is masked with a fresh key from
+// math/rand/v2's ChaCha8 source (no lock, no allocation), copied through a
+// small stack buffer so the caller's bytes are left as they are; a masked
+// frame from the server fails the connection with 1002.
+//
 // Not supported yet: other extensions, so every other RSV bit is refused;
-// a client; broadcast across a group's loops.
+// wss:// (Dial refuses it: a WebSocket connection runs on the engine
+// connection itself, not yet on looptls's); a non-blocking Dial for the
+// loop itself; broadcast across a group's loops.
 package websocket

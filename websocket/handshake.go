@@ -23,7 +23,9 @@ func acceptKey(key []byte) string {
 	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
-// ErrHandshake matches (errors.Is) every refused upgrade request.
+// ErrHandshake matches (errors.Is) every refused upgrade request, and every
+// Dial whose server refused the handshake or answered it wrongly
+// (HandshakeError).
 var ErrHandshake = errors.New("websocket: bad handshake")
 
 // handshakeRequest is what the handshake reads of a request, from
@@ -31,6 +33,11 @@ var ErrHandshake = errors.New("websocket: bad handshake")
 type handshakeRequest interface {
 	method() string
 	protoMinor() int
+	headerSource
+}
+
+// headerSource gives a request's or an answer's header fields.
+type headerSource interface {
 	// values calls fn with each value of the named header, in order, until
 	// fn returns true.
 	values(name string, fn func(v []byte) bool) bool
@@ -85,7 +92,7 @@ func check(r handshakeRequest, cfg *config) (accepted, *refusal) {
 }
 
 // first returns the first value of the named header, or nil.
-func first(r handshakeRequest, name string) []byte {
+func first(r headerSource, name string) []byte {
 	var out []byte
 	r.values(name, func(v []byte) bool { out = v; return true })
 	return out
@@ -93,7 +100,7 @@ func first(r handshakeRequest, name string) []byte {
 
 // hasToken reports whether any value of the named header holds token in
 // its comma-separated list (ASCII case-insensitive).
-func hasToken(r handshakeRequest, name, token string) bool {
+func hasToken(r headerSource, name, token string) bool {
 	return r.values(name, func(v []byte) bool {
 		for len(v) > 0 {
 			var t []byte
@@ -127,7 +134,7 @@ func (f fastRequest) values(name string, fn func([]byte) bool) bool {
 // Sec-WebSocket-Version, with "Sec-WebSocket-Version: 13"), and the error,
 // matching ErrHandshake, is returned; the handler then simply returns.
 func Upgrade(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...Option) error {
-	cfg, err := newConfig(opts)
+	cfg, err := newConfig(opts, false)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func EngineHandler(h Handler, opts ...Option) (engine.Handler, error) {
 	if h == nil {
 		return nil, errors.New("websocket: EngineHandler needs a handler")
 	}
-	cfg, err := newConfig(opts)
+	cfg, err := newConfig(opts, false)
 	if err != nil {
 		return nil, err
 	}

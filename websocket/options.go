@@ -2,10 +2,17 @@ package websocket
 
 import (
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
+
+	"github.com/ringloop/ringloop/engine"
 )
 
-// Option configures Upgrade.
+// Option configures Upgrade, EngineHandler or Dial. Most apply to both
+// sides; WithOriginCheck is the server's only, WithHandshakeTimeout,
+// WithHeader and WithConnOptions the client's only, and the other side
+// refuses them rather than ignore them.
 type Option func(*config) error
 
 // SlowConsumer is what a connection does when the bytes it has not sent yet
@@ -31,6 +38,9 @@ const (
 const (
 	DefaultMaxMessageSize = 16 << 20
 	DefaultCloseTimeout   = 5 * time.Second
+	// DefaultHandshakeTimeout bounds Dial's wait for the 101 answer once
+	// connected.
+	DefaultHandshakeTimeout = 10 * time.Second
 )
 
 type config struct {
@@ -41,14 +51,29 @@ type config struct {
 	checkOrigin  func(origin, host []byte) bool
 	slow         SlowConsumer
 	compression  bool
+
+	// Dial only.
+	handshakeTimeout time.Duration
+	header           http.Header
+	connOpts         []engine.ConnOption
+
+	// The first option of one side only that was given, to refuse it on
+	// the other.
+	serverOnly, clientOnly string
 }
 
-func newConfig(opts []Option) (*config, error) {
-	cfg := &config{maxMessage: DefaultMaxMessageSize, closeTimeout: DefaultCloseTimeout}
+func newConfig(opts []Option, client bool) (*config, error) {
+	cfg := &config{maxMessage: DefaultMaxMessageSize, closeTimeout: DefaultCloseTimeout, handshakeTimeout: DefaultHandshakeTimeout}
 	for _, o := range opts {
 		if err := o(cfg); err != nil {
 			return nil, err
 		}
+	}
+	switch {
+	case client && cfg.serverOnly != "":
+		return nil, fmt.Errorf("websocket: %s is a server option; Dial does not take it", cfg.serverOnly)
+	case !client && cfg.clientOnly != "":
+		return nil, fmt.Errorf("websocket: %s is a Dial option; a server does not take it", cfg.clientOnly)
 	}
 	return cfg, nil
 }
@@ -94,7 +119,9 @@ func WithPingInterval(d time.Duration) Option {
 
 // WithSubprotocols lists the subprotocols the server speaks, preferred
 // first: the first one the client also offers is selected (Conn.Subprotocol).
-// A client that offers none of them is served with none.
+// A client that offers none of them is served with none. On Dial they are
+// the subprotocols offered, in order; the server may choose one of them or
+// none, and an answer naming another fails the handshake.
 func WithSubprotocols(names ...string) Option {
 	return func(c *config) error {
 		c.subprotocols = append([]string(nil), names...)
@@ -107,7 +134,11 @@ func WithSubprotocols(names ...string) Option {
 // Host header. A server that relies on cookies must check the origin. By
 // default every origin is accepted.
 func WithOriginCheck(check func(origin, host []byte) bool) Option {
-	return func(c *config) error { c.checkOrigin = check; return nil }
+	return func(c *config) error {
+		c.checkOrigin = check
+		c.serverOnly = "WithOriginCheck"
+		return nil
+	}
 }
 
 // WithSlowConsumer sets the policy for a peer that does not read (default
@@ -133,4 +164,53 @@ func WithSlowConsumer(p SlowConsumer) Option {
 // of on would decide that for every endpoint.
 func WithCompression(on bool) Option {
 	return func(c *config) error { c.compression = on; return nil }
+}
+
+// WithHandshakeTimeout bounds, on Dial, the wait for the server's answer
+// once the TCP connection is up (default DefaultHandshakeTimeout); Dial's
+// context bounds the whole of it as well.
+func WithHandshakeTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("websocket: handshake timeout %v (expected > 0)", d)
+		}
+		c.handshakeTimeout = d
+		c.clientOnly = "WithHandshakeTimeout"
+		return nil
+	}
+}
+
+// WithHeader adds h's fields to Dial's request (Origin, Authorization,
+// Cookie...); a Host field replaces the one taken from the URL. The fields
+// the handshake itself sets (Upgrade, Connection, Sec-WebSocket-*) are
+// refused: subprotocols and compression have options of their own.
+func WithHeader(h http.Header) Option {
+	return func(c *config) error {
+		for k, vs := range h {
+			switch http.CanonicalHeaderKey(k) {
+			case "Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version",
+				"Sec-Websocket-Extensions", "Sec-Websocket-Protocol", "Content-Length", "Transfer-Encoding":
+				return fmt.Errorf("websocket: WithHeader: %s is set by the handshake", k)
+			}
+			for _, v := range vs {
+				if strings.ContainsAny(k+v, "\r\n") {
+					return fmt.Errorf("websocket: WithHeader: %s has a line break", k)
+				}
+			}
+		}
+		c.header = h.Clone()
+		c.clientOnly = "WithHeader"
+		return nil
+	}
+}
+
+// WithConnOptions passes options to Dial's engine.Dial (engine.WithNoDelay,
+// socket buffers, watermarks, the keep limit...). A server's connections
+// take the listener's.
+func WithConnOptions(opts ...engine.ConnOption) Option {
+	return func(c *config) error {
+		c.connOpts = append([]engine.ConnOption(nil), opts...)
+		c.clientOnly = "WithConnOptions"
+		return nil
+	}
 }

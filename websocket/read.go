@@ -59,7 +59,7 @@ func (s *engineSide) OnData(ec *engine.Conn, b []byte) {
 			overLimit = true
 		}
 		if !c.inFrame {
-			h, n, err := parseHeader(b, true, c.deflate)
+			h, n, err := parseHeader(b, !c.client, c.deflate)
 			if err != nil {
 				c.fail(err)
 				return
@@ -76,7 +76,9 @@ func (s *engineSide) OnData(ec *engine.Conn, b []byte) {
 				// Whole in this read: handled in place.
 				p := b[:h.length]
 				b = b[h.length:]
-				maskBytes(h.mask, 0, p)
+				if h.masked {
+					maskBytes(h.mask, 0, p)
+				}
 				c.wholeFrame(h, p)
 				continue
 			}
@@ -88,7 +90,9 @@ func (s *engineSide) OnData(ec *engine.Conn, b []byte) {
 		k := int(min(int64(len(b)), c.remaining))
 		p := b[:k]
 		b = b[k:]
-		c.maskPos = maskBytes(c.hdr.mask, c.maskPos, p)
+		if c.hdr.masked {
+			c.maskPos = maskBytes(c.hdr.mask, c.maskPos, p)
+		}
 		c.remaining -= int64(k)
 		if err := c.payload(p); err != nil {
 			c.fail(err)

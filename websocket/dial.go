@@ -1,0 +1,344 @@
+package websocket
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/timers"
+)
+
+// maxResponseHead bounds the server's answer Dial reads (status line and
+// header fields); a longer one fails the handshake.
+const maxResponseHead = 16 << 10
+
+var (
+	errDialOnLoop = errors.New("websocket: Dial would block its own loop; call it from another goroutine")
+	errWSS        = errors.New("websocket: wss:// is not supported yet (no TLS under a WebSocket connection); use ws://")
+)
+
+// HandshakeError is Dial's error when the server refused the handshake or
+// answered it wrongly; it matches ErrHandshake.
+type HandshakeError struct {
+	// StatusCode is the answer's status: not 101 when the server refused,
+	// 101 when the answer's fields were wrong, 0 when the answer could not
+	// be read (not HTTP, or a head over 16 KiB).
+	StatusCode int
+	// Status is the answer's status ("403 Forbidden"), or "".
+	Status string
+	// Reason says what was wrong.
+	Reason string
+	// Header holds the answer's fields (Retry-After, WWW-Authenticate...),
+	// nil when the answer could not be read.
+	Header http.Header
+}
+
+func (e *HandshakeError) Error() string {
+	if e.Status == "" {
+		return fmt.Sprintf("%v: %s", ErrHandshake, e.Reason)
+	}
+	return fmt.Sprintf("%v: server answered %s: %s", ErrHandshake, e.Status, e.Reason)
+}
+
+func (e *HandshakeError) Unwrap() error { return ErrHandshake }
+
+// Dial opens a WebSocket connection to a ws:// URL from a loop of loops (a
+// loop, or a group, whose next loop takes it): engine.Dial connects, the
+// opening handshake is sent and its answer checked, and the connection is
+// then served by h on that loop exactly as a server's is (OnOpen runs on
+// the loop before Dial returns), with a client's rules: every frame sent is
+// masked with a fresh key, and a masked frame from the server fails the
+// connection (1002). Bytes the server sends right behind its 101 are
+// h's first frames.
+//
+// It takes loops rather than engine.Dial's *Loop so that a bot or a proxy
+// opening many connections spreads them over a group; like engine.Dial it
+// blocks, so it refuses to run on the loop it would use.
+//
+// ctx bounds and cancels the whole dial (the connect as engine.Dial, then
+// the handshake); WithHandshakeTimeout bounds the wait for the answer once
+// connected. Errors: the connect's are engine.Dial's (*net.OpError); a
+// refused or wrong answer is a *HandshakeError (errors.Is ErrHandshake)
+// saying the status and what was wrong; an answer not in time is a
+// Timeout() error matching os.ErrDeadlineExceeded; a connection closed
+// before the answer gives the engine's error (io.EOF...).
+//
+// The options are the server's (WithMaxMessageSize, WithCloseTimeout,
+// WithPingInterval, WithSlowConsumer, WithCompression to offer
+// permessage-deflate, WithSubprotocols to offer subprotocols) and the
+// client's own (WithHandshakeTimeout, WithHeader, WithConnOptions).
+func Dial(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opts ...Option) (*Conn, error) {
+	if h == nil {
+		return nil, errors.New("websocket: Dial needs a handler")
+	}
+	cfg, err := newConfig(opts, true)
+	if err != nil {
+		return nil, err
+	}
+	addr, req, accept, err := dialRequest(rawURL, cfg)
+	if err != nil {
+		return nil, err
+	}
+	l := loops.Next()
+	if l.InEventLoop() {
+		return nil, errDialOnLoop
+	}
+	d := &dialing{h: h, cfg: cfg, req: req, accept: accept, done: make(chan dialResult, 1)}
+	if _, err := engine.Dial(ctx, l, "tcp", addr, d, cfg.connOpts...); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() {
+		err := fmt.Errorf("websocket: handshake: %w", ctx.Err())
+		// Refused only once the loop has shut down, which closes the
+		// connection and ends the handshake itself.
+		_ = l.ExecuteFunc(func() { d.fail(err) })
+	})
+	r := <-d.done
+	stop()
+	return r.c, r.err
+}
+
+// dialRequest checks the URL and options and builds the opening handshake:
+// the address to connect to, the request, and the Sec-WebSocket-Accept the
+// answer must carry.
+func dialRequest(rawURL string, cfg *config) (addr string, req []byte, accept string, err error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", nil, "", fmt.Errorf("websocket: %w", err)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "ws":
+	case "wss":
+		return "", nil, "", errWSS
+	default:
+		return "", nil, "", fmt.Errorf("websocket: URL %q: scheme %q (expected ws://)", rawURL, u.Scheme)
+	}
+	switch {
+	case u.Host == "" || u.Hostname() == "":
+		return "", nil, "", fmt.Errorf("websocket: URL %q has no host", rawURL)
+	case u.User != nil:
+		return "", nil, "", fmt.Errorf("websocket: URL %q: user info is not sent; use WithHeader for Authorization", rawURL)
+	case strings.Contains(rawURL, "#"):
+		return "", nil, "", fmt.Errorf("websocket: URL %q: a fragment has no meaning in a WebSocket URL (RFC 6455 §3)", rawURL)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	addr = net.JoinHostPort(u.Hostname(), port)
+	for _, p := range cfg.subprotocols {
+		if p == "" || strings.ContainsAny(p, " ,;\t\r\n\"()<>@:/[]?={}\\") {
+			return "", nil, "", fmt.Errorf("websocket: subprotocol %q is not a token", p)
+		}
+	}
+
+	var raw [16]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read does not fail (it crashes the program)
+	key := base64.StdEncoding.EncodeToString(raw[:])
+	host := u.Host
+	if v := cfg.header.Get("Host"); v != "" {
+		host = v
+	}
+	b := append([]byte("GET "), u.RequestURI()...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host...)
+	b = append(b, "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "...)
+	b = append(b, key...)
+	b = append(b, "\r\nSec-WebSocket-Version: 13\r\n"...)
+	if len(cfg.subprotocols) > 0 {
+		b = append(b, "Sec-WebSocket-Protocol: "...)
+		b = append(b, strings.Join(cfg.subprotocols, ", ")...)
+		b = append(b, "\r\n"...)
+	}
+	if cfg.compression {
+		b = append(b, "Sec-WebSocket-Extensions: "+deflateOffer+"\r\n"...)
+	}
+	for k, vs := range cfg.header {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			continue
+		}
+		for _, v := range vs {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	b = append(b, "\r\n"...)
+	return addr, b, acceptKey([]byte(key)), nil
+}
+
+// dialResult is how a handshake ended.
+type dialResult struct {
+	c   *Conn
+	err error
+}
+
+// dialing is the engine.Handler of a dialed connection until the answer
+// is checked; then the connection is handed to the Conn (SetHandler).
+// Loop only, but for done.
+type dialing struct {
+	h        Handler
+	cfg      *config
+	req      []byte
+	accept   string
+	ec       *engine.Conn
+	timer    *timers.Scheduled
+	finished bool
+	done     chan dialResult // one result, buffered
+}
+
+func (d *dialing) OnOpen(ec *engine.Conn) {
+	d.ec = ec
+	if d.finished { // cancelled before the connection was opened
+		_ = ec.Close()
+		return
+	}
+	t, err := ec.Loop().ScheduleFunc(d.timedOut, d.cfg.handshakeTimeout)
+	if err != nil {
+		d.fail(err)
+		return
+	}
+	d.timer = t
+	if _, err := ec.Write(d.req); err != nil {
+		d.fail(err)
+	}
+	d.req = nil
+}
+
+func (d *dialing) timedOut() {
+	d.timer = nil
+	d.fail(fmt.Errorf("websocket: no handshake answer within %v: %w", d.cfg.handshakeTimeout, os.ErrDeadlineExceeded))
+}
+
+// OnData waits for the whole answer head, checks it, and hands the
+// connection and the bytes behind the head to the Conn.
+func (d *dialing) OnData(ec *engine.Conn, b []byte) {
+	if d.finished {
+		return
+	}
+	end := bytes.Index(b, []byte("\r\n\r\n"))
+	if end < 0 || end+4 > maxResponseHead {
+		switch {
+		case len(b) >= maxResponseHead:
+			d.fail(&HandshakeError{Reason: fmt.Sprintf("answer head over %d bytes", maxResponseHead)})
+		default:
+			if err := ec.Keep(b); err != nil {
+				d.fail(err)
+			}
+		}
+		return
+	}
+	end += 4
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b[:end])), nil)
+	if err != nil {
+		d.fail(&HandshakeError{Reason: fmt.Sprintf("malformed answer: %v", err)})
+		return
+	}
+	c, herr := d.check(resp)
+	if herr != nil {
+		herr.StatusCode, herr.Status, herr.Header = resp.StatusCode, resp.Status, resp.Header
+		d.fail(herr)
+		return
+	}
+	d.stopTimer()
+	d.finished = true
+	if err := ec.SetHandler((*engineSide)(c), b[end:]); err != nil { // runs c's OnOpen
+		d.finished = false
+		d.fail(fmt.Errorf("websocket: %d bytes behind the answer: %w", len(b)-end, err))
+		return
+	}
+	d.done <- dialResult{c: c}
+}
+
+// check validates the server's answer (RFC 6455 §4.1) and makes the Conn.
+func (d *dialing) check(resp *http.Response) (*Conn, *HandshakeError) {
+	hdr := stdHeader(resp.Header)
+	bad := func(format string, args ...any) (*Conn, *HandshakeError) {
+		return nil, &HandshakeError{Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case resp.StatusCode != http.StatusSwitchingProtocols:
+		return bad("not 101 Switching Protocols")
+	case !hasToken(hdr, "Upgrade", "websocket"):
+		return bad("Upgrade: websocket missing")
+	case !hasToken(hdr, "Connection", "upgrade"):
+		return bad("Connection: upgrade missing")
+	case strings.TrimSpace(resp.Header.Get("Sec-WebSocket-Accept")) != d.accept:
+		return bad("Sec-WebSocket-Accept %q does not answer the key sent (want %q)", resp.Header.Get("Sec-WebSocket-Accept"), d.accept)
+	}
+	c := &Conn{h: d.h, cfg: d.cfg, client: true}
+	if vs := resp.Header.Values("Sec-WebSocket-Protocol"); len(vs) > 0 {
+		p := strings.TrimSpace(vs[0])
+		if len(vs) != 1 || !slices.Contains(d.cfg.subprotocols, p) {
+			return bad("subprotocol %q was not offered (offered %q)", strings.Join(vs, ", "), d.cfg.subprotocols)
+		}
+		c.subprotocol = p
+	}
+	var exts []string
+	for _, v := range resp.Header.Values("Sec-WebSocket-Extensions") {
+		for e := range strings.SplitSeq(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				exts = append(exts, e)
+			}
+		}
+	}
+	switch {
+	case len(exts) == 0:
+	case !d.cfg.compression:
+		return bad("extension %q was not offered", strings.Join(exts, ", "))
+	case len(exts) > 1 || !deflateAnswerOK(exts[0]):
+		return bad("extensions %q do not answer the offer %q", strings.Join(exts, ", "), deflateOffer)
+	default:
+		c.deflate = true
+	}
+	return c, nil
+}
+
+func (d *dialing) stopTimer() {
+	if d.timer != nil {
+		d.timer.Cancel()
+		d.timer = nil
+	}
+}
+
+// fail ends the handshake with err, once, and closes the connection.
+func (d *dialing) fail(err error) {
+	if d.finished {
+		return
+	}
+	d.finished = true
+	d.stopTimer()
+	d.done <- dialResult{err: err}
+	if d.ec != nil {
+		_ = d.ec.CloseWithError(err)
+	}
+}
+
+// OnClose: the connection ended before the answer.
+func (d *dialing) OnClose(ec *engine.Conn, err error) {
+	d.fail(err)
+}
+
+// stdHeader is an answer's header fields as a headerSource.
+type stdHeader http.Header
+
+func (h stdHeader) values(name string, fn func([]byte) bool) bool {
+	for _, v := range http.Header(h).Values(name) {
+		if fn([]byte(v)) {
+			return true
+		}
+	}
+	return false
+}
