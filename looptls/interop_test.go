@@ -60,9 +60,7 @@ func TestGoClientEcho(t *testing.T) {
 // run runs a command with a deadline and returns its output.
 func run(t *testing.T, stdin string, name string, args ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed (make deps installs it): %v", name, err)
-	}
+	testenv.NeedTool(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
