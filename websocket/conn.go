@@ -118,6 +118,10 @@ type Conn struct {
 	pingTimer *timers.Scheduled
 	pingOut   bool // a ping was sent and nothing has arrived since
 
+	// Hub memberships (loop only); ended is set when OnClose begins.
+	hubs  []hubRef
+	ended bool
+
 	// Writes from other goroutines: amu orders AsyncWriteMessage against
 	// the close frame, so no data frame follows it.
 	amu       sync.Mutex

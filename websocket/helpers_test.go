@@ -94,7 +94,7 @@ type rawConn struct {
 
 // dialRaw opens a connection and completes the handshake, checking the
 // server's Sec-WebSocket-Accept.
-func dialRaw(t *testing.T, addr string) *rawConn {
+func dialRaw(t testing.TB, addr string) *rawConn {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	require.NoError(t, err)

@@ -254,6 +254,8 @@ func (s *engineSide) OnClose(ec *engine.Conn, err error) {
 		why = err // the handshake completed but the close did not flush
 	}
 	c.msg, c.ctl = nil, nil
+	c.ended = true
+	c.leaveHubs()
 	c.h.OnClose(c, code, reason, why)
 }
 
