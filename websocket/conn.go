@@ -280,17 +280,26 @@ func (c *Conn) compress(op opcode, p []byte) bool {
 	return c.deflate && !op.control() && len(p) >= compressThreshold
 }
 
+// deflatedFrame builds a compressed message's frame for c (masked on a
+// client).
+func (c *Conn) deflatedFrame(op opcode, p []byte) (*[]byte, []byte) {
+	if !c.client {
+		return deflatedFrame(op, p, false, [4]byte{})
+	}
+	return deflatedFrame(op, p, true, maskKey())
+}
+
 // deflatedFrame builds a compressed message's frame (RSV1 set) in a pooled
 // buffer: the payload is deflated behind room for the longest header,
-// which is then written just before it (and a client's payload masked in
-// place).
-func (c *Conn) deflatedFrame(op opcode, p []byte) (*[]byte, []byte) {
+// which is then written just before it (and, masked, the payload masked
+// in place with key).
+func deflatedFrame(op opcode, p []byte, masked bool, key [4]byte) (*[]byte, []byte) {
 	bp := framePool.Get().(*[]byte)
 	b := append((*bp)[:0], make([]byte, maxHeader)...)
 	b = appendDeflated(b, p)
 	var hb [maxHeader]byte
-	h, key := c.appendHeader(hb[:0], op, len(b)-maxHeader)
-	if c.client {
+	h := appendHeader(hb[:0], true, op, len(b)-maxHeader, masked, key)
+	if masked {
 		maskBytes(key, 0, b[maxHeader:])
 	}
 	h[0] |= 0x40 // RSV1: compressed (RFC 7692 §6)

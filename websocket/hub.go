@@ -347,6 +347,10 @@ func (hl *hubLoop) deliver(f *hubFrame) (dropped int) {
 			dropped++
 			continue
 		}
+		if c.client { // a client masks each frame with a key of its own
+			_ = c.writeFrame(f.op, f.plain[f.hdr:])
+			continue
+		}
 		b := f.plain
 		if c.deflate && f.deflated != nil {
 			b = f.deflated
@@ -379,6 +383,8 @@ func (hl *hubLoop) compact() {
 type hubFrame struct {
 	refs     atomic.Int32
 	plain    []byte
+	op       opcode
+	hdr      int     // the length of plain's header: plain[hdr:] is the payload
 	deflated []byte  // the compressed frame, when a member negotiated deflate
 	dbuf     *[]byte // deflated's pooled buffer
 }
@@ -387,9 +393,11 @@ var hubFramePool = sync.Pool{New: func() any { return new(hubFrame) }}
 
 func newHubFrame(op opcode, p []byte, deflate bool) *hubFrame {
 	f := hubFramePool.Get().(*hubFrame)
-	f.plain = append(appendHeader(f.plain[:0], true, op, len(p), false, [4]byte{}), p...)
+	f.plain = appendHeader(f.plain[:0], true, op, len(p), false, [4]byte{})
+	f.op, f.hdr = op, len(f.plain)
+	f.plain = append(f.plain, p...)
 	if deflate && len(p) >= compressThreshold {
-		f.dbuf, f.deflated = deflatedFrame(op, p)
+		f.dbuf, f.deflated = deflatedFrame(op, p, false, [4]byte{})
 	}
 	return f
 }
