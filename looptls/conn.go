@@ -9,6 +9,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/tasks"
@@ -82,11 +83,18 @@ func newConn(w *wrapper, ec *engine.Conn) *Conn {
 // resumed after its reader fails, so it must block for the peer's flights
 // where blocking is allowed. The loop feeds it (transport.feed); it ends
 // within the handshake timeout, or when the connection closes.
+//
+// The timeout closes the transport, as crypto/tls does when a context
+// ends; a context with a deadline would cost a watching goroutine per
+// handshake inside crypto/tls, and a timer besides.
 func (c *Conn) handshake() {
-	ctx, cancel := context.WithTimeout(context.Background(), c.w.o.handshakeTimeout)
-	err := c.tc.HandshakeContext(ctx)
-	cancel()
-	if errors.Is(err, context.DeadlineExceeded) {
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(c.w.o.handshakeTimeout, func() {
+		timedOut.Store(true)
+		_ = c.tr.Close()
+	})
+	err := c.tc.HandshakeContext(context.Background())
+	if !timer.Stop() || timedOut.Load() { // fired: the transport is closed, even if the handshake got through
 		err = ErrHandshakeTimeout
 	}
 	if err != nil {

@@ -36,16 +36,20 @@
 // temporary net.Error when the ciphertext is used up; tls.Conn keeps the
 // partial record it holds and does not fail on a temporary error, so the
 // next delivery completes the record. OnData thus decrypts every whole
-// record received, on the loop, with no hand-off. The plaintext goes
-// through a pooled buffer (none held per idle connection); the only
-// steady-state allocations are crypto/tls's own: a 16-byte reader each
-// time it reads from the transport, about two per delivery
+// record received, on the loop, with no hand-off, reading the engine's
+// buffer in place (an established connection buffers ciphertext of its
+// own only while reading is paused, and lets it go once read). The
+// plaintext goes through a pooled buffer (none held per idle connection);
+// the only steady-state allocations are crypto/tls's own: a 16-byte
+// reader each time it reads from the transport, about two per delivery
 // (BenchmarkEcho reports them).
 //
 // The handshake is different: tls.Conn cannot resume a handshake whose
 // reader failed, temporary or not, so the handshake must block waiting
 // for the peer's next flight. It runs on a goroutine of its own
-// (HandshakeContext), which the loop feeds the bytes it receives; the
+// (HandshakeContext), which the loop feeds the bytes it receives; each
+// flight it writes goes to the loop as a task that queues it on the
+// engine connection, so no batch buffer outlives the handshake; the
 // goroutine ends with the handshake and hands the result to the loop.
 // Handshakes are CPU-bound anyway, and running them off the loop keeps a
 // burst of them from stalling the connections already established. The

@@ -24,7 +24,7 @@ func (wouldBlock) Temporary() bool { return true }
 // transport is the net.Conn a tls.Conn runs over: Read returns the
 // ciphertext the loop received, Write hands ciphertext to the engine
 // connection (on the loop a copy into its outbound buffer; from the
-// handshake goroutine engine.Conn.AsyncWrite, which keeps the order).
+// handshake goroutine a copy the loop writes, in order: see flight).
 //
 // During the handshake Read blocks until the loop feeds bytes or the
 // transport is closed (the handshake timeout, or the connection ended);
@@ -134,14 +134,17 @@ func (t *transport) deliver(b []byte) {
 }
 
 // stash copies what crypto/tls did not read of the delivery (reading
-// paused) so that it outlives the engine's buffer (on the loop).
+// paused) so that it outlives the engine's buffer (on the loop). A buffer
+// left empty is let go: an established connection reads from the engine's
+// buffer and needs its own only while reading is paused, so an idle one
+// holds none.
 func (t *transport) stash() {
 	t.mu.Lock()
 	if len(t.src) > 0 {
 		t.buf = append(t.buf, t.src...)
 	}
 	t.src = nil
-	if t.pending() == 0 && cap(t.buf) > maxIdleBuf {
+	if t.pending() == 0 {
 		t.buf, t.off = nil, 0
 	}
 	t.mu.Unlock()
@@ -160,12 +163,38 @@ func (t *transport) establish() {
 	}
 }
 
-// maxIdleBuf caps the ciphertext buffer an established connection keeps
-// once it has nothing buffered.
+// maxIdleBuf caps the buffers an established connection keeps for reuse
+// once they are empty (AsyncWrite's plaintext, the kept plaintext).
 const maxIdleBuf = 16 << 10
 
-// Write hands ciphertext to the engine connection.
-func (t *transport) Write(p []byte) (int, error) { return t.ec.Write(p) }
+// Write hands ciphertext to the engine connection: on the loop at once;
+// from the handshake goroutine as a flight the loop writes.
+func (t *transport) Write(p []byte) (int, error) {
+	if t.ec.Loop().InEventLoop() {
+		return t.ec.Write(p)
+	}
+	f := &flight{ec: t.ec, b: append([]byte(nil), p...)}
+	if err := t.ec.Loop().ExecuteListener(f); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// flight is ciphertext the handshake goroutine wrote (a whole flight:
+// crypto/tls buffers a flight's messages and writes them at once), which
+// the loop copies into the engine connection's outbound buffer. It rides
+// the loop's control ring, as hsDone does, so it keeps its place before
+// the handshake's outcome. engine.Conn.AsyncWrite would keep its buffer
+// for the next batch, and an established connection never writes through
+// it again: this copy is garbage once written, so an idle connection
+// holds none. The handshake bounds how much is in flight: a server writes
+// its flight, then waits for the client's.
+type flight struct {
+	ec *engine.Conn
+	b  []byte
+}
+
+func (f *flight) Run() { _, _ = f.ec.Write(f.b) } // closed: the handshake's next read fails
 
 // Close ends a Read under way and every later one (the handshake timeout,
 // or the engine connection ended). It does not close the engine

@@ -1,32 +1,56 @@
 package client
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
+	"sync"
 )
+
+// Proto is what the idle holder speaks on its connections.
+type Proto int
+
+// The protocols: a byte echoed, a GET answered, a byte echoed inside TLS
+// 1.3 after a full handshake.
+const (
+	ProtoEcho Proto = iota
+	ProtoHTTP
+	ProtoTLSEcho
+)
+
+// warmHandshakes is how many full handshakes Warm makes for TLS, each on a
+// connection of its own, so what the server's handshake path keeps (pools,
+// stacks) is resident before the idle connections are counted.
+const warmHandshakes = 100
+
+// tlsDialers is how many connections the idle holder opens at once over
+// TLS: one at a time, 10,000 handshakes would leave both cores half idle.
+const tlsDialers = 16
 
 // Warm makes n exchanges over one connection and closes it, so that the
 // server's fixed pools (buffer rings, heap) are already in use before the
 // idle connections are counted: their cost then is per connection only.
-func Warm(ctx context.Context, addr string, n int, http bool) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+// Over TLS it first makes warmHandshakes full handshakes.
+func Warm(ctx context.Context, addr string, n int, p Proto) error {
+	if p == ProtoTLSEcho {
+		msg, buf := []byte{'x'}, []byte{0}
+		for i := range warmHandshakes {
+			if err := oneHandshake(ctx, addr, msg, buf); err != nil {
+				return fmt.Errorf("warm: handshake %d: %w", i+1, err)
+			}
+		}
+	}
+	c, err := dialProto(ctx, addr, p)
 	if err != nil {
 		return fmt.Errorf("warm: %w", err)
 	}
 	defer c.Close()
 	r := newReader(c)
 	for i := range n {
-		if http {
-			if _, err = c.Write([]byte(PlaintextRequest)); err == nil {
-				_, err = ReadResponse(r)
-			}
-		} else if _, err = c.Write([]byte{'x'}); err == nil {
-			_, err = r.ReadByte()
-		}
-		if err != nil {
+		if err = exchange(c, r, p); err != nil {
 			return fmt.Errorf("warm: exchange %d: %w", i, err)
 		}
 	}
@@ -34,35 +58,101 @@ func Warm(ctx context.Context, addr string, n int, http bool) error {
 }
 
 // Idle opens n connections to addr and makes one exchange on each (a byte
-// for echo, a GET for HTTP) so the server has accepted and served it, then
-// leaves them open and idle. Close them with the returned function.
-func Idle(ctx context.Context, addr string, n int, http bool) (func(), error) {
-	conns := make([]net.Conn, 0, n)
+// for echo, a GET for HTTP, a handshake and a byte for TLS) so the server
+// has accepted and served it, then leaves them open and idle. Close them
+// with the returned function.
+func Idle(ctx context.Context, addr string, n int, p Proto) (func(), error) {
+	workers := 1
+	if p == ProtoTLSEcho {
+		workers = tlsDialers
+	}
+	conns := make([]net.Conn, n)
 	closeAll := func() {
 		for _, c := range conns {
-			c.Close()
+			if c != nil {
+				c.Close()
+			}
 		}
 	}
-	var d net.Dialer
-	buf := make([]byte, 4096)
-	for range n {
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("idle: dial %d of %d: %w", len(conns)+1, n, err)
-		}
-		conns = append(conns, c)
-		if http {
-			if _, err = c.Write([]byte(PlaintextRequest)); err == nil {
-				_, err = ReadResponse(newReader(c))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c, err := dialProto(ctx, addr, p)
+				if err == nil {
+					conns[i] = c
+					err = exchange(c, nil, p)
+				}
+				if err != nil {
+					once.Do(func() { first = fmt.Errorf("idle: connection %d of %d: %w", i+1, n, err) })
+					cancel()
+				}
 			}
-		} else if _, err = c.Write([]byte{'x'}); err == nil {
-			_, err = io.ReadFull(c, buf[:1])
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
 		}
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("idle: exchange on connection %d: %w", len(conns), err)
-		}
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	if first != nil {
+		closeAll()
+		return nil, first
 	}
 	return closeAll, nil
+}
+
+// dialProto dials addr and, for TLS, completes a full handshake.
+func dialProto(ctx context.Context, addr string, p Proto) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil || p != ProtoTLSEcho {
+		return c, err
+	}
+	tc := tls.Client(c, freshClientConfig())
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("TLS handshake: %w", err)
+	}
+	return tc, nil
+}
+
+// exchange makes one request and reads its answer: a GET for HTTP, else a
+// byte echoed. r reads c; nil makes one for an HTTP answer.
+func exchange(c net.Conn, r *bufio.Reader, p Proto) error {
+	if p == ProtoHTTP {
+		if r == nil {
+			r = newReader(c)
+		}
+		if _, err := io.WriteString(c, PlaintextRequest); err != nil {
+			return err
+		}
+		_, err := ReadResponse(r)
+		return err
+	}
+	if _, err := c.Write([]byte{'x'}); err != nil {
+		return err
+	}
+	if r != nil {
+		_, err := r.ReadByte()
+		return err
+	}
+	var b [1]byte
+	_, err := io.ReadFull(c, b[:])
+	return err
 }

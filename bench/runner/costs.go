@@ -21,15 +21,18 @@ import (
 
 // idle reads how much the server's resident memory grows per idle
 // connection: after a warm-up connection has made 10,000 exchanges (so buffer
-// pools and heap are in use), c.Conns connections make one exchange each and
-// stay open.
+// pools and heap are in use; over TLS after 100 full handshakes too),
+// c.Conns connections make one exchange each (over TLS after a full
+// handshake) and stay open.
 func (r *Runner) idle(ctx context.Context, c Case, srv *server, rd *Round) error {
-	if c.Kind == peers.TLSEcho {
-		return errors.New("n/a: the idle client speaks no TLS")
-	}
 	argv := append(r.wrap(c), r.bin("benchclient"), "idle", "-addr", srv.addr, "-conns", strconv.Itoa(c.Conns), "-warm", strconv.Itoa(c.Warm))
-	if c.Kind == peers.HTTP {
+	switch c.Kind {
+	case peers.HTTP:
 		argv = append(argv, "-http")
+	case peers.TLSEcho:
+		argv = append(argv, "-tls")
+	case peers.HTTPS:
+		return errors.New("n/a: the idle client speaks no HTTPS")
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	stderr := &tailBuffer{max: 4096}

@@ -1,17 +1,22 @@
 package runner
 
-import "time"
+import (
+	"time"
+
+	"github.com/ringloop/ringloop/bench/peers"
+)
 
 // Per-run costs beyond a case's own warm-up and duration, from a smoke run
 // on the 2-core development machine: starting and stopping a server and a
 // client process (less in-process), wrk's start, an idle hold's set-up and
-// its dials.
+// its dials (over TLS each a full handshake too).
 const (
 	runOverhead    = 600 * time.Millisecond
 	inProcOverhead = 300 * time.Millisecond
 	wrkOverhead    = 1200 * time.Millisecond
 	idleBase       = time.Second
 	idlePerConn    = 300 * time.Microsecond
+	idleTLSPerConn = time.Millisecond
 )
 
 // Estimate is about how long cases take with this runner's peers: every
@@ -23,6 +28,8 @@ func (r *Runner) Estimate(cases []Case) time.Duration {
 	for _, c := range cases {
 		var each time.Duration
 		switch {
+		case c.Load == LoadIdle && c.Kind == peers.TLSEcho:
+			each = idleBase + time.Duration(c.Conns)*idleTLSPerConn
 		case c.Load == LoadIdle:
 			each = idleBase + time.Duration(c.Conns)*idlePerConn
 		case c.Load == LoadWrk:

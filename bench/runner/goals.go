@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,19 +21,22 @@ type goal struct {
 	prec  int      // decimals shown
 }
 
-// goalTable is one table of goals: the ringloop rows of one kind of load.
+// goalTable is one table of goals: the ringloop rows of one kind of load
+// (the peers named with prefix; "" is "ringloop").
 type goalTable struct {
-	intro string
-	load  Load
-	goals []goal
+	intro  string
+	load   Load
+	goals  []goal
+	prefix string
 }
 
 // goalTables: the wait/wake targets the threading modes are judged by (the
 // engine's package doc quotes them; "never worse" allows 5% for
 // round-to-round noise), and the HTTP server's.
 var goalTables = []goalTable{
-	{"Wait/wake goals", LoadEcho, waitWakeGoals},
-	{"HTTP server goals", LoadWrk, httpGoals},
+	{"Wait/wake goals", LoadEcho, waitWakeGoals, ""},
+	{"HTTP server goals", LoadWrk, httpGoals, ""},
+	{"TLS on the loop goals", LoadHandshake, tlsGoals, "looptls"},
 }
 
 var waitWakeGoals = []goal{
@@ -65,6 +69,13 @@ var httpGoals = []goal{
 	// Per request over a whole run: the loop's own rare allocations (timers,
 	// the Date line) show as a few thousandths.
 	{"allocs/request", "< 0.01", own("p1-http-c50", func(r Row) stats.Spread { return r.Allocs }), below(0.01), fastAPI, 2},
+}
+
+// tlsGoals are looptls's against crypto/tls on net's listener (issue "TLS
+// on the loop"): full handshakes as fast, idle connections far lighter.
+var tlsGoals = []goal{
+	{"full handshakes/s ÷ net+tls", "≥ 0.95", rateVs("p1-tls-handshake-c16", "net+tls"), atLeast(0.95), nil, 2},
+	{"RSS per idle TLS conn ÷ net+tls", "≤ 0.25", figureVs("p1-tls-idle-10k", "net+tls", func(r Row) stats.Spread { return r.RSSPerConn }), atMost(0.25), nil, 2},
 }
 
 func atLeast(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
@@ -165,7 +176,7 @@ func (t goalTable) render(rep Report) string {
 			continue
 		}
 		for _, r := range cr.Rows {
-			if strings.HasPrefix(r.Peer, "ringloop") && !seen[r.Label] && t.judges(r.Peer) {
+			if strings.HasPrefix(r.Peer, cmp.Or(t.prefix, "ringloop")) && !seen[r.Label] && t.judges(r.Peer) {
 				seen[r.Label] = true
 				vs = append(vs, variant{r.Peer, name(r), r.Threading})
 			}

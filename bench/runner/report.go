@@ -31,7 +31,7 @@ var ownSections = []struct {
 	kind  peers.Kind
 	title string
 }{
-	{peers.TLSEcho, "TLS echo: crypto/tls 1.3 on the loop (looptls), over ringloop's net.Conn (netconn) and over net's"},
+	{peers.TLSEcho, "TLS echo: crypto/tls 1.3 on the loop (looptls), over ringloop's net.Conn (netconn) and over net's: records, full handshakes, idle connections"},
 	{peers.HTTPS, "HTTPS: httpserver with TLS 1.3 on the loop (looptls) and net/http over crypto/tls"},
 }
 
@@ -59,7 +59,8 @@ func NewReport(mode Mode, command string, cfg Config, cases []Case, results []Ca
 			"cpu, ctx switches": "server process: utime+stime from /proc/PID/stat, context switches summed over /proc/PID/task/*/status, over the whole client run (warm-up included), divided by every request it completed",
 			"allocs":            "Go servers: runtime.MemStats.Mallocs delta over the run / requests (in-process rows: server and clients together)",
 			"at rest":           "no client at all: the server settles for the case's warm-up after its banner, then utime+stime over the window (10 ms ticks) as % of one core of wall time, threads (entries of /proc/PID/task) at the end and their net change over the window, voluntary context switches (summed over threads) per second",
-			"rss per idle conn": "server VmRSS growth while N connections each make one exchange and go idle, / N; measured after a warm-up connection made as many exchanges, so fixed buffer pools are already resident",
+			"rss per idle conn": "server VmRSS growth while N connections each make one exchange and go idle, / N; measured after a warm-up connection made as many exchanges, so fixed buffer pools are already resident. TLS: each connection completes a full TLS 1.3 handshake first (16 at a time), and the warm-up makes 100 full handshakes before its exchanges",
+			"tls handshakes":    "benchclient handshake: N dialers, each dialing, completing a full TLS 1.3 handshake (a fresh tls.Config per connection, no session cache: no resumption), echoing 32 bytes (so the server's side is done too) and closing with close_notify, again and again; handshakes/s over the measured window, latency from dial to echo received, costs per handshake (warm-up included); ringloop rows in their backend's default threading mode",
 		},
 	}
 	seen := map[string]bool{}
@@ -288,6 +289,17 @@ func ratio(cr CaseResult, row Row, other string) (float64, bool) {
 	return 0, false
 }
 
+// figureRatio divides row's median figure f by peer other's in the same
+// case.
+func figureRatio(cr CaseResult, row Row, other string, f func(Row) stats.Spread) (float64, bool) {
+	for _, o := range cr.Rows {
+		if o.Peer == other && f(o).Valid() && f(row).Valid() && f(o).Median > 0 {
+			return float64(f(row).Median / f(o).Median), true
+		}
+	}
+	return 0, false
+}
+
 func caseTable(b *strings.Builder, cr CaseResult) {
 	fmt.Fprintf(b, "### %s (`%s`)\n\n", cr.Title, cr.ID)
 	if cr.Note != "" {
@@ -295,9 +307,14 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 	}
 	switch cr.Load {
 	case string(LoadIdle):
-		b.WriteString("| peer | backend | threading | RSS per idle connection |\n|---|---|---|---|\n")
+		base := Baselines[cr.Kind]
+		fmt.Fprintf(b, "| peer | backend | threading | RSS per idle connection | × %s |\n|---|---|---|---|---|\n", base)
 		for _, r := range cr.Rows {
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtBytes(r.RSSPerConn)))
+			rat := "n/a"
+			if x, ok := figureRatio(cr, r, base, func(r Row) stats.Spread { return r.RSSPerConn }); ok {
+				rat = fmt.Sprintf("%.2f", x)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtBytes(r.RSSPerConn)), rat)
 		}
 	case string(LoadRest):
 		b.WriteString("| peer | backend | threading | CPU % of a core | threads | new threads | wakeups/s |\n|---|---|---|---|---|---|---|\n")
@@ -315,12 +332,16 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtNum(r.Syscalls, 2)), note)
 		}
 	default:
-		unit := "msgs/s"
-		if cr.Kind == string(peers.HTTP) || cr.Kind == string(peers.HTTPS) {
+		unit, per := "msgs/s", "req"
+		switch {
+		case cr.Load == string(LoadHandshake):
+			unit, per = "handshakes/s", "hs"
+		case cr.Kind == string(peers.HTTP) || cr.Kind == string(peers.HTTPS):
 			unit = "req/s"
 		}
 		base := Baselines[cr.Kind]
-		fmt.Fprintf(b, "| peer | backend | threading | GOMAXPROCS | %s | × %s | p50 µs | p99 µs | p99.9 µs | CPU µs/req | vcsw/req | ivcsw/req | allocs/req |\n", unit, base)
+		fmt.Fprintf(b, "| peer | backend | threading | GOMAXPROCS | %s | × %s | p50 µs | p99 µs | p99.9 µs | CPU µs/%s | vcsw/%s | ivcsw/%s | allocs/%s |\n",
+			unit, base, per, per, per, per)
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range cr.Rows {
 			rat := "n/a"

@@ -79,3 +79,50 @@ func TestRestTable(t *testing.T) {
 	require.Equal(t, stats.Num(12.5), back.Rounds[0].WakeupsPerS)
 	require.Equal(t, stats.Num(3), back.Threads.Median)
 }
+
+// The handshake and idle TLS cases go into the TLS section: handshakes
+// per second and costs per handshake, RSS per idle connection, each with
+// its ratio to net+tls; the TLS goals table judges the looptls rows.
+func TestTLSHandshakeAndIdleTables(t *testing.T) {
+	row := func(peer, mode string, f func(*Round)) Row {
+		rd := nanRound()
+		f(&rd)
+		r := Row{Peer: peer, Label: peer, Threading: mode, Rounds: []Round{rd}}
+		if mode != "" {
+			r.Label = peer + " (" + mode + ")"
+		}
+		r.summarize()
+		return r
+	}
+	hs := func(rate, cpu float64) func(*Round) {
+		return func(r *Round) { r.Rate, r.CPUPerReq = stats.Num(rate), stats.Num(cpu) }
+	}
+	rss := func(b float64) func(*Round) { return func(r *Round) { r.RSSPerConn = stats.Num(b) } }
+	hsCase := Case{ID: "p1-tls-handshake-c16", Kind: peers.TLSEcho, Load: LoadHandshake, Conns: 16, Size: 32}
+	idleCase := Case{ID: "p1-tls-idle-10k", Kind: peers.TLSEcho, Load: LoadIdle, Conns: 10000}
+	rep := Report{Mode: "full", Machine: map[string]string{}, Scenarios: []Scenario{Pinned1},
+		Cases: []CaseResult{
+			{ID: hsCase.ID, Title: hsCase.Title(), Scenario: Pinned1.ID, Kind: string(peers.TLSEcho), Load: string(LoadHandshake), Rounds: 1,
+				Rows: []Row{row("net+tls", "", hs(1000, 400)), row("looptls-uring", "parked", hs(1100, 380)), row("looptls-epoll", "parked", hs(900, 420))}},
+			{ID: idleCase.ID, Title: idleCase.Title(), Scenario: Pinned1.ID, Kind: string(peers.TLSEcho), Load: string(LoadIdle), Rounds: 1,
+				Rows: []Row{row("net+tls", "", rss(40000)), row("looptls-uring", "parked", rss(8000)), row("looptls-epoll", "parked", rss(16000))}},
+		}}
+	md := Markdown(rep)
+	own := strings.Index(md, "## TLS echo")
+	require.Positive(t, own, md)
+	tlsPart := md[own:]
+	require.Contains(t, tlsPart, "### TLS 1.3 full handshakes, 16 dialers (handshake, 32 B echoed, close) (`p1-tls-handshake-c16`)")
+	require.Contains(t, tlsPart, "| handshakes/s | × net+tls | p50 µs | p99 µs | p99.9 µs | CPU µs/hs | vcsw/hs | ivcsw/hs | allocs/hs |")
+	require.Contains(t, tlsPart, "| looptls-uring (parked) | — | parked | — | 1,100 | 1.10 | n/a | n/a | n/a | 380.00 |")
+	require.Contains(t, tlsPart, "### TLS echo, 10000 idle connections (full handshake and one echo each) (`p1-tls-idle-10k`)")
+	require.Contains(t, tlsPart, "| peer | backend | threading | RSS per idle connection | × net+tls |")
+	require.Contains(t, tlsPart, "| looptls-epoll (parked) | — | parked | 16.00 KB | 0.40 |")
+	require.Contains(t, tlsPart, "| net+tls | — | — | 40.00 KB | 1.00 |")
+
+	g := Goals(rep)
+	require.Contains(t, g, "TLS on the loop goals")
+	require.Contains(t, g, "| server | full handshakes/s ÷ net+tls (≥ 0.95) | RSS per idle TLS conn ÷ net+tls (≤ 0.25) |")
+	require.Contains(t, g, "| looptls-uring (parked) | 1.10 met | 0.20 met |")
+	require.Contains(t, g, "| looptls-epoll (parked) | 0.90 **missed** | 0.40 **missed** |")
+	require.NotContains(t, g, "| net+tls |", "only looptls rows are judged")
+}

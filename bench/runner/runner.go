@@ -146,9 +146,21 @@ func (r *Runner) caseVariants(c Case) []variant {
 		if contains(c.AutoOnly, v.peer.Name) && !r.Auto.Picks(v.peer.Backend, v.mode) {
 			continue
 		}
+		if c.BackendDefault && !backendDefaultMode(v) {
+			continue
+		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// backendDefaultMode reports whether v runs in the threading mode its
+// backend defaults to; a peer that is no ringloop family's always does.
+func backendDefaultMode(v variant) bool {
+	if v.peer.Family == "" {
+		return true
+	}
+	return BackendDefault(Row{Backend: v.peer.Backend, Family: v.peer.Family, Threading: v.mode})
 }
 
 func contains(s []string, x string) bool {
@@ -331,6 +343,14 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 	case LoadEcho:
 		var res client.EchoResult
 		if err := r.runClient(ctx, c, &res, echoArgs(c, srv.addr)...); err != nil {
+			return err
+		}
+		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Rate), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)
+		total = float64(res.Total)
+	case LoadHandshake:
+		var res client.HandshakeResult
+		if err := r.runClient(ctx, c, &res, "handshake", "-addr", srv.addr, "-conns", strconv.Itoa(c.Conns), "-size", strconv.Itoa(c.Size),
+			"-warmup", c.Warmup.String(), "-duration", c.Duration.String()); err != nil {
 			return err
 		}
 		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Rate), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)

@@ -21,6 +21,9 @@ const (
 	LoadIdle     Load = "idle"      // hold idle connections, read the server's RSS
 	LoadSyscalls Load = "syscalls"  // a short echo or HTTP run with the server's system calls counted
 	LoadRest     Load = "rest"      // no client at all: what the server costs doing nothing
+	// LoadHandshake drives TLS echo servers with short connections: a full
+	// TLS 1.3 handshake, one echo, close; Conns dialers at once.
+	LoadHandshake Load = "handshake"
 )
 
 // Scenario is where server and client run.
@@ -55,11 +58,15 @@ type Case struct {
 	Warm     int      // idle: exchanges on one connection before the idle ones
 	Only     []string // run only these peers (nil: every peer of the kind)
 	AutoOnly []string // of these peers, only the row of the automatic choice (Auto) runs
-	RateFrom string   // open loop: the wrk case whose median sets the peak
-	RatePeer string   // open loop: the peer whose median is the peak ("": the slowest peer's)
-	Rounds   int
-	Warmup   time.Duration // rest: how long the server settles after its banner
-	Duration time.Duration
+	// BackendDefault runs each ringloop family's rows only in the threading
+	// mode its backend defaults to (engine.DefaultThreading): what a user
+	// who forces nothing but the backend gets.
+	BackendDefault bool
+	RateFrom       string // open loop: the wrk case whose median sets the peak
+	RatePeer       string // open loop: the peer whose median is the peak ("": the slowest peer's)
+	Rounds         int
+	Warmup         time.Duration // rest: how long the server settles after its banner
+	Duration       time.Duration
 }
 
 // Title says what the case measures, for the report.
@@ -85,7 +92,12 @@ func (c Case) Title() string {
 		}
 		return fmt.Sprintf("HTTP open loop, %d conn, %.0f%% of %s", c.Conns, c.Fraction*100, peak)
 	case LoadIdle:
+		if c.Kind == peers.TLSEcho {
+			return fmt.Sprintf("TLS echo, %d idle connections (full handshake and one echo each)", c.Conns)
+		}
 		return fmt.Sprintf("%s, %d idle connections", c.Kind, c.Conns)
+	case LoadHandshake:
+		return fmt.Sprintf("TLS 1.3 full handshakes, %d dialers (handshake, %s echoed, close)", c.Conns, bytesLabel(c.Size))
 	case LoadSyscalls:
 		if c.Kind == peers.HTTP {
 			return fmt.Sprintf("HTTP, %d conn: system calls", c.Conns)
@@ -137,6 +149,8 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "sys-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadSyscalls, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
 		add(Case{ID: "sys-http", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadSyscalls, Conns: 2, Rounds: 1, Warmup: w, Duration: d, Only: []string{"net/http"}})
 		add(Case{ID: "tls-echo", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: 2, Size: 1024, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "tls-handshake", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadHandshake, Conns: 2, Size: 32, Rounds: 1, Warmup: w, Duration: d, BackendDefault: true})
+		add(Case{ID: "tls-idle", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1, BackendDefault: true})
 		add(Case{ID: "https", Scenario: Pinned1, Kind: peers.HTTPS, Load: LoadWrk, Conns: 4, Rounds: 1, Duration: time.Second})
 		add(Case{ID: "rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond})
 	case Quick:
@@ -168,6 +182,13 @@ func Suite(m Mode) ([]Case, error) {
 		for _, n := range []int{1, 64} {
 			add(Case{ID: fmt.Sprintf("p1-tls-echo-c%d-1024", n), Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: n, Size: 1024, Rounds: r, Warmup: w, Duration: d})
 		}
+		// TLS on the loop's goals against net+tls: full handshakes per
+		// second (netconn+tls too), and memory per idle TLS connection
+		// (looptls and net+tls only: ~11 s a row). Each ringloop family
+		// runs its backends' default threading modes only.
+		add(Case{ID: "p1-tls-handshake-c16", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadHandshake, Conns: 16, Size: 32, Rounds: r, Warmup: w, Duration: d, BackendDefault: true})
+		add(Case{ID: "p1-tls-idle-10k", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1, BackendDefault: true,
+			Only: []string{"net+tls", "looptls-uring", "looptls-epoll"}})
 		add(Case{ID: "p1-http-c50", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 50, Rounds: r, Duration: time.Second})
 		add(Case{ID: "p1-http-c256", Scenario: Pinned1, Kind: peers.HTTP, Load: LoadWrk, Conns: 256, Rounds: r, Duration: time.Second})
 		add(Case{ID: "p1-https-c50", Scenario: Pinned1, Kind: peers.HTTPS, Load: LoadWrk, Conns: 50, Rounds: r, Duration: time.Second})

@@ -4,10 +4,15 @@
 //
 //	benchclient echo -addr 127.0.0.1:PORT -conns 64 -size 128 -duration 2s [-verify] [-tls]
 //	benchclient http -addr 127.0.0.1:PORT -conns 50 -rate 20000 -duration 2s
-//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http] [-warm 10000]
+//	benchclient handshake -addr 127.0.0.1:PORT -conns 16 -size 32 -duration 2s
+//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http|-tls] [-warm 10000]
 //
-// idle first makes -warm exchanges on one connection and prints "warm"; on
-// a line from stdin it opens the connections (one exchange each), prints
+// handshake runs -conns dialers, each making connections that complete a
+// full TLS 1.3 handshake, echo -size bytes and close.
+//
+// idle first makes -warm exchanges on one connection (over TLS after 100
+// full handshakes) and prints "warm"; on a line from stdin it opens the
+// connections (one exchange each, after a full handshake over TLS), prints
 // "ready N" and holds them until stdin closes.
 package main
 
@@ -26,7 +31,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: benchclient echo|http|idle [flags]"))
+		fail(fmt.Errorf("usage: benchclient echo|http|handshake|idle [flags]"))
 	}
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
@@ -34,7 +39,7 @@ func main() {
 	conns := fs.Int("conns", 64, "connections")
 	size := fs.Int("size", 128, "echo message size")
 	verify := fs.Bool("verify", false, "echo: vary every message and check all bytes (SHA-256)")
-	useTLS := fs.Bool("tls", false, "echo: TLS 1.3 on every connection (certificate unchecked), handshakes before the clock starts")
+	useTLS := fs.Bool("tls", false, "echo: TLS 1.3 on every connection (certificate unchecked), handshakes before the clock starts; idle: TLS 1.3, a full handshake per connection")
 	rate := fs.Float64("rate", 10000, "http: requests per second, all connections")
 	warmup := fs.Duration("warmup", 250*time.Millisecond, "warm-up before measuring")
 	duration := fs.Duration("duration", 2*time.Second, "measured time")
@@ -51,8 +56,22 @@ func main() {
 		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify, TLS: *useTLS})
 	case "http":
 		res, err = client.RunOpenLoop(ctx, client.OpenLoopConfig{Addr: *addr, Conns: *conns, Rate: *rate, Warmup: *warmup, Duration: *duration})
+	case "handshake":
+		res, err = client.RunHandshakes(ctx, client.HandshakeConfig{Addr: *addr, Dialers: *conns, Size: *size, Warmup: *warmup, Duration: *duration})
 	case "idle":
-		if err = client.Warm(ctx, *addr, *warm, *http); err != nil {
+		proto := client.ProtoEcho
+		switch {
+		case *http && *useTLS:
+			err = fmt.Errorf("idle: -http and -tls together are not served by any peer")
+		case *http:
+			proto = client.ProtoHTTP
+		case *useTLS:
+			proto = client.ProtoTLSEcho
+		}
+		if err != nil {
+			break
+		}
+		if err = client.Warm(ctx, *addr, *warm, proto); err != nil {
 			break
 		}
 		fmt.Println("warm")
@@ -61,14 +80,14 @@ func main() {
 			break
 		}
 		var closeAll func()
-		if closeAll, err = client.Idle(ctx, *addr, *conns, *http); err == nil {
+		if closeAll, err = client.Idle(ctx, *addr, *conns, proto); err == nil {
 			fmt.Printf("ready %d\n", *conns)
 			_, _ = io.Copy(io.Discard, in) // hold them until the runner closes our stdin
 			closeAll()
 			return
 		}
 	default:
-		err = fmt.Errorf("unknown mode %q (want echo, http or idle)", mode)
+		err = fmt.Errorf("unknown mode %q (want echo, http, handshake or idle)", mode)
 	}
 	if err != nil {
 		fail(err)
