@@ -164,6 +164,9 @@ func TestHubBroadcast(t *testing.T) {
 	})
 }
 
+// smallPayload is broadcast i in 7 bytes.
+func smallPayload(i int) []byte { return fmt.Appendf(nil, "%06d:", i) }
+
 // broadcastAll broadcasts numbers from to to-1, 7 bytes each, waiting out
 // ErrHubBacklog (the loops catch up). A client holds 9 KB per thousand:
 // far under the high watermark, so none is missed however late its
@@ -171,7 +174,7 @@ func TestHubBroadcast(t *testing.T) {
 func broadcastAll(h *websocket.Hub, from, to int) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for i := from; i < to; i++ {
-		p := fmt.Appendf(nil, "%06d:", i)
+		p := smallPayload(i)
 		err := h.Broadcast(websocket.Binary, p)
 		for errors.Is(err, websocket.ErrHubBacklog) && time.Now().Before(deadline) {
 			runtime.Gosched()
@@ -275,9 +278,9 @@ func TestHubRemoveDuringBroadcast(t *testing.T) {
 			got := rd.count()
 			require.LessOrEqual(t, got, n/2)
 			rd.checkPrefix(t, fmt.Sprintf("leaver %d", i), got)
-			rd.rc.Close()
 		}
 		for _, rd := range readers {
+			rd.rc.Close()
 			<-rd.done
 		}
 	})
@@ -404,7 +407,7 @@ func TestHubBacklogAndShutdown(t *testing.T) {
 		}
 		busy.Wait()
 		for i := range websocket.HubMaxPending {
-			require.NoError(t, r.hub.Broadcast(websocket.Binary, seqPayload(i%10)), "broadcast %d", i)
+			require.NoError(t, r.hub.Broadcast(websocket.Binary, smallPayload(i)), "broadcast %d", i) // 9 KiB in all: under the high watermark
 		}
 		err := r.hub.Broadcast(websocket.Binary, []byte("one too many"))
 		require.ErrorIs(t, err, websocket.ErrHubBacklog)
@@ -414,7 +417,7 @@ func TestHubBacklogAndShutdown(t *testing.T) {
 			for i := range websocket.HubMaxPending {
 				f, err := rc.read()
 				require.NoError(t, err, "client %d, message %d", k, i)
-				require.True(t, bytes.Equal(seqPayload(i%10), f.payload), "client %d, message %d", k, i)
+				require.Equal(t, string(smallPayload(i)), string(f.payload), "client %d, message %d", k, i)
 			}
 		}
 
