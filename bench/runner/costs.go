@@ -28,8 +28,11 @@ func (r *Runner) idle(ctx context.Context, c Case, srv *server, rd *Round) error
 		return errors.New("n/a: the idle client speaks no TLS")
 	}
 	argv := append(r.wrap(c), r.bin("benchclient"), "idle", "-addr", srv.addr, "-conns", strconv.Itoa(c.Conns), "-warm", strconv.Itoa(c.Warm))
-	if c.Kind == peers.HTTP {
+	switch c.Kind {
+	case peers.HTTP:
 		argv = append(argv, "-http")
+	case peers.WebSocket:
+		argv = append(argv, "-ws") // each connection completes the handshake and echoes a message
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	stderr := &tailBuffer{max: 4096}

@@ -21,6 +21,7 @@ const (
 	LoadIdle     Load = "idle"      // hold idle connections, read the server's RSS
 	LoadSyscalls Load = "syscalls"  // a short echo or HTTP run with the server's system calls counted
 	LoadRest     Load = "rest"      // no client at all: what the server costs doing nothing
+	LoadBcast    Load = "broadcast" // WebSocket: one sender, every connection receives; deliveries/s, delivery latency
 )
 
 // Scenario is where server and client run.
@@ -49,7 +50,7 @@ type Case struct {
 	Kind     peers.Kind
 	Load     Load
 	Conns    int
-	Size     int      // echo message bytes
+	Size     int      // echo (broadcast) message bytes
 	Depth    int      // HTTP pipelining depth (wrk)
 	Fraction float64  // open loop: fraction of the peak (from RateFrom)
 	Warm     int      // idle: exchanges on one connection before the idle ones
@@ -68,6 +69,9 @@ func (c Case) Title() string {
 	case LoadEcho:
 		if c.Kind == peers.TLSEcho {
 			return fmt.Sprintf("TLS echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
+		}
+		if c.Kind == peers.WebSocket {
+			return fmt.Sprintf("WebSocket echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
 		}
 		return fmt.Sprintf("echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
 	case LoadWrk:
@@ -93,6 +97,8 @@ func (c Case) Title() string {
 		return fmt.Sprintf("echo, %d conn, %s: system calls", c.Conns, bytesLabel(c.Size))
 	case LoadRest:
 		return fmt.Sprintf("%s server at rest, no client, %s", c.Kind, c.Duration)
+	case LoadBcast:
+		return fmt.Sprintf("WebSocket broadcast of %s to %d conn (rate: deliveries/s)", bytesLabel(c.Size), c.Conns)
 	}
 	return c.ID
 }
@@ -139,6 +145,9 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "tls-echo", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: 2, Size: 1024, Rounds: 1, Warmup: w, Duration: d})
 		add(Case{ID: "https", Scenario: Pinned1, Kind: peers.HTTPS, Load: LoadWrk, Conns: 4, Rounds: 1, Duration: time.Second})
 		add(Case{ID: "rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond})
+		add(Case{ID: "ws-echo", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadEcho, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "idle-ws", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1})
+		add(Case{ID: "ws-bcast", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 20, Size: 128, Rounds: 1, Warmup: w, Duration: d})
 	case Quick:
 		d, w := 1500*time.Millisecond, 250*time.Millisecond
 		add(Case{ID: "p1-echo-c1-128", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 1, Size: 128, Rounds: 1, Warmup: w, Duration: d})
@@ -198,6 +207,12 @@ func Suite(m Mode) ([]Case, error) {
 		// does (alternating rounds guard races). A tick is 10 ms, 0.1% of
 		// a core over 10 s: fine enough for a 0.5% bound.
 		add(Case{ID: "p1-rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: time.Second, Duration: 10 * time.Second})
+		// WebSocket: ringloop's websocket against gorilla/websocket on
+		// net/http. The 10k-connection cases take a few seconds to
+		// connect each round, hence three rounds.
+		add(Case{ID: "p1-ws-echo-c64-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadEcho, Conns: 64, Size: 128, Rounds: r, Warmup: w, Duration: d})
+		add(Case{ID: "p1-idle-ws-10k", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1})
+		add(Case{ID: "p1-ws-bcast-10k-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 10000, Size: 128, Rounds: 3, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second})
 	default:
 		return nil, fmt.Errorf("runner: unknown mode %q (want quick, full or smoke)", m)
 	}

@@ -4,7 +4,9 @@
 //
 //	benchclient echo -addr 127.0.0.1:PORT -conns 64 -size 128 -duration 2s [-verify] [-tls]
 //	benchclient http -addr 127.0.0.1:PORT -conns 50 -rate 20000 -duration 2s
-//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http] [-warm 10000]
+//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http|-ws] [-warm 10000]
+//	benchclient echo -ws ...   (the echo client over WebSocket, path /echo)
+//	benchclient broadcast -addr 127.0.0.1:PORT -conns 10000 -size 128 -window 16 -duration 2s
 //
 // idle first makes -warm exchanges on one connection and prints "warm"; on
 // a line from stdin it opens the connections (one exchange each), prints
@@ -26,7 +28,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: benchclient echo|http|idle [flags]"))
+		fail(fmt.Errorf("usage: benchclient echo|http|idle|broadcast [flags]"))
 	}
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
@@ -39,6 +41,8 @@ func main() {
 	warmup := fs.Duration("warmup", 250*time.Millisecond, "warm-up before measuring")
 	duration := fs.Duration("duration", 2*time.Second, "measured time")
 	http := fs.Bool("http", false, "idle: make the one exchange an HTTP request")
+	ws := fs.Bool("ws", false, "echo, idle: speak WebSocket (path /echo)")
+	window := fs.Int("window", 16, "broadcast: messages in flight (the next waits until every member has the one this far back)")
 	warm := fs.Int("warm", 10000, "idle: exchanges on one connection before the idle ones")
 	_ = fs.Parse(os.Args[2:])
 
@@ -48,11 +52,20 @@ func main() {
 	var err error
 	switch mode {
 	case "echo":
-		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify, TLS: *useTLS})
+		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify, TLS: *useTLS, WebSocket: *ws})
+	case "broadcast":
+		res, err = client.RunBroadcast(ctx, client.BroadcastConfig{Addr: *addr, Path: "/bcast", Conns: *conns, Size: *size, Window: *window, Warmup: *warmup, Duration: *duration})
 	case "http":
 		res, err = client.RunOpenLoop(ctx, client.OpenLoopConfig{Addr: *addr, Conns: *conns, Rate: *rate, Warmup: *warmup, Duration: *duration})
 	case "idle":
-		if err = client.Warm(ctx, *addr, *warm, *http); err != nil {
+		proto := client.ProtoEcho
+		switch {
+		case *http:
+			proto = client.ProtoHTTP
+		case *ws:
+			proto = client.ProtoWebSocket
+		}
+		if err = client.Warm(ctx, *addr, *warm, proto); err != nil {
 			break
 		}
 		fmt.Println("warm")
@@ -61,14 +74,14 @@ func main() {
 			break
 		}
 		var closeAll func()
-		if closeAll, err = client.Idle(ctx, *addr, *conns, *http); err == nil {
+		if closeAll, err = client.Idle(ctx, *addr, *conns, proto); err == nil {
 			fmt.Printf("ready %d\n", *conns)
 			_, _ = io.Copy(io.Discard, in) // hold them until the runner closes our stdin
 			closeAll()
 			return
 		}
 	default:
-		err = fmt.Errorf("unknown mode %q (want echo, http or idle)", mode)
+		err = fmt.Errorf("unknown mode %q (want echo, http, idle or broadcast)", mode)
 	}
 	if err != nil {
 		fail(err)
