@@ -208,11 +208,13 @@ func Suite(m Mode) ([]Case, error) {
 		// a core over 10 s: fine enough for a 0.5% bound.
 		add(Case{ID: "p1-rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: time.Second, Duration: 10 * time.Second})
 		// WebSocket: ringloop's websocket against gorilla/websocket on
-		// net/http. The 10k-connection cases take a few seconds to
-		// connect each round, hence three rounds.
-		add(Case{ID: "p1-ws-echo-c64-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadEcho, Conns: 64, Size: 128, Rounds: r, Warmup: w, Duration: d})
-		add(Case{ID: "p1-idle-ws-10k", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1})
-		add(Case{ID: "p1-ws-bcast-10k-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 10000, Size: 128, Rounds: 3, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second})
+		// net/http, kept lean (~45 s of sweep): the echo case in every row,
+		// three rounds; the 10k-connection cases, which spend seconds
+		// connecting, once, with only the automatic row of the family.
+		ws := []string{"ringloop-ws-uring", "ringloop-ws-epoll"}
+		add(Case{ID: "p1-ws-echo-c64-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadEcho, Conns: 64, Size: 128, Rounds: 3, Warmup: w, Duration: d})
+		add(Case{ID: "p1-idle-ws-10k", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1, AutoOnly: ws})
+		add(Case{ID: "p1-ws-bcast-10k-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 10000, Size: 128, Rounds: 1, Warmup: 300 * time.Millisecond, Duration: time.Second, AutoOnly: ws})
 	default:
 		return nil, fmt.Errorf("runner: unknown mode %q (want quick, full or smoke)", m)
 	}
