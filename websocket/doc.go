@@ -60,8 +60,8 @@
 // or loop, encodes the frame once (and deflates it once, shared by the
 // members that negotiated compression) and hands one task to each loop
 // holding members, which copies it into each member's output: the cost off
-// the loops does not grow with the members, and a steady broadcast
-// allocates nothing. Every member sees the broadcasts in one order. A slow
+// the loops does not grow with the members, and the hub allocates nothing
+// per broadcast in steady state. Every member sees the broadcasts in one order. A slow
 // member follows its policy: CloseSlow drops it past the high watermark;
 // under PauseReading the hub skips it while it is not writable (it misses
 // those messages, which Hub.Dropped counts), so a member never holds more
