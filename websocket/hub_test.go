@@ -299,8 +299,8 @@ func TestHubSlowConsumer(t *testing.T) {
 	payload := func(i int) []byte {
 		return append(fmt.Appendf(nil, "%06d:", i), bytes.Repeat([]byte{'s'}, size)...)
 	}
-	for _, policy := range []websocket.SlowConsumer{websocket.PauseReading, websocket.CloseSlow} {
-		t.Run(fmt.Sprint(policy), func(t *testing.T) {
+	for name, policy := range map[string]websocket.SlowConsumer{"PauseReading": websocket.PauseReading, "CloseSlow": websocket.CloseSlow} {
+		t.Run(name, func(t *testing.T) {
 			testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 				testenv.CheckLeaks(t)
 				r := newRoom()
