@@ -77,8 +77,25 @@
 // small stack buffer so the caller's bytes are left as they are; a masked
 // frame from the server fails the connection with 1002.
 //
+// Broadcast: a Hub holds connections on any loops of a group, kept per
+// loop. Add (in OnOpen) and Remove run on the connection's loop, and a
+// connection leaves by itself when it closes. Broadcast, from any goroutine
+// or loop, encodes the frame once (and deflates it once, shared by the
+// members that negotiated compression) and hands one task to each loop
+// holding members, which copies it into each member's output: the cost off
+// the loops does not grow with the members, and the hub allocates nothing
+// per broadcast in steady state (a client member, from Dial, gets a frame
+// of its own, masked). Every member sees the broadcasts in one order. A
+// slow member follows its policy: CloseSlow drops it past the high watermark;
+// under PauseReading the hub skips it while it is not writable (it misses
+// those messages, which Hub.Dropped counts), so a member never holds more
+// than the high watermark and one frame. What is queued on a loop is
+// bounded (HubMaxPending, HubMaxPendingBytes): past it Broadcast refuses
+// with ErrHubBacklog, an engine.ErrRejected; once the loops have shut down
+// it returns engine.ErrShutdown.
+//
 // Not supported yet: other extensions, so every other RSV bit is refused;
-// wss:// (Dial refuses it: a WebSocket connection runs on the engine
-// connection itself, not yet on looptls's); a non-blocking Dial for the
-// loop itself; broadcast across a group's loops.
+// wss:// (Dial refuses it, and httpserver's fast API refuses Upgrade over
+// TLS: a WebSocket connection runs on the engine connection itself, not
+// yet on looptls's); a non-blocking Dial for the loop itself.
 package websocket

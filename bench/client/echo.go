@@ -34,6 +34,9 @@ type EchoConfig struct {
 	// unchecked (a loopback benchmark). Handshakes finish before the
 	// clock starts: the run measures record traffic, not handshakes.
 	TLS bool
+	// WebSocket upgrades every connection (path /echo) before the clock
+	// starts; each message is then one masked binary frame, echoed as one.
+	WebSocket bool
 }
 
 // EchoResult is what an echo run measured. Msgs and the latencies count the
@@ -65,6 +68,16 @@ func RunEcho(ctx context.Context, c EchoConfig) (EchoResult, error) {
 				return nil, fmt.Errorf("TLS handshake: %w", err)
 			}
 			return tc, nil
+		}
+	}
+	if c.WebSocket {
+		handshake = func(cn net.Conn) (net.Conn, error) {
+			ws, err := wsHandshake(cn, "/echo")
+			if err != nil {
+				cn.Close()
+				return nil, err
+			}
+			return ws, nil
 		}
 	}
 	conns, err := dialAll(ctx, "echo", c.Addr, c.Conns, handshake) // every connection is up before the clock starts

@@ -14,11 +14,13 @@ import (
 type Proto int
 
 // The protocols: a byte echoed, a GET answered, a byte echoed inside TLS
-// 1.3 after a full handshake.
+// 1.3 after a full handshake, a one-byte message echoed after the
+// WebSocket handshake.
 const (
 	ProtoEcho Proto = iota
 	ProtoHTTP
 	ProtoTLSEcho
+	ProtoWebSocket
 )
 
 // warmHandshakes is how many full handshakes Warm makes for TLS, each on a
@@ -58,7 +60,7 @@ func Warm(ctx context.Context, addr string, n int, p Proto) error {
 }
 
 // Idle opens n connections to addr and makes one exchange on each (a byte
-// for echo, a GET for HTTP, a handshake and a byte for TLS) so the server
+// for echo, a GET for HTTP, a handshake and a byte for TLS and WebSocket) so the server
 // has accepted and served it, then leaves them open and idle. Close them
 // with the returned function.
 func Idle(ctx context.Context, addr string, n int, p Proto) (func(), error) {
@@ -117,12 +119,24 @@ feed:
 	return closeAll, nil
 }
 
-// dialProto dials addr and, for TLS, completes a full handshake.
+// dialProto dials addr and, for TLS, completes a full handshake, for
+// WebSocket the upgrade.
 func dialProto(ctx context.Context, addr string, p Proto) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil || p != ProtoTLSEcho {
-		return c, err
+	if err != nil {
+		return nil, err
+	}
+	if p == ProtoWebSocket {
+		ws, err := wsHandshake(c, "/echo")
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("WebSocket handshake: %w", err)
+		}
+		return ws, nil
+	}
+	if p != ProtoTLSEcho {
+		return c, nil
 	}
 	tc := tls.Client(c, freshClientConfig())
 	if err := tc.HandshakeContext(ctx); err != nil {

@@ -8,16 +8,17 @@ import "github.com/ringloop/ringloop/engine"
 // then a row, and the automatic one (engine.New with no options) is one of
 // them: the report marks it and sets it against the best of its family.
 const (
-	FamilyEcho    = "echo"                    // ringloop-{uring,epoll}
-	FamilyHTTP    = "HTTP fast API"           // ringloop-http-{uring,epoll}
-	FamilyAdapter = "http.Handler adapter"    // ringloop-http-adapter-{uring,epoll}
-	FamilyNetHTTP = "net/http on netconn"     // net/http-on-ringloop-{uring,epoll}
-	FamilyTLS     = "crypto/tls over netconn" // netconn+tls-{uring,epoll}
-	FamilyLoopTLS = "TLS on the loop"         // looptls-{uring,epoll}
+	FamilyEcho      = "echo"                    // ringloop-{uring,epoll}
+	FamilyHTTP      = "HTTP fast API"           // ringloop-http-{uring,epoll}
+	FamilyAdapter   = "http.Handler adapter"    // ringloop-http-adapter-{uring,epoll}
+	FamilyNetHTTP   = "net/http on netconn"     // net/http-on-ringloop-{uring,epoll}
+	FamilyTLS       = "crypto/tls over netconn" // netconn+tls-{uring,epoll}
+	FamilyLoopTLS   = "TLS on the loop"         // looptls-{uring,epoll}
+	FamilyWebSocket = "WebSocket"               // ringloop-ws-{uring,epoll}
 )
 
 // Families lists the families in report order.
-var Families = []string{FamilyEcho, FamilyHTTP, FamilyAdapter, FamilyNetHTTP, FamilyTLS, FamilyLoopTLS}
+var Families = []string{FamilyEcho, FamilyHTTP, FamilyAdapter, FamilyNetHTTP, FamilyTLS, FamilyLoopTLS, FamilyWebSocket}
 
 // Backends are the backends every family has a row for, in report order.
 var Backends = []engine.Backend{engine.BackendUring, engine.BackendEpoll}

@@ -14,7 +14,8 @@ import (
 // names; and no other peer claims a family.
 func TestFamilies(t *testing.T) {
 	prefixes := map[string]string{FamilyEcho: "ringloop", FamilyHTTP: "ringloop-http", FamilyAdapter: "ringloop-http-adapter",
-		FamilyNetHTTP: "net/http-on-ringloop", FamilyTLS: "netconn+tls", FamilyLoopTLS: "looptls"}
+		FamilyNetHTTP: "net/http-on-ringloop", FamilyTLS: "netconn+tls", FamilyLoopTLS: "looptls",
+		FamilyWebSocket: "ringloop-ws"}
 	require.Len(t, prefixes, len(Families))
 	count := map[string]int{}
 	for _, p := range All("") {

@@ -18,12 +18,14 @@ type Kind string
 
 // The protocols the harness drives. TLSEcho is echo inside TLS 1.3: its
 // own kind, so its cases drive only TLS peers, with the TLS client; HTTPS
-// is HTTP plaintext inside TLS 1.3 (wrk over https), likewise.
+// is HTTP plaintext inside TLS 1.3 (wrk over https), likewise. WebSocket
+// is RFC 6455: echo of each message, and broadcast on BroadcastPath.
 const (
-	Echo    Kind = "echo"
-	TLSEcho Kind = "tls-echo"
-	HTTP    Kind = "http"
-	HTTPS   Kind = "https"
+	Echo      Kind = "echo"
+	TLSEcho   Kind = "tls-echo"
+	HTTP      Kind = "http"
+	HTTPS     Kind = "https"
+	WebSocket Kind = "websocket"
 )
 
 // Order lists the peers in report order; registered peers missing from it
@@ -34,6 +36,7 @@ var Order = []string{
 	"ringloop-http-uring", "ringloop-http-epoll", "ringloop-http-adapter-uring", "ringloop-http-adapter-epoll", // http: ringloop's server
 	"net/http", "net/http-on-ringloop-uring", "net/http-on-ringloop-epoll", "fasthttp", "gnet-http", // http: the others
 	"net/http+tls", "ringloop-http-tls-uring", "ringloop-http-tls-epoll", "ringloop-http-adapter-tls-uring", "ringloop-http-adapter-tls-epoll", // https
+	"ringloop-ws-uring", "ringloop-ws-epoll", "gorilla", // websocket
 }
 
 // Config is what a server is started with.

@@ -33,6 +33,8 @@ func (r *Runner) idle(ctx context.Context, c Case, srv *server, rd *Round) error
 		argv = append(argv, "-tls")
 	case peers.HTTPS:
 		return errors.New("n/a: the idle client speaks no HTTPS")
+	case peers.WebSocket:
+		argv = append(argv, "-ws") // each connection completes the handshake and echoes a message
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	stderr := &tailBuffer{max: 4096}

@@ -32,6 +32,8 @@ func (r *Runner) Estimate(cases []Case) time.Duration {
 			each = idleBase + time.Duration(c.Conns)*idleTLSPerConn
 		case c.Load == LoadIdle:
 			each = idleBase + time.Duration(c.Conns)*idlePerConn
+		case c.Load == LoadBcast: // dials and upgrades every connection first
+			each = c.Warmup + c.Duration + runOverhead + time.Duration(c.Conns)*idlePerConn
 		case c.Load == LoadWrk:
 			each = max(time.Second, c.Duration.Truncate(time.Second)) + wrkOverhead
 		case c.Scenario.InProc:

@@ -23,7 +23,7 @@ import (
 // is the floor for echo, net/http the declared baseline for HTTP, and net's
 // listener the one ringloop's net.Conn is judged against under TLS.
 var Baselines = map[string]string{string(peers.Echo): "c-liburing", string(peers.HTTP): "net/http", string(peers.TLSEcho): "net+tls",
-	string(peers.HTTPS): "net/http+tls"}
+	string(peers.HTTPS): "net/http+tls", string(peers.WebSocket): "gorilla"}
 
 // ownSections are the kinds whose cases the report gathers under a heading
 // of their own rather than under their scenario's.
@@ -33,6 +33,7 @@ var ownSections = []struct {
 }{
 	{peers.TLSEcho, "TLS echo: crypto/tls 1.3 on the loop (looptls), over ringloop's net.Conn (netconn) and over net's: records, full handshakes, idle connections"},
 	{peers.HTTPS, "HTTPS: httpserver with TLS 1.3 on the loop (looptls) and net/http over crypto/tls"},
+	{peers.WebSocket, "WebSocket: ringloop's websocket on one loop and gorilla/websocket on net/http"},
 }
 
 func ownSection(kind string) bool {
@@ -59,6 +60,7 @@ func NewReport(mode Mode, command string, cfg Config, cases []Case, results []Ca
 			"cpu, ctx switches": "server process: utime+stime from /proc/PID/stat, context switches summed over /proc/PID/task/*/status, over the whole client run (warm-up included), divided by every request it completed",
 			"allocs":            "Go servers: runtime.MemStats.Mallocs delta over the run / requests (in-process rows: server and clients together)",
 			"at rest":           "no client at all: the server settles for the case's warm-up after its banner, then utime+stime over the window (10 ms ticks) as % of one core of wall time, threads (entries of /proc/PID/task) at the end and their net change over the window, voluntary context switches (summed over threads) per second",
+			"websocket":         "benchclient echo -ws: the echo client over WebSocket (handshake before the clock, each message one masked binary frame); benchclient broadcast: N connections join /bcast, the first sends 128 B messages carrying their send time, each broadcast by the server to all N, the next sent once every member has the one 16 back; rate = deliveries/s, latency = send to each arrival; idle -ws: handshake and one message per connection",
 			"rss per idle conn": "server VmRSS growth while N connections each make one exchange and go idle, / N; measured after a warm-up connection made as many exchanges, so fixed buffer pools are already resident. TLS: each connection completes a full TLS 1.3 handshake first (16 at a time), and the warm-up makes 100 full handshakes before its exchanges",
 			"tls handshakes":    "benchclient handshake: N dialers, each dialing, completing a full TLS 1.3 handshake (a fresh tls.Config per connection, no session cache: no resumption), echoing 32 bytes (so the server's side is done too) and closing with close_notify, again and again; handshakes/s over the measured window, latency from dial to echo received, costs per handshake (warm-up included); ringloop rows in their backend's default threading mode",
 		},
@@ -157,7 +159,7 @@ func Markdown(rep Report) string {
 		rep.Date, rep.Command, rep.Machine["cpus"], rep.Machine["cpu"], rep.Machine["kernel"], rep.Machine["go"],
 		rep.Machine["liburing"], rep.Machine["wrk"], "ringloop's automatic choice here: "+rep.Machine["ringloop auto backend"], loadNote(rep))
 	b.WriteString("Medians over the rounds with the min–max in brackets; peers alternate A B C, A B C within a case. " +
-		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls). " +
+		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls; WebSocket: gorilla). " +
 		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load. " +
 		"[default]: the row of each ringloop family that runs what `engine.New()` picks here with no options and no environment.\n\n")
 	b.WriteString("Chart: [latest.png](latest.png) (case ids: p1 = cross-process pinned, GOMAXPROCS=1; i2 = in-process, " +
@@ -338,6 +340,9 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 			unit, per = "handshakes/s", "hs"
 		case cr.Kind == string(peers.HTTP) || cr.Kind == string(peers.HTTPS):
 			unit = "req/s"
+		}
+		if cr.Load == string(LoadBcast) {
+			unit = "deliveries/s"
 		}
 		base := Baselines[cr.Kind]
 		fmt.Fprintf(b, "| peer | backend | threading | GOMAXPROCS | %s | × %s | p50 µs | p99 µs | p99.9 µs | CPU µs/%s | vcsw/%s | ivcsw/%s | allocs/%s |\n",

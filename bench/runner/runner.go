@@ -355,6 +355,14 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 		}
 		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Rate), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)
 		total = float64(res.Total)
+	case LoadBcast:
+		var res client.EchoResult
+		if err := r.runClient(ctx, c, &res, "broadcast", "-addr", srv.addr, "-conns", strconv.Itoa(c.Conns), "-size", strconv.Itoa(c.Size),
+			"-warmup", c.Warmup.String(), "-duration", c.Duration.String()); err != nil {
+			return err
+		}
+		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Rate), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)
+		total = float64(res.Total)
 	case LoadOpenLoop:
 		var res client.OpenLoopResult
 		if err := r.runClient(ctx, c, &res, "http", "-addr", srv.addr, "-conns", strconv.Itoa(c.Conns), "-rate", strconv.FormatFloat(rate, 'f', 0, 64),
@@ -397,8 +405,11 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 func echoArgs(c Case, addr string) []string {
 	args := []string{"echo", "-addr", addr, "-conns", strconv.Itoa(c.Conns), "-size", strconv.Itoa(c.Size),
 		"-warmup", c.Warmup.String(), "-duration", c.Duration.String()}
-	if c.Kind == peers.TLSEcho {
+	switch c.Kind {
+	case peers.TLSEcho:
 		args = append(args, "-tls")
+	case peers.WebSocket:
+		args = append(args, "-ws")
 	}
 	return args
 }

@@ -116,8 +116,8 @@ func TestSmoke(t *testing.T) {
 func noURing() bool { return uringcheck.Unavailable() != "" && !uringcheck.Required() }
 
 // TestEchoServersLoseNothing checks every echo server, the C one included,
-// and every TLS echo server (through the TLS client) returns every byte in
-// order: 16 KiB messages (several buffers, or TLS records, each) on 32
+// every TLS echo server (through the TLS client) and every WebSocket server
+// (each message a frame) returns every byte in order: 16 KiB messages (several buffers, or TLS records, each) on 32
 // connections, checked with SHA-256.
 func TestEchoServersLoseNothing(t *testing.T) {
 	if testing.Short() {
@@ -131,8 +131,11 @@ func TestEchoServersLoseNothing(t *testing.T) {
 	tlsFrom := len(vs)
 	vs = append(vs, r.variants(peers.TLSEcho)...)
 	require.Greater(t, len(vs), tlsFrom, "TLS echo peers are registered")
+	wsFrom := len(vs)
+	vs = append(vs, r.variants(peers.WebSocket)...)
+	require.Greater(t, len(vs), wsFrom, "WebSocket peers are registered")
 	for i, v := range vs {
-		useTLS := i >= tlsFrom
+		useTLS, useWS := i >= tlsFrom && i < wsFrom, i >= wsFrom
 		t.Run(strings.ReplaceAll(v.label, " ", "_"), func(t *testing.T) {
 			if v.peer.NeedsURing && noURing() {
 				t.Skip(uringcheck.Unavailable())
@@ -141,7 +144,7 @@ func TestEchoServersLoseNothing(t *testing.T) {
 			require.NoError(t, err)
 			defer func() { require.NoError(t, srv.stop()) }()
 			for _, size := range []int{1, 1000, 16 << 10} {
-				res, err := client.RunEcho(ctx, client.EchoConfig{Addr: srv.addr, Conns: 32, Size: size, Duration: 100 * time.Millisecond, Verify: true, TLS: useTLS})
+				res, err := client.RunEcho(ctx, client.EchoConfig{Addr: srv.addr, Conns: 32, Size: size, Duration: 100 * time.Millisecond, Verify: true, TLS: useTLS, WebSocket: useWS})
 				require.NoError(t, err, "size %d", size)
 				require.True(t, res.Verified, "size %d: every message of every connection checked", size)
 				require.Equal(t, res.Total, res.Checked, "size %d: messages checked", size)

@@ -24,6 +24,7 @@ const (
 	// LoadHandshake drives TLS echo servers with short connections: a full
 	// TLS 1.3 handshake, one echo, close; Conns dialers at once.
 	LoadHandshake Load = "handshake"
+	LoadBcast     Load = "broadcast" // WebSocket: one sender, every connection receives; deliveries/s, delivery latency
 )
 
 // Scenario is where server and client run.
@@ -52,7 +53,7 @@ type Case struct {
 	Kind     peers.Kind
 	Load     Load
 	Conns    int
-	Size     int      // echo message bytes
+	Size     int      // echo (broadcast) message bytes
 	Depth    int      // HTTP pipelining depth (wrk)
 	Fraction float64  // open loop: fraction of the peak (from RateFrom)
 	Warm     int      // idle: exchanges on one connection before the idle ones
@@ -75,6 +76,9 @@ func (c Case) Title() string {
 	case LoadEcho:
 		if c.Kind == peers.TLSEcho {
 			return fmt.Sprintf("TLS echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
+		}
+		if c.Kind == peers.WebSocket {
+			return fmt.Sprintf("WebSocket echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
 		}
 		return fmt.Sprintf("echo, %d conn, %s", c.Conns, bytesLabel(c.Size))
 	case LoadWrk:
@@ -105,6 +109,8 @@ func (c Case) Title() string {
 		return fmt.Sprintf("echo, %d conn, %s: system calls", c.Conns, bytesLabel(c.Size))
 	case LoadRest:
 		return fmt.Sprintf("%s server at rest, no client, %s", c.Kind, c.Duration)
+	case LoadBcast:
+		return fmt.Sprintf("WebSocket broadcast of %s to %d conn (rate: deliveries/s)", bytesLabel(c.Size), c.Conns)
 	}
 	return c.ID
 }
@@ -153,6 +159,9 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "tls-idle", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1, BackendDefault: true})
 		add(Case{ID: "https", Scenario: Pinned1, Kind: peers.HTTPS, Load: LoadWrk, Conns: 4, Rounds: 1, Duration: time.Second})
 		add(Case{ID: "rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond})
+		add(Case{ID: "ws-echo", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadEcho, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "idle-ws", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1})
+		add(Case{ID: "ws-bcast", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 20, Size: 128, Rounds: 1, Warmup: w, Duration: d})
 	case Quick:
 		d, w := 1500*time.Millisecond, 250*time.Millisecond
 		add(Case{ID: "p1-echo-c1-128", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 1, Size: 128, Rounds: 1, Warmup: w, Duration: d})
@@ -219,6 +228,14 @@ func Suite(m Mode) ([]Case, error) {
 		// does (alternating rounds guard races). A tick is 10 ms, 0.1% of
 		// a core over 10 s: fine enough for a 0.5% bound.
 		add(Case{ID: "p1-rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: time.Second, Duration: 10 * time.Second})
+		// WebSocket: ringloop's websocket against gorilla/websocket on
+		// net/http, kept lean (~45 s of sweep): the echo case in every row,
+		// three rounds; the 10k-connection cases, which spend seconds
+		// connecting, once, with only the automatic row of the family.
+		ws := []string{"ringloop-ws-uring", "ringloop-ws-epoll"}
+		add(Case{ID: "p1-ws-echo-c64-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadEcho, Conns: 64, Size: 128, Rounds: 3, Warmup: w, Duration: d})
+		add(Case{ID: "p1-idle-ws-10k", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1, AutoOnly: ws})
+		add(Case{ID: "p1-ws-bcast-10k-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 10000, Size: 128, Rounds: 1, Warmup: 300 * time.Millisecond, Duration: time.Second, AutoOnly: ws})
 	default:
 		return nil, fmt.Errorf("runner: unknown mode %q (want quick, full or smoke)", m)
 	}

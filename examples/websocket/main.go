@@ -1,11 +1,13 @@
-// Command websocket serves WebSocket endpoints on one loop, with no
+// Command websocket serves WebSocket endpoints on a group of loops, with no
 // goroutine per connection:
 //
-//	go run ./examples/websocket -addr 127.0.0.1:8080
+//	go run ./examples/websocket -addr 127.0.0.1:8080 -loops 2
 //
-// /echo sends every message back; /chat relays every message to everyone
-// connected to /chat. Both run on the one loop, so the chat room is a plain
-// map with no lock. SIGINT stops the server.
+// /echo sends every message back; /chat is a room across every loop: a
+// member is first told which loop serves it ("welcome, loop NAME"), then
+// every message any member sends goes to all of them, through a
+// websocket.Hub (one task per loop per message, whatever the number of
+// members). SIGINT stops the server.
 package main
 
 import (
@@ -15,8 +17,8 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
+	"github.com/ringloop/ringloop/loopgroup"
 	"github.com/ringloop/ringloop/websocket"
 )
 
@@ -29,31 +31,34 @@ func (echo) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
 }
 func (echo) OnClose(c *websocket.Conn, code int, reason string, err error) {}
 
-// room relays each message to every member. A member that does not read
-// is dropped (websocket.CloseSlow) rather than held in memory.
-type room struct{ members map[*websocket.Conn]struct{} }
+// room relays each message to every member, on whichever loop it is. A
+// member that does not read is dropped (websocket.CloseSlow) rather than
+// held in memory; a member that closes leaves the hub by itself.
+type room struct{ hub *websocket.Hub }
 
-func (r *room) OnOpen(c *websocket.Conn) { r.members[c] = struct{}{} }
-func (r *room) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
-	for m := range r.members {
-		_ = m.WriteMessage(kind, p)
+func (r room) OnOpen(c *websocket.Conn) {
+	r.hub.Add(c)
+	_ = c.WriteMessage(websocket.Text, []byte("welcome, loop "+c.Conn().Loop().Name()))
+}
+func (r room) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
+	if err := r.hub.Broadcast(kind, p); err != nil {
+		log.Printf("chat: %v", err) // the loops are behind (or shutting down): this message is not relayed
 	}
 }
-func (r *room) OnClose(c *websocket.Conn, code int, reason string, err error) {
-	delete(r.members, c)
-}
+func (r room) OnClose(c *websocket.Conn, code int, reason string, err error) {}
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	n := flag.Int("loops", 2, "event loops serving the connections")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	loop, err := engine.New()
+	loops, err := loopgroup.New(loopgroup.WithLoops(*n), loopgroup.WithName("ws"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	chat := &room{members: map[*websocket.Conn]struct{}{}}
+	chat := room{websocket.NewHub()}
 	srv, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		switch string(r.Path()) {
 		case "/echo":
@@ -68,15 +73,15 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	a, err := srv.Listen(loop, "tcp", *addr)
+	a, err := srv.Listen(loops, "tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("listening on %s (%s)", a, loop.Backend().Name)
+	log.Printf("listening on %s (%d loops, %s)", a, loops.Len(), loops.Loop(0).Backend().Name)
 
 	<-ctx.Done()
 	_ = srv.Close()
-	if err := loop.Close(); err != nil {
+	if err := loops.Close(); err != nil {
 		log.Fatal(err)
 	}
 }

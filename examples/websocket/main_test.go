@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,12 +38,13 @@ func read(t *testing.T, ws *gws.Conn) string {
 	return string(p)
 }
 
-// TestWebSocket runs the command: /echo answers, /chat relays a message
-// to both members (the second joins once the first is in, proven by a
-// message both see), a close is answered, and SIGINT stops it with exit 0.
+// TestWebSocket runs the command: /echo answers; /chat welcomes each
+// member naming its loop, and two members on different loops each get
+// both their messages (each in the hub before the other speaks, as the
+// welcome proves); a close is answered, and SIGINT stops it with exit 0.
 func TestWebSocket(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		p := testenv.StartMain(t, c, "-addr", "127.0.0.1:0")
+		p := testenv.StartMain(t, c, "-addr", "127.0.0.1:0", "-loops", "2")
 		base := "ws://" + p.Addr
 
 		e := dial(t, base+"/echo")
@@ -54,19 +56,35 @@ func TestWebSocket(t *testing.T) {
 		}
 
 		a := dial(t, base+"/chat")
-		if err := a.WriteMessage(gws.TextMessage, []byte("a is here")); err != nil {
-			t.Fatal(err)
+		aLoop := read(t, a)
+		if !strings.HasPrefix(aLoop, "welcome, loop ") {
+			t.Fatalf("a's welcome: %q", aLoop)
 		}
-		if got := read(t, a); got != "a is here" {
-			t.Fatalf("a's own message: %q", got)
+		// Connections go to the loops in turn: one of the next few is on
+		// the other loop.
+		var b *gws.Conn
+		for range 4 {
+			ws := dial(t, base+"/chat")
+			if w := read(t, ws); w != aLoop {
+				b = ws
+				break
+			}
+			ws.Close()
 		}
-		b := dial(t, base+"/chat")
-		if err := b.WriteMessage(gws.TextMessage, []byte("hi from b")); err != nil {
-			t.Fatal(err)
+		if b == nil {
+			t.Fatal("no chat member on a second loop")
 		}
-		for _, ws := range []*gws.Conn{a, b} {
-			if got := read(t, ws); got != "hi from b" {
-				t.Fatalf("relayed: %q", got)
+		for _, m := range []struct {
+			from *gws.Conn
+			text string
+		}{{a, "hi from a"}, {b, "hi from b"}} {
+			if err := m.from.WriteMessage(gws.TextMessage, []byte(m.text)); err != nil {
+				t.Fatal(err)
+			}
+			for _, ws := range []*gws.Conn{a, b} {
+				if got := read(t, ws); got != m.text {
+					t.Fatalf("relayed: %q, want %q", got, m.text)
+				}
 			}
 		}
 

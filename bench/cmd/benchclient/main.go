@@ -5,7 +5,9 @@
 //	benchclient echo -addr 127.0.0.1:PORT -conns 64 -size 128 -duration 2s [-verify] [-tls]
 //	benchclient http -addr 127.0.0.1:PORT -conns 50 -rate 20000 -duration 2s
 //	benchclient handshake -addr 127.0.0.1:PORT -conns 16 -size 32 -duration 2s
-//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http|-tls] [-warm 10000]
+//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http|-tls|-ws] [-warm 10000]
+//	benchclient echo -ws ...   (the echo client over WebSocket, path /echo)
+//	benchclient broadcast -addr 127.0.0.1:PORT -conns 10000 -size 128 -window 16 -duration 2s
 //
 // handshake runs -conns dialers, each making connections that complete a
 // full TLS 1.3 handshake, echo -size bytes and close.
@@ -31,7 +33,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: benchclient echo|http|handshake|idle [flags]"))
+		fail(fmt.Errorf("usage: benchclient echo|http|handshake|idle|broadcast [flags]"))
 	}
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
@@ -44,6 +46,8 @@ func main() {
 	warmup := fs.Duration("warmup", 250*time.Millisecond, "warm-up before measuring")
 	duration := fs.Duration("duration", 2*time.Second, "measured time")
 	http := fs.Bool("http", false, "idle: make the one exchange an HTTP request")
+	ws := fs.Bool("ws", false, "echo, idle: speak WebSocket (path /echo)")
+	window := fs.Int("window", 16, "broadcast: messages in flight (the next waits until every member has the one this far back)")
 	warm := fs.Int("warm", 10000, "idle: exchanges on one connection before the idle ones")
 	_ = fs.Parse(os.Args[2:])
 
@@ -53,7 +57,9 @@ func main() {
 	var err error
 	switch mode {
 	case "echo":
-		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify, TLS: *useTLS})
+		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify, TLS: *useTLS, WebSocket: *ws})
+	case "broadcast":
+		res, err = client.RunBroadcast(ctx, client.BroadcastConfig{Addr: *addr, Path: "/bcast", Conns: *conns, Size: *size, Window: *window, Warmup: *warmup, Duration: *duration})
 	case "http":
 		res, err = client.RunOpenLoop(ctx, client.OpenLoopConfig{Addr: *addr, Conns: *conns, Rate: *rate, Warmup: *warmup, Duration: *duration})
 	case "handshake":
@@ -61,12 +67,14 @@ func main() {
 	case "idle":
 		proto := client.ProtoEcho
 		switch {
-		case *http && *useTLS:
-			err = fmt.Errorf("idle: -http and -tls together are not served by any peer")
+		case btoi(*http)+btoi(*useTLS)+btoi(*ws) > 1:
+			err = fmt.Errorf("idle: one of -http, -tls and -ws")
 		case *http:
 			proto = client.ProtoHTTP
 		case *useTLS:
 			proto = client.ProtoTLSEcho
+		case *ws:
+			proto = client.ProtoWebSocket
 		}
 		if err != nil {
 			break
@@ -87,13 +95,20 @@ func main() {
 			return
 		}
 	default:
-		err = fmt.Errorf("unknown mode %q (want echo, http, handshake or idle)", mode)
+		err = fmt.Errorf("unknown mode %q (want echo, http, handshake, idle or broadcast)", mode)
 	}
 	if err != nil {
 		fail(err)
 	}
 	out, _ := json.Marshal(res)
 	fmt.Println(string(out))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func fail(err error) {
