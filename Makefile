@@ -141,7 +141,7 @@ latency: deps
 
 # bench-quick: the headline rows of the comparison with net, gnet, fasthttp,
 # net/http and the C liburing server, one round (~2 min); bench-compare: the
-# full sweep, 5 alternating rounds (~15-20 min). Both write
+# full sweep, 5 alternating rounds (~40 min). Both write
 # bench/results/latest.{md,json,png} and print the tables; bench-readme
 # regenerates README's performance section from latest.json.
 bench-quick: deps
