@@ -44,6 +44,25 @@ func wsEcho(done *sync.WaitGroup) http.HandlerFunc {
 	}
 }
 
+// echoRounds sends text and binary messages from 0 bytes to 1 MiB over ws
+// and checks each comes back whole.
+func echoRounds(t *testing.T, ws *websocket.Conn) {
+	t.Helper()
+	_ = ws.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for i, n := range []int{0, 1, 125, 126, 65535, 65536, 1 << 20} {
+		kind := websocket.BinaryMessage
+		if i%2 == 0 {
+			kind = websocket.TextMessage
+		}
+		msg := bytes.Repeat([]byte{'a' + byte(i)}, n)
+		require.NoError(t, ws.WriteMessage(kind, msg))
+		gotKind, got, err := ws.ReadMessage()
+		require.NoError(t, err)
+		require.Equal(t, kind, gotKind)
+		require.True(t, bytes.Equal(msg, got), "message %d: %d bytes back, want %d", i, len(got), n)
+	}
+}
+
 // TestWebSocketOverHijack: gorilla/websocket's client and server talk over
 // a connection the adapter hands over with Hijack: text and binary
 // messages from 0 bytes to 1 MiB come back whole and in order, and after
@@ -59,19 +78,7 @@ func TestWebSocketOverHijack(t *testing.T) {
 		ws, resp, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/echo", nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
-		_ = ws.SetReadDeadline(time.Now().Add(60 * time.Second))
-		for i, n := range []int{0, 1, 125, 126, 65535, 65536, 1 << 20} {
-			kind := websocket.BinaryMessage
-			if i%2 == 0 {
-				kind = websocket.TextMessage
-			}
-			msg := bytes.Repeat([]byte{'a' + byte(i)}, n)
-			require.NoError(t, ws.WriteMessage(kind, msg))
-			gotKind, got, err := ws.ReadMessage()
-			require.NoError(t, err)
-			require.Equal(t, kind, gotKind)
-			require.True(t, bytes.Equal(msg, got), "message %d: %d bytes back, want %d", i, len(got), n)
-		}
+		echoRounds(t, ws)
 		require.Zero(t, s.Connections(), "a hijacked connection is no longer the server's")
 		require.NoError(t, ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")))
 		_, _, err = ws.ReadMessage()

@@ -2,7 +2,6 @@ package httpserver_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -536,19 +535,7 @@ func TestHijackTLS(t *testing.T) {
 		wc, resp, err := d.Dial("wss://"+addr+"/echo", nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
-		_ = wc.SetReadDeadline(time.Now().Add(60 * time.Second))
-		for i, n := range []int{0, 1, 125, 126, 65535, 65536, 1 << 20} {
-			kind := websocket.BinaryMessage
-			if i%2 == 0 {
-				kind = websocket.TextMessage
-			}
-			msg := bytes.Repeat([]byte{'a' + byte(i)}, n)
-			require.NoError(t, wc.WriteMessage(kind, msg))
-			gotKind, got, err := wc.ReadMessage()
-			require.NoError(t, err)
-			require.Equal(t, kind, gotKind)
-			require.True(t, bytes.Equal(msg, got), "message %d: %d bytes back, want %d", i, len(got), n)
-		}
+		echoRounds(t, wc)
 		require.NoError(t, wc.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")))
 		_, _, err = wc.ReadMessage()
 		var ce *websocket.CloseError
