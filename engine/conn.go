@@ -151,6 +151,8 @@ const (
 	flagRedeliver                        // in the loop's redeliver list
 	flagEOFNotice                        // SetHandler's h is owed the peer's FIN
 	flagHandedOver                       // SetHandler ran in this OnData: the old handler stops
+	flagWrote                            // wrote since the last trim sweep (sendtrim.go)
+	flagTrimListed                       // in the loop's trim list
 )
 
 func (c *Conn) has(f connFlags) bool { return c.flags&f != 0 }
@@ -250,6 +252,10 @@ func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
 // order of the goroutine's writes, and it returns (0, err) with
 // ErrWriteBufferFull past the async write limit, ErrConnClosed or
 // ErrWriteClosed, accepting nothing.
+//
+// The connection keeps its send buffers while it writes, so steady traffic
+// allocates nothing; once it has written nothing for about a second it
+// gives them back (sendtrim.go).
 func (c *Conn) Write(p []byte) (int, error) {
 	if !c.loop.InEventLoop() {
 		if err := c.AsyncWrite(p); err != nil {
@@ -271,7 +277,11 @@ func (c *Conn) write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if need := len(c.out) + len(p); need > cap(c.out) && need >= minCached {
+		c.growOut(need)
+	}
 	c.out = append(c.out, p...)
+	c.noteWrite()
 	if c.cfg.idle() {
 		c.lastWr = now()
 	}
@@ -280,6 +290,14 @@ func (c *Conn) write(p []byte) (int, error) {
 		c.setWritable(false)
 	}
 	return len(p), nil
+}
+
+// growOut moves the outbound buffer into one with room for need bytes, from
+// the loop's cache (bufcache.go) if it has one.
+func (c *Conn) growOut(need int) {
+	nb := append(c.loop.bufs.get(need), c.out...)
+	c.loop.bufs.put(c.out)
+	c.out = nb
 }
 
 // queueFlush puts the connection on the loop's flush list.
@@ -407,6 +425,7 @@ func (c *Conn) onSend(comp *driver.Completion) {
 		return
 	}
 	if cap(c.sending) > maxIdleBuffer {
+		c.loop.bufs.put(c.sending)
 		c.sending = nil
 	} else {
 		c.sending = c.sending[:0]
@@ -419,6 +438,7 @@ func (c *Conn) onSend(comp *driver.Completion) {
 		return
 	}
 	if cap(c.out) > maxIdleBuffer { // idle: keep no more than maxIdleBuffer each
+		c.loop.bufs.put(c.out)
 		c.out = nil
 	}
 	c.publishBuffered()
@@ -697,6 +717,8 @@ func (c *Conn) maybeRelease() {
 		return
 	}
 	c.loop.reg.remove(c.idx, c.gen)
+	c.loop.bufs.put(c.out)
+	c.loop.bufs.put(c.sending)
 	c.out, c.sending = nil, nil
 	c.publishBuffered()
 	if d := c.dialer; d != nil {

@@ -73,3 +73,10 @@ func (l *Loop) UseFakeTimers(clock *atomic.Int64) { l.heap.SetClock(clock.Load) 
 func WithFaultHook(fn func(at string)) Option {
 	return func(c *config) error { c.testFault = fn; return nil }
 }
+
+// SetTrimPeriod (tests only, before l starts) sets how long a connection
+// writes nothing before the sweep releases its send buffers.
+func (l *Loop) SetTrimPeriod(d time.Duration) { l.trim.period = d }
+
+// TrimSweep (tests only, on the loop) runs the send-buffer sweep now.
+func (l *Loop) TrimSweep() { l.trim.task.Run() }

@@ -66,7 +66,7 @@ func (c *Conn) Keep(p []byte) error {
 	}
 	c.set(flagKeepSet)
 	if cap(c.in) < len(p) {
-		nb := append(c.loop.keepBuf(len(p)), p...)
+		nb := append(c.loop.bufs.get(len(p)), p...)
 		c.releaseIn()
 		c.in = nb
 		return nil
@@ -91,7 +91,7 @@ func (c *Conn) deliver(data []byte) {
 	b := data
 	if len(c.in) > 0 {
 		if need := len(c.in) + len(data); cap(c.in) < need {
-			nb := append(c.loop.keepBuf(need), c.in...)
+			nb := append(c.loop.bufs.get(need), c.in...)
 			c.releaseIn()
 			c.in = nb
 		}
@@ -113,56 +113,13 @@ func (c *Conn) deliver(data []byte) {
 	}
 }
 
-// releaseIn gives a large inbound buffer back to the loop's cache.
+// releaseIn gives a large inbound buffer back to the loop's cache
+// (bufcache.go).
 func (c *Conn) releaseIn() {
 	if cap(c.in) > maxIdleKeep {
-		c.loop.putKeepBuf(c.in)
+		c.loop.bufs.put(c.in)
 	}
 	c.in = nil
-}
-
-// The loop caches the large inbound buffers its connections gave back, so
-// that a stream of large frames (each spanning reads, each assembled in a
-// buffer) does not allocate one per frame, while an idle connection holds
-// at most maxIdleKeep. The cache is the loop's own: no lock.
-const maxKeepCache = 4 << 20 // bytes cached per loop
-
-// keepBuf returns an empty buffer with room for need bytes.
-func (l *Loop) keepBuf(need int) []byte {
-	for i, b := range l.keepCache {
-		if cap(b) >= need {
-			last := len(l.keepCache) - 1
-			l.keepCache[i], l.keepCache[last] = l.keepCache[last], nil
-			l.keepCache = l.keepCache[:last]
-			l.keepCached -= cap(b)
-			return b[:0]
-		}
-	}
-	return make([]byte, 0, max(need+need/2, 4<<10))
-}
-
-// putKeepBuf caches b unless the cache is full; the smallest cached buffer
-// makes room for a larger one.
-func (l *Loop) putKeepBuf(b []byte) {
-	for l.keepCached+cap(b) > maxKeepCache && len(l.keepCache) > 0 {
-		small := 0
-		for i := range l.keepCache {
-			if cap(l.keepCache[i]) < cap(l.keepCache[small]) {
-				small = i
-			}
-		}
-		if cap(l.keepCache[small]) >= cap(b) {
-			return
-		}
-		last := len(l.keepCache) - 1
-		l.keepCached -= cap(l.keepCache[small])
-		l.keepCache[small], l.keepCache[last] = l.keepCache[last], nil
-		l.keepCache = l.keepCache[:last]
-	}
-	if l.keepCached+cap(b) <= maxKeepCache {
-		l.keepCache = append(l.keepCache, b[:0])
-		l.keepCached += cap(b)
-	}
 }
 
 // eofErr is why a connection closes on the peer's FIN: io.EOF, or

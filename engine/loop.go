@@ -104,8 +104,8 @@ type Loop struct {
 	appendDue     func(tasks.Task)
 	flushList     []*Conn  // connections written to this iteration
 	redeliverList []*Conn  // connections that resumed reading with bytes kept
-	keepCache     [][]byte // large inbound buffers given back (inbound.go)
-	keepCached    int      // their total capacity
+	bufs          bufCache // large buffers connections gave back (bufcache.go)
+	trim          sendTrim // connections holding send buffers (sendtrim.go)
 }
 
 // New builds a loop and its driver; the loop's goroutine starts lazily, on its
@@ -154,6 +154,7 @@ func New(opts ...Option) (*Loop, error) {
 	l.nextWake.Store(awake)
 	l.ioRatio.Store(int32(c.ioRatio))
 	l.heap = timers.NewHeap(l)
+	l.initTrim()
 	l.appendDue = l.appendDueTask
 	l.done = make(chan struct{})
 	return l, nil

@@ -108,3 +108,113 @@ func TestIdleConnTrimsSendBuffers(t *testing.T) {
 		require.NoError(t, conn.Close())
 	})
 }
+
+// sendCaps returns a connection's send buffer capacities (on its loop).
+func sendCaps(t *testing.T, l *engine.Loop, conn *engine.Conn) [4]int {
+	return onLoop(t, l, func() [4]int {
+		o, s, b, sp := conn.SendBufferCaps()
+		return [4]int{o, s, b, sp}
+	})
+}
+
+// TestIdleConnReleasesSendBuffers: a connection that wrote a large response
+// keeps its buffers while it writes and while its bytes are in flight, and
+// gives every one of them up after a sweep period without writes; it then
+// writes again as before. The sweeps are run by hand (the period is an hour)
+// so that the test decides what happened between them.
+func TestIdleConnReleasesSendBuffers(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		l.SetTrimPeriod(time.Hour)
+		t.Cleanup(func() { _ = l.Close() })
+		opened := make(openedConn, 1)
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", opened,
+			engine.WithSocketBuffers(engine.SocketBuffers{Send: 64 << 10, Recv: 64 << 10}))
+		require.NoError(t, err)
+		defer ln.Close()
+		peer, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		defer peer.Close()
+		require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(64<<10))
+		conn := <-opened
+
+		payload := func(n int, seed byte) []byte {
+			p := make([]byte, n)
+			for i := range p {
+				p[i] = seed + byte(i*13)
+			}
+			return p
+		}
+		held := func(caps [4]int) bool { return caps[0]+caps[1]+caps[2]+caps[3] > 0 }
+		readAll := func(want []byte) {
+			t.Helper()
+			_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))
+			got := make([]byte, len(want))
+			_, err := io.ReadFull(peer, got)
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(want, got), "the peer got other bytes than were written")
+			testenv.Eventually(t, 10*time.Second, "the sends to complete", func() bool {
+				return onLoop(t, l, conn.Buffered) == 0
+			})
+		}
+
+		// 4 MiB the peer does not read yet: the sends stay in flight
+		// through two sweeps, and the buffers with them.
+		big := payload(4<<20, 1)
+		onLoop(t, l, func() error { _, err := conn.Write(big); return err })
+		onLoop(t, l, func() bool { l.TrimSweep(); l.TrimSweep(); return true })
+		require.True(t, held(sendCaps(t, l, conn)), "buffers released while bytes were in flight")
+		readAll(big)
+
+		// A write since the last sweep keeps the buffers through it.
+		resp := payload(100<<10, 2) // under the bound a connection keeps between bursts
+		onLoop(t, l, func() error { l.TrimSweep(); _, err := conn.Write(resp); return err })
+		readAll(resp)
+		onLoop(t, l, func() bool { l.TrimSweep(); return true })
+		require.True(t, held(sendCaps(t, l, conn)), "buffers released by the sweep right after a write")
+
+		// A whole period without writes: everything goes.
+		onLoop(t, l, func() bool { l.TrimSweep(); return true })
+		require.Equal(t, [4]int{}, sendCaps(t, l, conn), "an idle connection keeps send buffers")
+
+		// And the connection writes as before, from the loop and off it.
+		again := payload(300<<10, 3)
+		onLoop(t, l, func() error { _, err := conn.Write(again[:100<<10]); return err })
+		require.NoError(t, conn.AsyncWrite(again[100<<10:]))
+		readAll(again)
+		require.NoError(t, conn.Close())
+	})
+}
+
+// TestIdleConnTrimsOnItsOwn: with a short period, the loop's timer releases
+// an idle connection's send buffers without anyone asking.
+func TestIdleConnTrimsOnItsOwn(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		l.SetTrimPeriod(20 * time.Millisecond)
+		t.Cleanup(func() { _ = l.Close() })
+		opened := make(openedConn, 1)
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", opened)
+		require.NoError(t, err)
+		defer ln.Close()
+		peer, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		defer peer.Close()
+		conn := <-opened
+		resp := bytes.Repeat([]byte("0123456789abcdef"), 32<<10) // 512 KiB
+		require.NoError(t, conn.AsyncWrite(resp))
+		_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))
+		got := make([]byte, len(resp))
+		_, err = io.ReadFull(peer, got)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(resp, got))
+		testenv.Eventually(t, 30*time.Second, "the idle connection to release its send buffers", func() bool {
+			return sendCaps(t, l, conn) == [4]int{}
+		})
+		require.NoError(t, conn.Close())
+	})
+}
