@@ -67,7 +67,9 @@ func Plot(ctx context.Context, dir string, rep Report) error {
 		plotRate = append(plotRate, fmt.Sprintf("'%s' using %d:xtic(1) title %q", datFile, 2*i+2, l))
 		plotP99 = append(plotP99, fmt.Sprintf("'%s' using %d:xtic(1) title %q", datFile, 2*i+3, l))
 	}
-	width := max(1200, 28*len(cases)*len(labels))
+	// 28 px a bar, within what cairo draws (32767 px a side): past that the
+	// bars narrow.
+	width := min(max(1200, 28*len(cases)*len(labels)), 16000)
 	script := fmt.Sprintf(`set terminal pngcairo size %d,1100 font ",10" noenhanced
 set output '%s'
 set multiplot layout 2,1 title "ringloop bench (%s), %s"

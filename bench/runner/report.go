@@ -79,6 +79,7 @@ func NewReport(mode Mode, command string, cfg Config, cases []Case, results []Ca
 	}
 	rep.DefaultVsBest = DefaultVsBestRows(rep)
 	rep.UringVsEpoll = UringVsEpollRows(rep)
+	rep.ConfigScores = ConfigScores(rep)
 	rep.Machine["load average at the end"] = LoadAverage()
 	return rep
 }
@@ -151,6 +152,24 @@ func Write(dir string, rep Report) (string, error) {
 	return md, os.WriteFile(filepath.Join(dir, "latest.md"), []byte(md), 0o644)
 }
 
+// ReadReport reads a report Write wrote and derives its comparisons again
+// (DefaultVsBest, UringVsEpoll, ConfigScores) from its rows, so that a
+// change in how they are made applies to measurements already taken.
+func ReadReport(file string) (Report, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Report{}, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return Report{}, fmt.Errorf("%s: %w", file, err)
+	}
+	rep.DefaultVsBest = DefaultVsBestRows(rep)
+	rep.UringVsEpoll = UringVsEpollRows(rep)
+	rep.ConfigScores = ConfigScores(rep)
+	return rep, nil
+}
+
 // Markdown renders the report's tables.
 func Markdown(rep Report) string {
 	var b strings.Builder
@@ -173,6 +192,9 @@ func Markdown(rep Report) string {
 	}
 	if t := DefaultVsBestTable(rep); t != "" {
 		fmt.Fprintf(&b, "## %s\n\n%s\n", DefaultVsBestTitle, t)
+	}
+	if t := ConfigScoresTable(rep); t != "" {
+		fmt.Fprintf(&b, "## %s\n\n%s\n", ConfigScoresTitle, t)
 	}
 	if t := UringVsEpollTable(rep); t != "" {
 		fmt.Fprintf(&b, "## %s\n\n%s\n", UringVsEpollTitle, t)

@@ -124,5 +124,6 @@ type Report struct {
 	Auto          Auto          `json:"ringloop_auto"`
 	DefaultVsBest []DefaultBest `json:"default_vs_best"`
 	UringVsEpoll  []BackendPair `json:"uring_vs_epoll"`
+	ConfigScores  []ConfigScore `json:"config_scores"`
 	Cases         []CaseResult  `json:"cases"`
 }

@@ -3,7 +3,8 @@
 // then prints the tables.
 //
 //	go run ./cmd/bench -mode quick   # make bench-quick: headline rows, one round, ~3-4 min
-//	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~30 min
+//	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~40 min
+//	go run ./cmd/bench -rerender     # the report again from results/latest.json
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,7 +25,14 @@ func main() {
 	bin := flag.String("bin", ".bin", "directory for the built servers and clients")
 	only := flag.String("peers", "", "comma-separated peers to run (default: all)")
 	command := flag.String("command", "", "the command to quote in the report (default: this one)")
+	rerender := flag.Bool("rerender", false, "run nothing: render latest.md (and the chart) again from the out directory's latest.json, for a change in the report's tables")
 	flag.Parse()
+	if *rerender {
+		if err := render(*out); err != nil {
+			fail(err)
+		}
+		return
+	}
 
 	cases, err := runner.Suite(runner.Mode(*mode))
 	if err != nil {
@@ -52,6 +61,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: no chart:", err)
 	}
 	fmt.Print(md)
+}
+
+// render rewrites latest.md, latest.json's derived comparisons and the
+// chart from the measurements in dir/latest.json.
+func render(dir string) error {
+	rep, err := runner.ReadReport(filepath.Join(dir, "latest.json"))
+	if err != nil {
+		return err
+	}
+	md, err := runner.Write(dir, rep)
+	if err != nil {
+		return err
+	}
+	if err := runner.Plot(context.Background(), dir, rep); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: no chart:", err)
+	}
+	fmt.Print(md)
+	return nil
 }
 
 func fail(err error) {
