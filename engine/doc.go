@@ -151,7 +151,13 @@
 // The default is decided by measurement: make bench-compare runs every
 // backend in both modes beside its peers, and its results
 // (bench/results/latest.md) hold the "automatic default against the best
-// configuration" and "io_uring against epoll" tables.
+// configuration", "each configuration scored as the default" and "io_uring
+// against epoll" tables. Two sweeps on a 2-core VM (2026-11-24 and -26)
+// score io_uring parked best of the four: within 5% of the best row of its
+// family in 30 of 34 and 23 of 37 cases, 0.98 and 0.91 of the best's
+// throughput in geometric mean, against 21 of 34 and 20 of 37 (0.92, 0.91)
+// for epoll parked and at most 18 (0.85) for either locked mode. No single
+// configuration is within 5% everywhere: a case's rounds spread by ±10%.
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses up to
