@@ -204,10 +204,16 @@ func (c *Conn) Loop() *Loop { return c.loop }
 // FD returns the connection's file descriptor; do not close it.
 func (c *Conn) FD() int { return c.fd }
 
-// SetValue attaches a user value to the connection. Safe from any
-// goroutine; the value is published atomically, so another goroutine's Value
-// sees it or the previous one.
-func (c *Conn) SetValue(v any) { c.value.Store(&valueBox{v}) }
+// SetValue attaches a user value to the connection; nil removes it. Safe
+// from any goroutine; the value is published atomically, so another
+// goroutine's Value sees it or the previous one.
+func (c *Conn) SetValue(v any) {
+	if v == nil {
+		c.value.Store(nil)
+		return
+	}
+	c.value.Store(&valueBox{v})
+}
 
 // Value returns the user value, nil if none was set. Safe from any
 // goroutine.

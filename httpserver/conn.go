@@ -343,7 +343,9 @@ func (cs *conn) serveStreamed(b []byte) int {
 func (cs *conn) handOver(pending []byte) {
 	h := cs.upgrade
 	cs.upgrade = nil
+	cs.c.release(cs) // the new handler starts with no value
 	if err := cs.c.ec.SetHandler(h, pending); err != nil {
+		cs.c.ec.SetValue(cs) // still the server's: its OnClose comes
 		cs.set(flagLingering)
 		_ = cs.c.Abort()
 		return
@@ -356,6 +358,7 @@ func (cs *conn) handOver(pending []byte) {
 // Shutdown, and it reads again if the server had paused it.
 func (cs *conn) forget() {
 	cs.buf, cs.inflight, cs.deadline, cs.rb = nil, nil, 0, nil
+	cs.c.release(cs)
 	cs.clear(flagBusy)
 	cs.set(flagClosed)
 	cs.ls.remove(cs)

@@ -197,7 +197,12 @@ func TestHijackAfterClientFIN(t *testing.T) {
 // byte received in upper case, and records how it ended.
 type shoutProto struct{ closed chan error }
 
-func (p *shoutProto) OnOpen(c *engine.Conn) { c.Write([]byte("hello\n")) }
+func (p *shoutProto) OnOpen(c *engine.Conn) {
+	if c.Value() != nil { // the server's own state stays with the server
+		c.Write([]byte("value kept\n"))
+	}
+	c.Write([]byte("hello\n"))
+}
 func (p *shoutProto) OnData(c *engine.Conn, b []byte) {
 	c.Write(bytes.ToUpper(b))
 }
@@ -208,7 +213,8 @@ func (p *shoutProto) OnClose(c *engine.Conn, err error) { p.closed <- err }
 // handler's headers, then the new protocol, which sees first the bytes the
 // client sent behind the request (pipelined in the same write), then later
 // ones. The server counts the connection no more; the handler's OnClose
-// sees the client's close. Upgrade refuses HTTP/1.0.
+// sees the client's close, and the connection comes without the server's
+// value. Upgrade refuses HTTP/1.0.
 func TestFastUpgrade(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)

@@ -42,6 +42,21 @@ func (l link) Abort() error {
 	return l.ec.Abort()
 }
 
+// release removes cs as the connection's value, once another handler has
+// the connection (Upgrade, Hijack): the server's state for it, parser
+// included, is not kept alive by it.
+func (l link) release(cs *conn) {
+	if l.tc != nil {
+		if l.tc.Value() == cs {
+			l.tc.SetValue(nil)
+		}
+		return
+	}
+	if l.ec.Value() == cs {
+		l.ec.SetValue(nil)
+	}
+}
+
 // CloseWrite half-closes; over TLS it sends close_notify first.
 func (l link) CloseWrite() error {
 	if l.tc != nil {

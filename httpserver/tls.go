@@ -176,5 +176,8 @@ func (r *Request) TLS() *tls.ConnectionState {
 	if r.tc == nil {
 		return nil
 	}
-	return r.tc.Value().(*conn).tlsState()
+	if cs, ok := r.tc.Value().(*conn); ok {
+		return cs.tlsState()
+	}
+	return nil // the connection was upgraded or hijacked
 }

@@ -292,9 +292,15 @@ func (c *Conn) NegotiatedProtocol() string { return c.proto }
 func (c *Conn) LocalAddr() net.Addr  { return c.ec.LocalAddr() }
 func (c *Conn) RemoteAddr() net.Addr { return c.ec.RemoteAddr() }
 
-// SetValue attaches a user value to the connection; safe from any
-// goroutine.
-func (c *Conn) SetValue(v any) { c.value.Store(&valueBox{v}) }
+// SetValue attaches a user value to the connection; nil removes it. Safe
+// from any goroutine.
+func (c *Conn) SetValue(v any) {
+	if v == nil {
+		c.value.Store(nil)
+		return
+	}
+	c.value.Store(&valueBox{v})
+}
 
 // Value returns the user value, nil if none was set.
 func (c *Conn) Value() any {
