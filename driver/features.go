@@ -22,9 +22,12 @@ type Features struct {
 	MultishotRecv   bool
 	MultishotPoll   bool
 	BufRing         bool // registered provided-buffer ring
-	ProvideBuffers  bool // IORING_OP_PROVIDE_BUFFERS
-	MsgRing         bool // IORING_OP_MSG_RING
-	CancelFD        bool // IORING_ASYNC_CANCEL_FD
+	// PolledRecv: receives wait on a poll, then read into a buffer the
+	// driver lends (kernels before 5.19, whose buffer-select receive would
+	// hold a provided buffer while it waits).
+	PolledRecv bool
+	MsgRing    bool // IORING_OP_MSG_RING
+	CancelFD   bool // IORING_ASYNC_CANCEL_FD
 
 	// epoll
 	EpollPwait2 bool // nanosecond wait timeouts
@@ -52,7 +55,7 @@ func (f Features) String() string {
 	add(f.MultishotRecv, "multishot_recv")
 	add(f.MultishotPoll, "multishot_poll")
 	add(f.BufRing, "buf_ring")
-	add(f.ProvideBuffers, "provide_buffers")
+	add(f.PolledRecv, "polled_recv")
 	add(f.MsgRing, "msg_ring")
 	add(f.CancelFD, "cancel_fd")
 	add(f.EpollPwait2, "epoll_pwait2")

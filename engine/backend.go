@@ -138,8 +138,8 @@ func (b BackendInfo) featureSummary() string {
 	switch {
 	case f.BufRing:
 		on = append(on, "buf_ring")
-	case f.ProvideBuffers:
-		on = append(on, "provide_buffers")
+	case f.PolledRecv:
+		on = append(on, "polled recv")
 	}
 	if f.MsgRing {
 		on = append(on, "msg_ring")

@@ -22,7 +22,7 @@ var summaryFormat = regexp.MustCompile(`^(io_uring|epoll) (parked|locked) \(kern
 func TestBackendSummary(t *testing.T) {
 	all := driver.Features{Backend: "io_uring", Profile: driver.Kernel510,
 		SingleIssuer: true, DeferTaskrun: true, CoopTaskrun: true, ExtArg: true, NoDrop: true, FastPoll: true,
-		MultishotAccept: true, MultishotRecv: true, MultishotPoll: true, BufRing: true, ProvideBuffers: true,
+		MultishotAccept: true, MultishotRecv: true, MultishotPoll: true, BufRing: true, PolledRecv: true,
 		MsgRing: true, CancelFD: true, Reasons: []string{strings.Repeat("a long reason ", 20), "recv: multishot with buffer ring"}}
 	for _, tc := range []struct {
 		name string

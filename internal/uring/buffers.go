@@ -11,8 +11,8 @@ import (
 
 // bufPool is the driver's receive memory: count buffers of size bytes in one
 // anonymous mapping (outside the Go heap), lent to the kernel through a
-// registered buffer ring or PROVIDE_BUFFERS, and handed back after each
-// completion's callback returns.
+// registered buffer ring, or by the driver itself to each recvPolled
+// receive, and handed back after each completion's callback returns.
 type bufPool struct {
 	size    int
 	count   int
@@ -20,6 +20,7 @@ type bufPool struct {
 	ring    []byte // registered buffer ring (io_uring_buf entries), mmapped
 	entries uint32
 	bgid    uint16
+	idle    []uint16 // recvPolled: the ids no receive holds
 }
 
 // registerRing maps and registers the buffer ring by hand (liburing 2.3 has
@@ -59,8 +60,9 @@ var registerBufRing = func(r *liburing.Ring, addr uintptr, entries uint32, bgid 
 	return r.RegisterBufRing(addr, entries, bgid)
 }
 
-// start maps the buffers and queues them for the kernel: all ids as returns
-// for a buffer ring (published by the first Run), or one PROVIDE_BUFFERS.
+// start maps the buffers and lends them: all ids as returns for a buffer
+// ring (published by the first Run), or all on the driver's free list for
+// recvPolled.
 func (b *bufPool) start(d *Driver) error {
 	if d.recv == recvPlain {
 		return nil
@@ -77,19 +79,19 @@ func (b *bufPool) start(d *Driver) error {
 			d.rets[i] = uint16(i)
 		}
 		d.nret = b.count
-	case recvSingleGroup:
-		q := d.push()
-		q.Opcode = liburing.OpProvideBuffers
-		q.Addr = uint64(b.base())
-		q.Len = uint32(b.size)
-		q.FD = int32(b.count)
-		q.BufGroup = b.bgid
-		q.UserData = udProvide
+	case recvPolled:
+		b.idle = make([]uint16, b.count)
+		for i := range b.idle {
+			b.idle[i] = uint16(b.count - 1 - i)
+		}
 	}
 	return nil
 }
 
 func (b *bufPool) base() uintptr { return uintptr(unsafe.Pointer(&b.mem[0])) }
+
+// addr is buffer bid's address.
+func (b *bufPool) addr(bid uint16) uintptr { return b.base() + uintptr(int(bid)*b.size) }
 
 // data is the first n received bytes of buffer bid.
 func (b *bufPool) data(bid uint16, n int32) []byte {
@@ -97,31 +99,26 @@ func (b *bufPool) data(bid uint16, n int32) []byte {
 	return b.mem[off : off+int(n) : off+b.size]
 }
 
-// giveBack hands buffer bid back to the kernel at the next Run: through the
-// buffer ring, or as a PROVIDE_BUFFERS descriptor merged with the previous
-// one when the ids follow each other.
+// take lends a free buffer to a recvPolled receive.
+func (b *bufPool) take() (uint16, bool) {
+	n := len(b.idle)
+	if n == 0 {
+		return 0, false
+	}
+	bid := b.idle[n-1]
+	b.idle = b.idle[:n-1]
+	return bid, true
+}
+
+// giveBack hands buffer bid back: to the kernel through the buffer ring at
+// the next Run, or to the driver's free list.
 func (d *Driver) giveBack(bid uint16) {
-	b := &d.bufs
-	if d.recv != recvSingleGroup {
-		d.rets[d.nret] = bid
-		d.nret++
+	if d.recv == recvPolled {
+		d.bufs.idle = append(d.bufs.idle, bid)
 		return
 	}
-	if d.nsq > 0 {
-		q := &d.sq[d.nsq-1]
-		if q.Opcode == liburing.OpProvideBuffers && q.Off+uint64(q.FD) == uint64(bid) {
-			q.FD++
-			return
-		}
-	}
-	q := d.push()
-	q.Opcode = liburing.OpProvideBuffers
-	q.Addr = uint64(b.base() + uintptr(int(bid)*b.size))
-	q.Len = uint32(b.size)
-	q.FD = 1
-	q.Off = uint64(bid)
-	q.BufGroup = b.bgid
-	q.UserData = udProvide
+	d.rets[d.nret] = bid
+	d.nret++
 }
 
 // unregisterRing drops a registered buffer ring that will not be used.

@@ -29,10 +29,12 @@
 //     connection;
 //   - recv: multishot recv with a registered buffer ring (6.0); else a
 //     single-shot recv re-armed after each chunk, selecting a buffer from the
-//     buffer ring (5.19) or from buffers given with PROVIDE_BUFFERS (5.7);
-//     else a plain recv into a buffer per op. A receive that finds no buffer
-//     (ENOBUFS) waits in the driver and is re-armed by the next Wait, which
-//     first hands back every buffer the callbacks released;
+//     buffer ring (5.19); else (polled recv) a single-shot POLL_ADD for
+//     POLLIN, then a recv with MSG_DONTWAIT into a buffer the driver lends
+//     from its own pool, polled again after each chunk (or after EAGAIN).
+//     A receive that finds no buffer (ENOBUFS, or an empty pool) waits in
+//     the driver and is re-armed by the next Wait, which first hands back
+//     every buffer the callbacks released;
 //   - send: one SEND per chunk, continued after partial sends, the buffer
 //     pinned (runtime.Pinner) until the final completion;
 //   - poll: multishot (5.13), else re-armed single-shot;
@@ -42,6 +44,32 @@
 //   - wake: an eventfd that always has a read pending in the ring;
 //   - MsgRing: IORING_OP_MSG_RING (5.18) posts a completion on another
 //     loop's ring; without it MsgRing fails and the caller uses a task ring.
+//
+// # Why receives poll first before 5.19
+//
+// A buffer-select receive (PROVIDE_BUFFERS, 5.7) takes its buffer when it
+// is first issued and, finding no data, keeps it while it waits (kernels
+// put the buffer back when a request goes to wait only from 5.18-5.19); a
+// waiting receive that is cancelled (its connection closed by the server)
+// frees the buffer in the kernel without reporting it, so it never comes
+// back (io_clean_op, by the kernel's source). Debian's 5.10, whose io_uring
+// is 5.15's backported, keeps it: every idle connection held one of the
+// loop's 256 buffers, the 257th connection's first receive failed with
+// ENOBUFS at once and at every re-arm, and its request sat unread until a
+// header timeout closed it (websocket's TestHubThousandConnections, 1000
+// connections on two loops; engine's TestIdleConnsLeaveBuffersForNewOnes
+// fails there the same way). A host kernel under the 5.10 profile puts the
+// buffer back, so only the real kernel showed it. Before 5.19, and wherever
+// registering a buffer ring fails, the driver therefore lends a buffer only
+// once the socket is readable, and the MSG_DONTWAIT receive (REQ_F_NOWAIT:
+// it completes, or fails with EAGAIN, in the io_uring_enter that submits it)
+// holds it only that long. It costs an SQE and a CQE more per chunk, and an
+// io_uring_enter more where nothing else was to be submitted: the receive
+// goes in after the poll's completion is reaped (BenchmarkSendRecv under
+// the 5.10 profile: 2 enters per 64-byte round trip instead of 1, 0.064
+// instead of 0.032 with 32 a Wait). A POLL_ADD linked to a buffer-select
+// receive would save that enter; it is not used: its receive, were it to
+// find no data after all, could lose its buffer on these kernels.
 //
 // # Parked loops: readiness first, I/O through the ring
 //

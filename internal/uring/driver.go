@@ -44,7 +44,7 @@ type Driver struct {
 
 	ops    opTable
 	synth  []synthEntry // final completions made by the driver itself
-	parked []opRef      // receives waiting for buffers (ENOBUFS)
+	parked []opRef      // receives waiting for a free buffer
 
 	bufs bufPool
 
@@ -74,7 +74,7 @@ type Stats struct {
 	EINTR         uint64 // interrupted waits retried
 	Silent        uint64 // cancel and buffer completions dropped in the shim
 	SilentErr     uint64 // ... that failed (buffer provisioning should not)
-	NoBufs        uint64 // receives parked on ENOBUFS
+	NoBufs        uint64 // receives parked without a free buffer (ENOBUFS)
 	MsgRingFailed uint64 // MSG_RING sends the kernel refused
 }
 
@@ -82,10 +82,10 @@ type Stats struct {
 type recvMode uint8
 
 const (
-	recvMultiRing   recvMode = iota // multishot recv, registered buffer ring (6.0)
-	recvSingleRing                  // re-armed recv, buffer select from a buffer ring (5.19)
-	recvSingleGroup                 // re-armed recv, buffer select from PROVIDE_BUFFERS (5.7)
-	recvPlain                       // re-armed recv into a per-op buffer
+	recvMultiRing  recvMode = iota // multishot recv, registered buffer ring (6.0)
+	recvSingleRing                 // re-armed recv, buffer select from a buffer ring (5.19)
+	recvPolled                     // readiness poll, then a MSG_DONTWAIT recv into a buffer the driver picks (before 5.19)
+	recvPlain                      // re-armed recv into a per-op buffer
 )
 
 // Defaults for a zero Config.
@@ -100,7 +100,7 @@ const (
 // (driver.Reserved) set; a CQE without it was posted by another ring's
 // MSG_RING and carries an engine tag. Ops carry opBit, a 30-bit generation
 // and a 32-bit slot index; the driver's own requests use fixed values, and
-// cancels and buffer provisioning are silent (the shim drops their
+// cancels are silent (the shim drops their
 // completions, so they never wake a blocked Wait).
 const (
 	udReserved = uint64(driver.Reserved)
@@ -108,7 +108,6 @@ const (
 	udGenMask  = uint64(1)<<30 - 1
 	udWake     = udReserved | 1
 	udCancel   = liburing.SilentUserData | 2 // consumed by the shim
-	udProvide  = liburing.SilentUserData | 3 // consumed by the shim
 )
 
 var wakeOne = [8]byte{1}

@@ -21,7 +21,7 @@ type kernelCaps struct {
 	single, deferTR, coop bool // setup flags accepted
 	extArg, multiPoll     bool // FEAT_EXT_ARG, FEAT_RSRC_TAGS (5.13: multishot poll)
 	msgRing, socket, zc   bool // opcodes (SOCKET came with multishot accept and cancel by fd, SEND_ZC with multishot recv)
-	provide, bufRing      bool // PROVIDE_BUFFERS; PBUF_RING registration
+	bufRing               bool // PBUF_RING registration
 }
 
 var (
@@ -78,7 +78,6 @@ func probeKernel() (kernelCaps, error) {
 	k.msgRing = probe[liburing.IORingOpMsgRing]
 	k.socket = probe[liburing.IORingOpSocket]
 	k.zc = probe[liburing.IORingOpSendZC]
-	k.provide = probe[liburing.IORingOpProvideBuffers]
 	b := bufPool{count: 2}
 	k.bufRing = b.registerRing(r) == nil
 	b.unregisterRing(r)
@@ -86,13 +85,10 @@ func probeKernel() (kernelCaps, error) {
 }
 
 // recvFallback is the receive variant a driver asked for mode runs on this
-// kernel: buffer rings fall back to provided buffers, then to plain.
+// kernel: buffer rings fall back to polled receives.
 func (k kernelCaps) recvFallback(mode recvMode) recvMode {
 	if mode <= recvSingleRing && !k.bufRing {
-		mode = recvSingleGroup
-	}
-	if mode == recvSingleGroup && !k.provide {
-		mode = recvPlain
+		mode = recvPolled
 	}
 	return mode
 }
@@ -102,8 +98,8 @@ func (k kernelCaps) msgRingUnder(p driver.Profile) bool { return k.msgRing && p.
 
 // featureSet is the driver's feature choices a test compares.
 type featureSet struct {
-	extArg, multiAccept, multiRecv, multiPoll, bufRing, provide, msgRing, cancelFD bool
-	single, deferTR, coop                                                          bool
+	extArg, multiAccept, multiRecv, multiPoll, bufRing, polled, msgRing, cancelFD bool
+	single, deferTR, coop                                                         bool
 }
 
 // on turns what a profile allows on a kernel that has everything into what
@@ -116,10 +112,9 @@ func (k kernelCaps) on(w featureSet) featureSet {
 	w.cancelFD = w.cancelFD && k.socket
 	w.msgRing = w.msgRing && k.msgRing
 	if w.bufRing && !k.bufRing {
-		w.bufRing, w.multiRecv, w.provide = false, false, true
+		w.bufRing, w.multiRecv, w.polled = false, false, true
 	}
 	w.multiRecv = w.multiRecv && k.zc
-	w.provide = w.provide && k.provide
 	if w.deferTR && !k.deferTR {
 		// The setup ladder's next rungs: SINGLE_ISSUER|COOP_TASKRUN, then
 		// COOP_TASKRUN alone, then no taskrun flags.

@@ -45,13 +45,17 @@ type op struct {
 	inUse  bool
 	cancel bool // Cancel was called
 	multi  bool // the live SQE is multishot
-	pinned bool
-	events uint32
-	next   int32 // free list
-	p      []byte
-	sent   int
-	pin    runtime.Pinner
-	rbuf   []byte // plain receive buffer (mmapped), kept with the slot
+	// recvPolled: the live SQE is the readiness poll, else the receive
+	// into buffer bid.
+	polling bool
+	bid     uint16
+	pinned  bool
+	events  uint32
+	next    int32 // free list
+	p       []byte
+	sent    int
+	pin     runtime.Pinner
+	rbuf    []byte // plain receive buffer (mmapped), kept with the slot
 }
 
 const opChunk = 256
@@ -213,16 +217,34 @@ func (d *Driver) armRecv(idx int32, o *op) {
 		q.SQEFlags = liburing.IOSQEBufferSelect
 		q.BufGroup = d.bufs.bgid
 		o.multi = true
-	case recvSingleRing, recvSingleGroup:
+	case recvSingleRing:
 		q.Opcode = liburing.OpRecv
 		q.SQEFlags = liburing.IOSQEBufferSelect
 		q.BufGroup = d.bufs.bgid
 		q.Len = uint32(d.bufs.size)
+	case recvPolled:
+		q.Opcode = liburing.OpPoll
+		q.OpFlags = unix.POLLIN
+		o.polling = true
 	default:
 		q.Opcode = liburing.OpRecv
 		q.Addr = uint64(uintptr(unsafe.Pointer(&o.rbuf[0])))
 		q.Len = uint32(len(o.rbuf))
 	}
+}
+
+// armPolledRecv follows a recvPolled op's readiness: one receive into
+// buffer bid that does not wait (MSG_DONTWAIT), so it completes in the
+// io_uring_enter that submits it and holds the buffer only that long.
+func (d *Driver) armPolledRecv(idx int32, o *op, bid uint16) {
+	q := d.push()
+	q.Opcode = liburing.OpRecv
+	q.FD = o.fd
+	q.Addr = uint64(d.bufs.addr(bid))
+	q.Len = uint32(d.bufs.size)
+	q.OpFlags = unix.MSG_DONTWAIT
+	q.UserData = ud(idx, o.gen)
+	o.state, o.multi, o.polling, o.bid = stLive, false, false, bid
 }
 
 // maxSendChunk bounds one send SQE's length (its len field is 32 bits).

@@ -130,7 +130,6 @@ func (d *Driver) setup() error {
 	f.MultishotAccept = probe[liburing.IORingOpSocket] && p.AtLeast(5, 19)
 	f.CancelFD = probe[liburing.IORingOpSocket] && p.AtLeast(5, 19)
 	multiRecv := probe[liburing.IORingOpSendZC] && p.AtLeast(6, 0)
-	canGroup := probe[liburing.IORingOpProvideBuffers] && p.AtLeast(5, 7)
 	r.SetExtArg(f.ExtArg)
 
 	reasons := []string{"setup: " + setupName + fmt.Sprintf(" (sq %d, cq %d)", params.SQEntries, params.CQEntries)}
@@ -171,10 +170,11 @@ func (d *Driver) setup() error {
 		d.bufs.count = defaultBufferCount
 	}
 	d.bufs.count = min(d.bufs.count, maxBufferCount)
-	mode := recvPlain
-	if canGroup {
-		mode = recvSingleGroup
-	}
+	// Before 5.19 a buffer-select receive takes its buffer when it starts
+	// and keeps it while it waits for data (and loses it when cancelled,
+	// before 5.18), so idle connections would drain a provided-buffer pool:
+	// there receives wait on a poll and read into a buffer the driver lends.
+	mode := recvPolled
 	if p.AtLeast(5, 19) {
 		mode = recvSingleRing
 		if multiRecv {
@@ -187,16 +187,13 @@ func (d *Driver) setup() error {
 	var ringErr error
 	if mode <= recvSingleRing {
 		if ringErr = d.bufs.registerRing(d.ring); ringErr != nil {
-			mode = recvPlain
-			if canGroup {
-				mode = recvSingleGroup
-			}
+			mode = recvPolled
 		}
 	}
 	d.recv = mode
 	f.BufRing = mode <= recvSingleRing
 	f.MultishotRecv = mode == recvMultiRing
-	f.ProvideBuffers = mode == recvSingleGroup
+	f.PolledRecv = mode == recvPolled
 	switch mode {
 	case recvMultiRing:
 		reasons = append(reasons, fmt.Sprintf("recv: multishot with a registered buffer ring (%d x %d B)", d.bufs.count, d.bufs.size))
@@ -206,12 +203,12 @@ func (d *Driver) setup() error {
 			why = "single-shot forced"
 		}
 		reasons = append(reasons, fmt.Sprintf("recv: re-armed single-shot, buffer select from a registered buffer ring (%d x %d B; %s)", d.bufs.count, d.bufs.size, why))
-	case recvSingleGroup:
-		why := "buffer rings need 5.19"
+	case recvPolled:
+		why := "buffer rings need 5.19; a provided buffer would be held by each waiting receive"
 		if ringErr != nil {
 			why = "buffer ring registration: " + ringErr.Error()
 		}
-		reasons = append(reasons, fmt.Sprintf("recv: re-armed single-shot, buffer select from PROVIDE_BUFFERS (%d x %d B; %s)", d.bufs.count, d.bufs.size, why))
+		reasons = append(reasons, fmt.Sprintf("recv: readiness poll, then a MSG_DONTWAIT recv into one of %d x %d B the driver lends (%s)", d.bufs.count, d.bufs.size, why))
 	case recvPlain:
 		reasons = append(reasons, fmt.Sprintf("recv: re-armed single-shot into a %d B buffer per op (no provided buffers)", d.bufs.size))
 	}

@@ -89,8 +89,8 @@ func TestSetupInvalidEntries(t *testing.T) {
 func TestFeaturesPerProfile(t *testing.T) {
 	type want = featureSet
 	wants := map[driver.Profile]want{
-		driver.Kernel510: {provide: true},
-		driver.Kernel515: {extArg: true, multiPoll: true, provide: true},
+		driver.Kernel510: {polled: true},
+		driver.Kernel515: {extArg: true, multiPoll: true, polled: true},
 		driver.Kernel519: {extArg: true, multiPoll: true, multiAccept: true, bufRing: true, msgRing: true, cancelFD: true, coop: true},
 		driver.Kernel61:  {extArg: true, multiPoll: true, multiAccept: true, bufRing: true, msgRing: true, cancelFD: true, multiRecv: true, single: true, deferTR: true},
 		driver.Native:    {extArg: true, multiPoll: true, multiAccept: true, bufRing: true, msgRing: true, cancelFD: true, multiRecv: true, single: true, deferTR: true},
@@ -98,7 +98,7 @@ func TestFeaturesPerProfile(t *testing.T) {
 	forEachProfile(t, func(t *testing.T, p driver.Profile) {
 		d := newLocked(t, driver.Config{Profile: p})
 		f := d.Features()
-		got := want{f.ExtArg, f.MultishotAccept, f.MultishotRecv, f.MultishotPoll, f.BufRing, f.ProvideBuffers, f.MsgRing, f.CancelFD,
+		got := want{f.ExtArg, f.MultishotAccept, f.MultishotRecv, f.MultishotPoll, f.BufRing, f.PolledRecv, f.MsgRing, f.CancelFD,
 			f.SingleIssuer, f.DeferTaskrun, f.CoopTaskrun}
 		k := kernel(t)
 		if w := k.on(wants[p]); got != w {

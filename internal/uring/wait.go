@@ -133,9 +133,9 @@ func (d *Driver) deliverSynth(fn func(*driver.Completion)) int {
 	return count
 }
 
-// unpark re-arms receives parked on ENOBUFS: by now every callback has
-// returned its buffer, and the next Run publishes them before it preps the
-// re-armed receives.
+// unpark re-arms receives parked without a buffer (ENOBUFS, or an empty
+// recvPolled free list): by now every callback has returned its buffer,
+// and the next Run publishes them before it preps the re-armed receives.
 func (d *Driver) unpark() {
 	if len(d.parked) == 0 {
 		return
@@ -179,7 +179,7 @@ func (d *Driver) handle(c *liburing.CQE, fn func(*driver.Completion), woke *bool
 				d.armWake()
 			}
 		}
-		return 0 // cancel results, provided buffers, timeouts
+		return 0 // cancel results, timeouts
 	}
 	idx := int32(uint32(u))
 	gen := uint32(u>>32) & uint32(udGenMask)
@@ -258,6 +258,9 @@ func (d *Driver) onAccept(fn func(*driver.Completion), idx int32, o *op, res int
 }
 
 func (d *Driver) onRecv(fn func(*driver.Completion), idx int32, o *op, res int32, more, hasBuf bool, bid uint16) int {
+	if d.recv == recvPolled {
+		return d.onPolledRecv(fn, idx, o, res)
+	}
 	if res > 0 {
 		var data []byte
 		if hasBuf {
@@ -288,6 +291,39 @@ func (d *Driver) onRecv(fn func(*driver.Completion), idx int32, o *op, res int32
 		o.state = stParked
 		d.parked = append(d.parked, opRef{idx, o.gen})
 		return 0
+	}
+	return d.final(fn, idx, o, res) // EOF (0), -ECANCELED or an error
+}
+
+// onPolledRecv follows a recvPolled op: its readiness poll fired (lend a
+// buffer and receive, or wait for one), or its receive ended (report the
+// data, give the buffer back, poll again).
+func (d *Driver) onPolledRecv(fn func(*driver.Completion), idx int32, o *op, res int32) int {
+	if o.polling {
+		switch {
+		case res < 0: // -ECANCELED or an error
+			return d.final(fn, idx, o, res)
+		case o.cancel:
+			return d.final(fn, idx, o, eCanceled)
+		}
+		bid, ok := d.bufs.take()
+		if !ok {
+			d.stats.NoBufs++
+			o.state = stParked
+			d.parked = append(d.parked, opRef{idx, o.gen})
+			return 0
+		}
+		d.armPolledRecv(idx, o, bid)
+		return 0
+	}
+	if res > 0 {
+		d.emit(fn, o.tag, res, true, d.bufs.data(o.bid, res))
+		d.giveBack(o.bid)
+		return 1 + d.rearmOrEnd(fn, idx, o)
+	}
+	d.giveBack(o.bid)
+	if res == -int32(unix.EAGAIN) { // readiness someone else consumed
+		return d.rearmOrEnd(fn, idx, o)
 	}
 	return d.final(fn, idx, o, res) // EOF (0), -ECANCELED or an error
 }

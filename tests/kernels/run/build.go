@@ -43,6 +43,7 @@ func readPins(path, only string) ([]kernel, error) {
 		}
 	}
 	var ks []kernel
+	found := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
@@ -54,11 +55,13 @@ func readPins(path, only string) ([]kernel, error) {
 		}
 		if len(want) == 0 || want[fs[0]] {
 			ks = append(ks, kernel{fs[0], fs[1], fs[2], fs[3]})
-			delete(want, fs[0])
+			found[fs[0]] = true
 		}
 	}
-	if len(want) > 0 {
-		return nil, fmt.Errorf("-kernels names no pinned kernel: %v", want)
+	for n := range want {
+		if !found[n] {
+			return nil, fmt.Errorf("-kernels names no pinned kernel: %s", n)
+		}
 	}
 	return ks, sc.Err()
 }
