@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -220,15 +221,19 @@ func (c *Conn) Value() any {
 // connection is handed to anyone (OnOpen, a dial's future): from then on
 // they are read-only, so LocalAddr and RemoteAddr need no synchronisation,
 // and they stay right after the fd is closed (and its number reused).
+//
+// It asks package syscall, not x/sys/unix: for an AF_INET or AF_INET6
+// address the latter costs a getsockopt more each (it probes for L2TP), two
+// system calls more per accepted connection.
 func (c *Conn) fillAddrs() {
 	if c.laddr == nil {
-		if sa, err := unix.Getsockname(c.fd); err == nil {
-			c.laddr = sockaddrToAddr(sa, c.cfg.network)
+		if sa, err := syscall.Getsockname(c.fd); err == nil {
+			c.laddr = stdSockaddrToAddr(sa)
 		}
 	}
 	if c.raddr == nil {
-		if sa, err := unix.Getpeername(c.fd); err == nil {
-			c.raddr = sockaddrToAddr(sa, c.cfg.network)
+		if sa, err := syscall.Getpeername(c.fd); err == nil {
+			c.raddr = stdSockaddrToAddr(sa)
 		}
 	}
 }
