@@ -152,6 +152,7 @@ const (
 	flagRedeliver                        // in the loop's redeliver list
 	flagEOFNotice                        // SetHandler's h is owed the peer's FIN
 	flagHandedOver                       // SetHandler ran in this OnData: the old handler stops
+	flagDropBufs                         // ReleaseSendBuffers: let the outbound buffers go once drained
 )
 
 func (c *Conn) has(f connFlags) bool { return c.flags&f != 0 }
@@ -295,6 +296,23 @@ func (c *Conn) queueFlush() {
 	}
 }
 
+// ReleaseSendBuffers lets the connection's outbound buffers go once what
+// was written has been sent (at once if nothing is pending), instead of
+// keeping them for the next writes: a protocol whose setup wrote a larger
+// burst than what follows (a TLS handshake's flight) calls it so that an
+// idle connection does not hold that burst's buffer. The next write
+// allocates one of its own size. Loop only: elsewhere it does nothing.
+func (c *Conn) ReleaseSendBuffers() {
+	if !c.loop.InEventLoop() {
+		return
+	}
+	if c.has(flagInFlight) || len(c.out) > 0 {
+		c.set(flagDropBufs)
+		return
+	}
+	c.out, c.sending = nil, nil
+}
+
 // Buffered returns the bytes written and not yet sent. Off the loop it is
 // the count the loop last published (after each flush and send), without
 // the bytes AsyncWrite holds that the loop has not taken yet.
@@ -425,6 +443,10 @@ func (c *Conn) onSend(comp *driver.Completion) {
 	}
 	if cap(c.out) > maxIdleBuffer { // idle: keep no more than maxIdleBuffer each
 		c.out = nil
+	}
+	if c.has(flagDropBufs) {
+		c.clear(flagDropBufs)
+		c.out, c.sending = nil, nil
 	}
 	c.publishBuffered()
 	c.afterDrain()
