@@ -4,6 +4,7 @@
 //
 //	go run ./cmd/bench -mode quick   # make bench-quick: headline rows, one round, ~3-4 min
 //	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~30 min
+//	go run ./cmd/bench -mode full -cases p1-tls-handshake-c16,p1-tls-idle-10k -out /tmp/tls  # some cases only
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,12 +24,18 @@ func main() {
 	out := flag.String("out", "results", "directory for latest.md, latest.json and latest.png")
 	bin := flag.String("bin", ".bin", "directory for the built servers and clients")
 	only := flag.String("peers", "", "comma-separated peers to run (default: all)")
+	onlyCases := flag.String("cases", "", "comma-separated case ids of the mode's suite to run (default: all)")
 	command := flag.String("command", "", "the command to quote in the report (default: this one)")
 	flag.Parse()
 
 	cases, err := runner.Suite(runner.Mode(*mode))
 	if err != nil {
 		fail(err)
+	}
+	if *onlyCases != "" {
+		if cases, err = selectCases(cases, strings.Split(*onlyCases, ",")); err != nil {
+			fail(err)
+		}
 	}
 	cfg := runner.Config{Root: ".", Bin: *bin, Log: os.Stderr}
 	if *only != "" {
@@ -52,6 +60,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: no chart:", err)
 	}
 	fmt.Print(md)
+}
+
+// selectCases keeps the cases named in ids, in the suite's order; an id the
+// suite does not have is an error (a typo would otherwise run nothing).
+func selectCases(cases []runner.Case, ids []string) ([]runner.Case, error) {
+	var out []runner.Case
+	for _, c := range cases {
+		if slices.Contains(ids, c.ID) {
+			out = append(out, c)
+		}
+	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(out, func(c runner.Case) bool { return c.ID == id }) {
+			return nil, fmt.Errorf("-cases: no case %q in this mode", id)
+		}
+	}
+	return out, nil
 }
 
 func fail(err error) {
