@@ -75,13 +75,15 @@
 //
 //	cd bench && go run ./cmd/bench -mode full -cases p1-tls-idle-10k -peers looptls-uring,looptls-epoll
 //
-// A full handshake costs what it costs on net: BenchmarkHandshake (one
-// connection at a time, both sides in one process) gives 1.05-1.08 ms
-// against 1.04-1.08 ms, 910 allocations against 897. With 16 dialers and
-// the server on one core (p1-tls-handshake-c16) the bench ranked looptls
-// 0.81-0.83× net+tls on a quiet machine; this day's runs, on a busy one,
-// ranged 0.80-1.18× (noise), the server's CPU per handshake 0-10% above
-// net+tls's (464-510 µs against 432-468). The rest of the gap is likely
+// One at a time, a full handshake costs about what it costs on net:
+// BenchmarkHandshake (both sides in one process; go test -run '^$' -bench
+// Handshake/ -benchtime 2s -count 2 ./looptls) gives 1.05-1.08 ms parked
+// on io_uring, 1.11-1.14 ms on epoll, against 1.04-1.08 ms, with 910-912
+// allocations against 897. With 16 dialers and the server on one core
+// (p1-tls-handshake-c16) the bench ranked looptls 0.81-0.83× net+tls on a
+// quiet machine; this day's runs, on a busy one, ranged 0.80-1.18×
+// (noise), the server's CPU per handshake 0-10% above net+tls's (464-510
+// µs against 432-468). The rest of the gap is likely
 // when a flight leaves: the handshake goroutine hands it to the loop, and
 // with one P a parked loop runs only once every runnable goroutine (the
 // other handshakes) has blocked, so a flight waited 0.5-2 ms on average
