@@ -80,15 +80,16 @@
 // Handshake/ -benchtime 2s -count 2 ./looptls) gives 1.05-1.08 ms parked
 // on io_uring, 1.11-1.14 ms on epoll, against 1.04-1.08 ms, with 910-912
 // allocations against 897. With 16 dialers and the server on one core
-// (p1-tls-handshake-c16) the bench ranked looptls 0.81-0.83× net+tls on a
-// quiet machine; this day's runs, on a busy one, ranged 0.80-1.18×
-// (noise), the server's CPU per handshake 0-10% above net+tls's (464-510
-// µs against 432-468). The rest of the gap is likely
-// when a flight leaves: the handshake goroutine hands it to the loop, and
-// with one P a parked loop runs only once every runnable goroutine (the
-// other handshakes) has blocked, so a flight waited 0.5-2 ms on average
-// for the loop in those runs, while net's goroutine writes its own at
-// once.
+// (p1-tls-handshake-c16) the sweep of 16:58 that day ranked looptls
+// 0.81-0.83× net+tls; runs of the case alone at 18:49-18:51, the machine
+// quieter, alternating the code before and after this change: before
+// 0.93-0.99×, after 0.96-0.99×, the server's CPU per handshake 359-378 µs
+// against net+tls's 355-362 (runs while the machine was busy ranged
+// 0.80-1.18×: noise). What is left is likely when a flight leaves: the
+// handshake goroutine hands it to the loop, and with one P a parked loop
+// runs only once every runnable goroutine (the other handshakes) has
+// blocked, so a flight waited 0.5-2 ms on average for the loop on the
+// busy machine, while net's goroutine writes its own at once.
 //
 //	cd bench && go run ./cmd/bench -mode full -cases p1-tls-handshake-c16 -peers net+tls,looptls-uring,looptls-epoll
 //
