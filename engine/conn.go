@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -134,7 +135,7 @@ type Conn struct {
 // connFlags is a connection's state besides connState, one bit each, read
 // and written only on its loop (as the epoll driver keeps one word per fd):
 // one field to snapshot in a debugger and no padding between a dozen bools.
-type connFlags uint16
+type connFlags uint32
 
 const (
 	flagInFlight   connFlags = 1 << iota // a send op is armed
@@ -153,6 +154,7 @@ const (
 	flagHandedOver                       // SetHandler ran in this OnData: the old handler stops
 	flagWrote                            // wrote since the last trim sweep (sendtrim.go)
 	flagTrimListed                       // in the loop's trim list
+	flagDropBufs                         // ReleaseSendBuffers: let the outbound buffers go once drained
 )
 
 func (c *Conn) has(f connFlags) bool { return c.flags&f != 0 }
@@ -228,15 +230,19 @@ func (c *Conn) Value() any {
 // connection is handed to anyone (OnOpen, a dial's future): from then on
 // they are read-only, so LocalAddr and RemoteAddr need no synchronisation,
 // and they stay right after the fd is closed (and its number reused).
+//
+// It asks package syscall, not x/sys/unix: for an AF_INET or AF_INET6
+// address the latter costs a getsockopt more each (it probes for L2TP), two
+// system calls more per accepted connection.
 func (c *Conn) fillAddrs() {
 	if c.laddr == nil {
-		if sa, err := unix.Getsockname(c.fd); err == nil {
-			c.laddr = sockaddrToAddr(sa, c.cfg.network)
+		if sa, err := syscall.Getsockname(c.fd); err == nil {
+			c.laddr = stdSockaddrToAddr(sa)
 		}
 	}
 	if c.raddr == nil {
-		if sa, err := unix.Getpeername(c.fd); err == nil {
-			c.raddr = sockaddrToAddr(sa, c.cfg.network)
+		if sa, err := syscall.Getpeername(c.fd); err == nil {
+			c.raddr = stdSockaddrToAddr(sa)
 		}
 	}
 }
@@ -312,6 +318,23 @@ func (c *Conn) queueFlush() {
 		c.set(flagQueued)
 		c.loop.flushList = append(c.loop.flushList, c)
 	}
+}
+
+// ReleaseSendBuffers lets the connection's outbound buffers go once what
+// was written has been sent (at once if nothing is pending), instead of
+// keeping them for the next writes: a protocol whose setup wrote a larger
+// burst than what follows (a TLS handshake's flight) calls it so that an
+// idle connection does not hold that burst's buffer. The next write
+// allocates one of its own size. Loop only: elsewhere it does nothing.
+func (c *Conn) ReleaseSendBuffers() {
+	if !c.loop.InEventLoop() {
+		return
+	}
+	if c.has(flagInFlight) || len(c.out) > 0 {
+		c.set(flagDropBufs)
+		return
+	}
+	c.releaseSendBuffers()
 }
 
 // Buffered returns the bytes written and not yet sent. Off the loop it is
@@ -446,6 +469,10 @@ func (c *Conn) onSend(comp *driver.Completion) {
 	if cap(c.out) > maxIdleBuffer { // idle: keep no more than maxIdleBuffer each
 		c.loop.bufs.put(c.out)
 		c.out = nil
+	}
+	if c.has(flagDropBufs) {
+		c.clear(flagDropBufs)
+		c.releaseSendBuffers()
 	}
 	c.publishBuffered()
 	c.afterDrain()

@@ -218,3 +218,60 @@ func TestIdleConnTrimsOnItsOwn(t *testing.T) {
 		require.NoError(t, conn.Close())
 	})
 }
+
+// TestReleaseSendBuffers: after ReleaseSendBuffers a connection keeps no
+// outbound buffer once what it wrote has been sent, whether the call came
+// while the burst was pending or after it drained, and it writes on
+// afterwards.
+func TestReleaseSendBuffers(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		opened := make(openedConn, 1)
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", opened)
+		require.NoError(t, err)
+		defer ln.Close()
+		peer, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		defer peer.Close()
+		require.NoError(t, peer.SetReadDeadline(time.Now().Add(30*time.Second)))
+		conn := <-opened
+
+		held := func() int {
+			return onLoop(t, l, func() int {
+				o, s, _, _ := conn.SendBufferCaps()
+				return o + s
+			})
+		}
+		exchange := func(n int, seed byte, release bool) {
+			msg := make([]byte, n)
+			for i := range msg {
+				msg[i] = seed + byte(i*7)
+			}
+			onLoop(t, l, func() error {
+				_, err := conn.Write(msg)
+				if release {
+					conn.ReleaseSendBuffers() // pending: once drained
+				}
+				return err
+			})
+			got := make([]byte, n)
+			_, err := io.ReadFull(peer, got)
+			require.NoError(t, err)
+			require.Equal(t, msg, got)
+			testenv.Eventually(t, 10*time.Second, "the send to complete", func() bool {
+				return onLoop(t, l, conn.Buffered) == 0
+			})
+		}
+		exchange(4<<10, 1, false)
+		exchange(100, 2, false)
+		require.Positive(t, held(), "buffers kept for the next writes")
+		onLoop(t, l, func() int { conn.ReleaseSendBuffers(); return 0 }) // drained: at once
+		require.Zero(t, held(), "released while drained")
+
+		exchange(4<<10, 3, true)
+		testenv.Eventually(t, 10*time.Second, "the buffers released", func() bool { return held() == 0 })
+		exchange(100, 4, false) // writes on
+		require.NoError(t, conn.Close())
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -51,6 +52,19 @@ func sockaddrToAddr(sa unix.Sockaddr, network string) net.Addr {
 	case *unix.SockaddrInet6:
 		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port)))
 	case *unix.SockaddrUnix:
+		return &net.UnixAddr{Name: a.Name, Net: "unix"}
+	}
+	return nil
+}
+
+// stdSockaddrToAddr is sockaddrToAddr for package syscall's addresses.
+func stdSockaddrToAddr(sa syscall.Sockaddr) net.Addr {
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)))
+	case *syscall.SockaddrInet6:
+		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port)))
+	case *syscall.SockaddrUnix:
 		return &net.UnixAddr{Name: a.Name, Net: "unix"}
 	}
 	return nil

@@ -126,6 +126,10 @@ func (t *hsDone) Run() {
 		return
 	}
 	c.tr.establish()
+	// The handshake's flights grew the engine connection's outbound
+	// buffers past what an established connection usually writes: an idle
+	// one keeps none of them.
+	c.ec.ReleaseSendBuffers()
 	c.st = stOpen
 	c.proto = c.tc.ConnectionState().NegotiatedProtocol
 	defer c.recoverTask("OnOpen")

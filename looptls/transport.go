@@ -157,6 +157,10 @@ func (t *transport) establish() {
 	t.steady = true
 	resume := t.paused
 	t.paused = false
+	// The handshake goroutine has ended (its timer stopped before it
+	// fired) and Read no longer waits: nothing sends on wake any more,
+	// and signal skips a nil channel.
+	t.wake = nil
 	t.mu.Unlock()
 	if resume {
 		t.ec.ResumeRead()

@@ -4,6 +4,7 @@
 //
 //	go run ./cmd/bench -mode quick   # make bench-quick: headline rows, one round, ~3-4 min
 //	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~40 min
+//	go run ./cmd/bench -mode full -cases p1-tls-handshake-c16,p1-tls-idle-10k -out /tmp/tls  # some cases only
 //	go run ./cmd/bench -rerender     # the report again from results/latest.json
 package main
 
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +26,7 @@ func main() {
 	out := flag.String("out", "results", "directory for latest.md, latest.json and latest.png")
 	bin := flag.String("bin", ".bin", "directory for the built servers and clients")
 	only := flag.String("peers", "", "comma-separated peers to run (default: all)")
+	onlyCases := flag.String("cases", "", "comma-separated case ids of the mode's suite to run (default: all)")
 	command := flag.String("command", "", "the command to quote in the report (default: this one)")
 	rerender := flag.Bool("rerender", false, "run nothing: render latest.md (and the chart) again from the out directory's latest.json, for a change in the report's tables")
 	flag.Parse()
@@ -37,6 +40,11 @@ func main() {
 	cases, err := runner.Suite(runner.Mode(*mode))
 	if err != nil {
 		fail(err)
+	}
+	if *onlyCases != "" {
+		if cases, err = selectCases(cases, strings.Split(*onlyCases, ",")); err != nil {
+			fail(err)
+		}
 	}
 	cfg := runner.Config{Root: ".", Bin: *bin, Log: os.Stderr}
 	if *only != "" {
@@ -79,6 +87,23 @@ func render(dir string) error {
 	}
 	fmt.Print(md)
 	return nil
+}
+
+// selectCases keeps the cases named in ids, in the suite's order; an id the
+// suite does not have is an error (a typo would otherwise run nothing).
+func selectCases(cases []runner.Case, ids []string) ([]runner.Case, error) {
+	var out []runner.Case
+	for _, c := range cases {
+		if slices.Contains(ids, c.ID) {
+			out = append(out, c)
+		}
+	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(out, func(c runner.Case) bool { return c.ID == id }) {
+			return nil, fmt.Errorf("-cases: no case %q in this mode", id)
+		}
+	}
+	return out, nil
 }
 
 func fail(err error) {

@@ -4,7 +4,10 @@
 //	listening 127.0.0.1:40123 peer=net kind=echo backend=netpoll threading=goroutines gomaxprocs=1 detail=""
 //
 // It then reads commands on stdin: "stats" answers with the process's
-// allocation count ("stats mallocs=N"); EOF stops the server and exits 0.
+// allocation count ("stats mallocs=N"); "heap FILE" collects garbage,
+// writes a heap profile to FILE and answers "heap alloc=N inuse=N ...";
+// EOF stops the server and exits 0. -cpuprofile FILE profiles the run's
+// CPU until then.
 //
 // With -auto it prints what engine.New() runs with no options and exits.
 //
@@ -25,6 +28,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/ringloop/ringloop/bench/client"
@@ -43,7 +48,19 @@ func main() {
 	warmup := flag.Duration("warmup", 200*time.Millisecond, "in-process warm-up")
 	duration := flag.Duration("duration", 2*time.Second, "in-process measured time")
 	auto := flag.Bool("auto", false, "print what engine.New() picks with no options ({\"backend\",\"threading\",\"reason\"}) and exit")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the server's run to this file (where a case's CPU goes)")
+	memRate := flag.Int("memprofilerate", 0, "runtime.MemProfileRate for the heap command (default: the runtime's, one sample per 512 KiB)")
 	flag.Parse()
+	if *memRate > 0 {
+		runtime.MemProfileRate = *memRate
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		defer stop()
+	}
 
 	if *auto {
 		info, err := peers.Automatic()
@@ -95,6 +112,10 @@ func main() {
 
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
+		if path, ok := strings.CutPrefix(in.Text(), "heap "); ok {
+			heap(path)
+			continue
+		}
 		if in.Text() == "stats" {
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
@@ -104,6 +125,41 @@ func main() {
 	if err := srv.Close(); err != nil {
 		fail(err)
 	}
+}
+
+// heap collects garbage, writes a heap profile to path and answers with
+// the heap's figures: what an idle case holds, by allocation site.
+func heap(path string) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	err := writeHeapProfile(path)
+	fmt.Printf("heap alloc=%d inuse=%d stack=%d sys=%d err=%v\n", m.HeapAlloc, m.HeapInuse, m.StackInuse, m.Sys, err)
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// startCPUProfile profiles the process into path until the returned stop.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 func fail(err error) {
