@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -56,16 +57,12 @@ var (
 //
 // The command line tells /init (as its environment: the kernel hands it the
 // words it does not know that hold no dot) which backend the probe must
-// choose, ringloop_expect, and which packages to run, ringloop_pkgs.
+// choose, ringloop_expect, which packages to run, ringloop_pkgs, and extra
+// test flags, ringloop_testargs (base64url: a flag's dot would keep the word
+// from /init).
 func boot(b bootSpec, vmlinuz, initrd, logPath string, timeout time.Duration) *kernelResult {
 	r := &kernelResult{bootSpec: b, verdicts: map[string]verdict{}}
-	cmdline := "console=ttyS0 panic=-1 ringloop_expect=" + b.expect
-	if len(b.only) > 0 {
-		cmdline += " ringloop_pkgs=" + strings.Join(b.only, ",")
-	}
-	if b.args != "" {
-		cmdline += " " + b.args
-	}
+	cmdline := kernelCmdline(b)
 	fmt.Printf("test-kernels: booting %s (%s=%s; %s), limit %v\n", b.label, b.pkg, b.version, cmdline, timeout)
 	start := time.Now()
 	defer func() { r.seconds = time.Since(start).Seconds() }()
@@ -242,4 +239,19 @@ func (r *kernelResult) packages(all []string) []string {
 // runs reports whether this boot runs package p.
 func (r *kernelResult) runs(p string) bool {
 	return len(r.only) == 0 || slices.Contains(r.only, p)
+}
+
+// kernelCmdline is the command line a boot gives its kernel.
+func kernelCmdline(b bootSpec) string {
+	line := "console=ttyS0 panic=-1 ringloop_expect=" + b.expect
+	if len(b.only) > 0 {
+		line += " ringloop_pkgs=" + strings.Join(b.only, ",")
+	}
+	if b.args != "" {
+		line += " " + b.args
+	}
+	if b.testArgs != "" {
+		line += " ringloop_testargs=" + base64.RawURLEncoding.EncodeToString([]byte(b.testArgs))
+	}
+	return line
 }

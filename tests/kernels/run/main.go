@@ -7,6 +7,7 @@
 // gives no verdict.
 //
 //	go run ./tests/kernels/run -pins tests/kernels/pins -cache ~/.cache/ringloop/kernels
+//	go run ./tests/kernels/run ... -kernels 5.10 -pkgs websocket -testargs "-test.run=TestHub -test.count=4 -test.short=false"
 package main
 
 import (
@@ -25,14 +26,15 @@ func main() {
 	bootTimeout := flag.Duration("boot-timeout", 25*time.Minute, "limit for one kernel's boot and test run")
 	only := flag.String("kernels", "", "comma-separated kernel names to boot (default: all pinned)")
 	pkgs := flag.String("pkgs", "", "comma-separated packages to run in each boot (default: all; for chasing one failure)")
+	testArgs := flag.String("testargs", "", `extra flags for every test binary, after -test.short (for chasing one failure: "-test.run=TestHub -test.count=4 -test.short=false")`)
 	flag.Parse()
-	if err := run(*pins, *cache, *out, *only, *pkgs, *bootTimeout); err != nil {
+	if err := run(*pins, *cache, *out, *only, *pkgs, *testArgs, *bootTimeout); err != nil {
 		fmt.Fprintln(os.Stderr, "test-kernels:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pinsFile, cache, out, only, pkgList string, bootTimeout time.Duration) error {
+func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.Duration) error {
 	kernels, err := readPins(pinsFile, only)
 	if err != nil {
 		return err
@@ -51,6 +53,7 @@ func run(pinsFile, cache, out, only, pkgList string, bootTimeout time.Duration) 
 	fmt.Printf("test-kernels: built %d test binaries and /init in %v\n", len(pkgs), time.Since(start).Round(time.Second))
 	var results []*kernelResult
 	for _, b := range boots(kernels) {
+		b.testArgs = testArgs
 		if pkgList != "" {
 			b.only = strings.Split(pkgList, ",")
 		}
@@ -78,11 +81,12 @@ func run(pinsFile, cache, out, only, pkgList string, bootTimeout time.Duration) 
 // when empty).
 type bootSpec struct {
 	kernel
-	name   string // log file and table row
-	label  string // what the row shows
-	args   string // kernel command line additions
-	expect string // backend the probe must choose
-	only   []string
+	name     string // log file and table row
+	label    string // what the row shows
+	args     string // kernel command line additions
+	testArgs string // extra flags for every test binary (-testargs)
+	expect   string // backend the probe must choose
+	only     []string
 }
 
 // refusedKernel is booted a second time with io_uring switched off by the

@@ -23,6 +23,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -147,6 +148,21 @@ func runAll() {
 	}
 }
 
+// testArgs decodes the extra test flags the host's -testargs put on the
+// kernel's command line: base64url of the space-separated flags, since the
+// kernel keeps a word with a dot in it from /init.
+func testArgs(enc string) []string {
+	if enc == "" {
+		return nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		fmt.Println("SETUP-ERROR ringloop_testargs:", err)
+		return nil
+	}
+	return strings.Fields(string(b))
+}
+
 // result is a top-level test's verdict line in -test.v output.
 var result = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): (\S+)`)
 
@@ -159,7 +175,7 @@ func run(bin string) {
 	fmt.Printf("RUN pkg=%s\n", pkg)
 	dir := filepath.Join("/tmp", pkg)
 	_ = os.MkdirAll(dir, 0o755)
-	cmd := exec.Command(bin, "-test.short", "-test.v", "-test.timeout="+testTimeout)
+	cmd := exec.Command(bin, append([]string{"-test.short", "-test.v", "-test.timeout=" + testTimeout}, testArgs(os.Getenv("ringloop_testargs"))...)...)
 	cmd.Dir = dir
 	cmd.Env = []string{
 		"PATH=/bin", "HOME=/tmp", "TMPDIR=/tmp",
