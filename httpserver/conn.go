@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/looptls"
 )
 
 // lingerTime is how long a connection refused with an error status keeps
@@ -32,7 +33,7 @@ type conn struct {
 	inflight *stdRequest
 	rb       *Body           // the current request's streamed body, until its response ends
 	deferred *Deferred       // fast API: the response a handler finishes later
-	upgrade  engine.Handler  // fast API: Upgrade's handler, owed the connection
+	upgrade  any             // fast API: Upgrade's engine.Handler or UpgradeTLS's looptls.Handler, owed the connection
 	base     context.Context // adapter: the parent of every request's context
 	state    http.ConnState  // as last reported to WithConnState's hook
 	remote   string          // adapter: the client's address, formatted once
@@ -344,8 +345,15 @@ func (cs *conn) handOver(pending []byte) {
 	h := cs.upgrade
 	cs.upgrade = nil
 	cs.c.release(cs) // the new handler starts with no value
-	if err := cs.c.ec.SetHandler(h, pending); err != nil {
-		cs.c.ec.SetValue(cs) // still the server's: its OnClose comes
+	var err error
+	switch h := h.(type) {
+	case engine.Handler:
+		err = cs.c.ec.SetHandler(h, pending)
+	case looptls.Handler:
+		err = cs.c.tc.SetHandler(h, pending)
+	}
+	if err != nil {
+		cs.c.hold(cs) // still the server's: its OnClose comes
 		cs.set(flagLingering)
 		_ = cs.c.Abort()
 		return

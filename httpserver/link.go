@@ -57,6 +57,16 @@ func (l link) release(cs *conn) {
 	}
 }
 
+// hold makes cs the connection's value again: a hand-over that failed
+// leaves the connection the server's.
+func (l link) hold(cs *conn) {
+	if l.tc != nil {
+		l.tc.SetValue(cs)
+		return
+	}
+	l.ec.SetValue(cs)
+}
+
 // CloseWrite half-closes; over TLS it sends close_notify first.
 func (l link) CloseWrite() error {
 	if l.tc != nil {

@@ -14,8 +14,13 @@ import (
 )
 
 // ErrUpgradeTLS is Response.Upgrade's answer on a TLS connection: its
-// engine.Handler would write plaintext into the TLS stream.
-var ErrUpgradeTLS = errors.New("httpserver: Upgrade is not supported on TLS connections")
+// engine.Handler would write plaintext into the TLS stream; UpgradeTLS
+// takes a looptls.Handler instead. ErrUpgradeNotTLS is UpgradeTLS's on a
+// plain connection.
+var (
+	ErrUpgradeTLS    = errors.New("httpserver: Upgrade on a TLS connection (use UpgradeTLS)")
+	ErrUpgradeNotTLS = errors.New("httpserver: UpgradeTLS on a plain connection (use Upgrade)")
+)
 
 // WithTLSConfig sets the TLS configuration ListenTLS serves with, as
 // net/http's Server.TLSConfig: certificates, GetCertificate (SNI), client

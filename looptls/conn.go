@@ -268,6 +268,15 @@ func (c *Conn) SetHandler(h Handler, pending []byte) error {
 	return nil
 }
 
+// Reading reports whether the connection is open, not paused (PauseRead)
+// and still this handler's (not given away by SetHandler in this OnData),
+// as engine.Conn.Reading does: a handler that splits frames stops where it
+// turns false and keeps the rest (Keep), which ResumeRead delivers again.
+// Loop only: off the loop it reports false.
+func (c *Conn) Reading() bool {
+	return c.ec.Loop().InEventLoop() && c.st == stOpen && !c.paused && !c.handedOver
+}
+
 // Kept returns the plaintext kept and not yet delivered again (in OnClose:
 // the unfinished frame the peer left). Loop only.
 func (c *Conn) Kept() []byte {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/looptls"
 	"github.com/ringloop/ringloop/timers"
 )
 
@@ -87,7 +88,8 @@ var (
 // Conn is a WebSocket connection served by one loop. Methods that send say
 // what they do off the loop.
 type Conn struct {
-	ec          *engine.Conn
+	ec          *engine.Conn // its loop, watermarks, addresses
+	t           transport    // what frames are written to: ec, or the TLS connection on it
 	h           Handler
 	cfg         *config
 	subprotocol string
@@ -129,9 +131,18 @@ type Conn struct {
 	usedAsync atomic.Bool
 }
 
-// Conn returns the engine connection underneath (addresses, SetValue,
-// Buffered, PauseRead...). Writing raw bytes to it breaks the framing.
+// Conn returns the engine connection underneath (its loop, addresses,
+// Buffered...). Writing raw bytes to it breaks the framing. Over wss it
+// carries the TLS records: its value (SetValue) is looptls's, and the TLS
+// connection (TLSConn) is the one to pause or close.
 func (c *Conn) Conn() *engine.Conn { return c.ec }
+
+// TLSConn returns the TLS connection a wss connection runs on (its
+// ConnectionState: the peer's certificates, ALPN, SNI), nil for ws.
+func (c *Conn) TLSConn() *looptls.Conn {
+	tc, _ := c.t.(*looptls.Conn)
+	return tc
+}
 
 // Subprotocol returns the subprotocol selected at the upgrade, or "".
 func (c *Conn) Subprotocol() string { return c.subprotocol }
@@ -161,13 +172,13 @@ func (c *Conn) writeFrame(op opcode, p []byte) error {
 	}
 	if c.compress(op, p) {
 		bp, f := c.deflatedFrame(op, p)
-		_, err := c.ec.Write(f)
+		_, err := c.t.Write(f)
 		putFrame(bp)
 		return err
 	}
 	var hb [maxHeader]byte
 	h, key := c.appendHeader(hb[:0], op, len(p))
-	if _, err := c.ec.Write(h); err != nil {
+	if _, err := c.t.Write(h); err != nil {
 		return err
 	}
 	switch {
@@ -175,7 +186,7 @@ func (c *Conn) writeFrame(op opcode, p []byte) error {
 	case c.client:
 		return c.writeMasked(key, p)
 	default:
-		if _, err := c.ec.Write(p); err != nil {
+		if _, err := c.t.Write(p); err != nil {
 			return err
 		}
 	}
@@ -193,7 +204,7 @@ func (c *Conn) writeMasked(key [4]byte, p []byte) error {
 	for len(p) > 0 {
 		n := copy(buf[:], p)
 		maskBytes(key, 0, buf[:n]) // maskChunk is a multiple of 4: each chunk starts at key[0]
-		if _, err := c.ec.Write(buf[:n]); err != nil {
+		if _, err := c.t.Write(buf[:n]); err != nil {
 			return err
 		}
 		p = p[n:]
@@ -268,7 +279,7 @@ func (c *Conn) asyncFrame(op opcode, p []byte) error {
 	c.amu.Lock()
 	err := ErrClosed
 	if !c.asyncShut {
-		err = c.ec.AsyncWrite(b)
+		err = c.t.AsyncWrite(b)
 	}
 	c.amu.Unlock()
 	putFrame(bp)
@@ -399,9 +410,9 @@ func (c *Conn) queueClose(code int, reason string) bool {
 	f := c.appendFrame(b[:0], opClose, p)
 	if c.usedAsync.Load() {
 		// The close frame goes behind the async frames already accepted.
-		return c.ec.AsyncWrite(f) == nil
+		return c.t.AsyncWrite(f) == nil
 	}
-	_, err := c.ec.Write(f)
+	_, err := c.t.Write(f)
 	return err == nil
 }
 
@@ -414,9 +425,9 @@ func (c *Conn) shut(code int, reason string, err error) {
 	c.closeDone = true
 	c.closeCode, c.closeWhy, c.closeErr = code, reason, err
 	if err != nil {
-		_ = c.ec.CloseWithError(err)
+		_ = c.t.CloseWithError(err)
 	} else {
-		_ = c.ec.Close()
+		_ = c.t.Close()
 	}
 }
 

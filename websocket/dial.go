@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/looptls"
 	"github.com/ringloop/ringloop/timers"
 )
 
@@ -23,10 +25,7 @@ import (
 // header fields); a longer one fails the handshake.
 const maxResponseHead = 16 << 10
 
-var (
-	errDialOnLoop = errors.New("websocket: Dial would block its own loop; call it from another goroutine")
-	errWSS        = errors.New("websocket: wss:// is not supported yet (no TLS under a WebSocket connection); use ws://")
-)
+var errDialOnLoop = errors.New("websocket: Dial would block its own loop; call it from another goroutine")
 
 // HandshakeError is Dial's error when the server refused the handshake or
 // answered it wrongly; it matches ErrHandshake.
@@ -53,9 +52,11 @@ func (e *HandshakeError) Error() string {
 
 func (e *HandshakeError) Unwrap() error { return ErrHandshake }
 
-// Dial opens a WebSocket connection to a ws:// URL from a loop of loops (a
-// loop, or a group, whose next loop takes it): engine.Dial connects, the
-// opening handshake is sent and its answer checked, and the connection is
+// Dial opens a WebSocket connection to a ws:// or wss:// URL from a loop
+// of loops (a loop, or a group, whose next loop takes it): engine.Dial
+// connects, for wss:// TLS is negotiated on the loop (looptls.Client, its
+// handshake bounded by WithHandshakeTimeout too), the opening handshake is
+// sent and its answer checked, and the connection is
 // then served by h on that loop exactly as a server's is (OnOpen runs on
 // the loop before Dial returns), with a client's rules: every frame sent is
 // masked with a fresh key, and a masked frame from the server fails the
@@ -77,7 +78,8 @@ func (e *HandshakeError) Unwrap() error { return ErrHandshake }
 // The options are the server's (WithMaxMessageSize, WithCloseTimeout,
 // WithPingInterval, WithSlowConsumer, WithCompression to offer
 // permessage-deflate, WithSubprotocols to offer subprotocols) and the
-// client's own (WithHandshakeTimeout, WithHeader, WithConnOptions).
+// client's own (WithHandshakeTimeout, WithHeader, WithConnOptions,
+// WithTLSConfig for wss://).
 func Dial(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opts ...Option) (*Conn, error) {
 	if h == nil {
 		return nil, errors.New("websocket: Dial needs a handler")
@@ -86,7 +88,7 @@ func Dial(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opt
 	if err != nil {
 		return nil, err
 	}
-	addr, req, accept, err := dialRequest(rawURL, cfg)
+	tgt, req, accept, err := dialRequest(rawURL, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -95,51 +97,74 @@ func Dial(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opt
 		return nil, errDialOnLoop
 	}
 	d := &dialing{h: h, cfg: cfg, req: req, accept: accept, done: make(chan dialResult, 1)}
-	if _, err := engine.Dial(ctx, l, "tcp", addr, d, cfg.connOpts...); err != nil {
+	var eh engine.Handler = d
+	if tgt.tls != nil {
+		eh = looptls.Client((*tlsDialing)(d), tgt.tls, looptls.WithHandshakeTimeout(cfg.handshakeTimeout))
+	}
+	ec, err := engine.Dial(ctx, l, "tcp", tgt.addr, eh, cfg.connOpts...)
+	if err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() {
 		err := fmt.Errorf("websocket: handshake: %w", ctx.Err())
 		// Refused only once the loop has shut down, which closes the
 		// connection and ends the handshake itself.
-		_ = l.ExecuteFunc(func() { d.fail(err) })
+		_ = l.ExecuteFunc(func() {
+			if d.t == nil && !d.finished { // in the TLS handshake: cut it short
+				_ = ec.CloseWithError(err)
+			}
+			d.fail(err)
+		})
 	})
 	r := <-d.done
 	stop()
 	return r.c, r.err
 }
 
+// dialTarget is where Dial connects: the address, and for wss:// the TLS
+// configuration (ServerName set).
+type dialTarget struct {
+	addr string
+	tls  *tls.Config
+}
+
 // dialRequest checks the URL and options and builds the opening handshake:
-// the address to connect to, the request, and the Sec-WebSocket-Accept the
-// answer must carry.
-func dialRequest(rawURL string, cfg *config) (addr string, req []byte, accept string, err error) {
+// where to connect, the request, and the Sec-WebSocket-Accept the answer
+// must carry.
+func dialRequest(rawURL string, cfg *config) (tgt dialTarget, req []byte, accept string, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "", nil, "", fmt.Errorf("websocket: %w", err)
+		return tgt, nil, "", fmt.Errorf("websocket: %w", err)
 	}
+	port, secure := "80", false
 	switch strings.ToLower(u.Scheme) {
 	case "ws":
+		if cfg.tls != nil {
+			return tgt, nil, "", fmt.Errorf("websocket: URL %q: WithTLSConfig needs wss://", rawURL)
+		}
 	case "wss":
-		return "", nil, "", errWSS
+		port, secure = "443", true
 	default:
-		return "", nil, "", fmt.Errorf("websocket: URL %q: scheme %q (expected ws://)", rawURL, u.Scheme)
+		return tgt, nil, "", fmt.Errorf("websocket: URL %q: scheme %q (expected ws:// or wss://)", rawURL, u.Scheme)
 	}
 	switch {
 	case u.Host == "" || u.Hostname() == "":
-		return "", nil, "", fmt.Errorf("websocket: URL %q has no host", rawURL)
+		return tgt, nil, "", fmt.Errorf("websocket: URL %q has no host", rawURL)
 	case u.User != nil:
-		return "", nil, "", fmt.Errorf("websocket: URL %q: user info is not sent; use WithHeader for Authorization", rawURL)
+		return tgt, nil, "", fmt.Errorf("websocket: URL %q: user info is not sent; use WithHeader for Authorization", rawURL)
 	case strings.Contains(rawURL, "#"):
-		return "", nil, "", fmt.Errorf("websocket: URL %q: a fragment has no meaning in a WebSocket URL (RFC 6455 §3)", rawURL)
+		return tgt, nil, "", fmt.Errorf("websocket: URL %q: a fragment has no meaning in a WebSocket URL (RFC 6455 §3)", rawURL)
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
+	if p := u.Port(); p != "" {
+		port = p
 	}
-	addr = net.JoinHostPort(u.Hostname(), port)
+	tgt.addr = net.JoinHostPort(u.Hostname(), port)
+	if secure {
+		tgt.tls = tlsFor(cfg.tls, u.Hostname())
+	}
 	for _, p := range cfg.subprotocols {
 		if p == "" || strings.ContainsAny(p, " ,;\t\r\n\"()<>@:/[]?={}\\") {
-			return "", nil, "", fmt.Errorf("websocket: subprotocol %q is not a token", p)
+			return tgt, nil, "", fmt.Errorf("websocket: subprotocol %q is not a token", p)
 		}
 	}
 
@@ -176,7 +201,20 @@ func dialRequest(rawURL string, cfg *config) (addr string, req []byte, accept st
 		}
 	}
 	b = append(b, "\r\n"...)
-	return addr, b, acceptKey([]byte(key)), nil
+	return tgt, b, acceptKey([]byte(key)), nil
+}
+
+// tlsFor is the client configuration for a wss:// host: a clone of cfg
+// (or a default one) with ServerName the URL's host unless cfg names one.
+func tlsFor(cfg *tls.Config, host string) *tls.Config {
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	cfg = cfg.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	return cfg
 }
 
 // dialResult is how a handshake ended.
@@ -185,33 +223,64 @@ type dialResult struct {
 	err error
 }
 
-// dialing is the engine.Handler of a dialed connection until the answer
-// is checked; then the connection is handed to the Conn (SetHandler).
-// Loop only, but for done.
+// dialing is the engine.Handler of a dialed ws:// connection until the
+// answer is checked (tlsDialing is its looptls.Handler for wss://); then
+// the connection is handed to the Conn (SetHandler). Loop only, but for
+// done.
 type dialing struct {
 	h        Handler
 	cfg      *config
 	req      []byte
 	accept   string
-	ec       *engine.Conn
+	t        transport // the connection, once open (TLS: once its handshake is done)
 	timer    *timers.Scheduled
 	finished bool
 	done     chan dialResult // one result, buffered
 }
 
-func (d *dialing) OnOpen(ec *engine.Conn) {
-	d.ec = ec
+func (d *dialing) OnOpen(ec *engine.Conn) { d.opened(ec.Loop(), ec) }
+
+func (d *dialing) OnData(ec *engine.Conn, b []byte) {
+	if c, end := d.answer(b); c != nil {
+		d.handOver(c, b[end:], ec.SetHandler((*engineSide)(c), b[end:]))
+	}
+}
+
+// OnClose: the connection ended before the answer.
+func (d *dialing) OnClose(ec *engine.Conn, err error) { d.fail(err) }
+
+// tlsDialing is dialing as the looptls.Handler of a wss:// connection.
+type tlsDialing dialing
+
+func (d *tlsDialing) OnOpen(tc *looptls.Conn) { (*dialing)(d).opened(tc.Engine().Loop(), tc) }
+
+func (d *tlsDialing) OnData(tc *looptls.Conn, b []byte) {
+	if c, end := (*dialing)(d).answer(b); c != nil {
+		(*dialing)(d).handOver(c, b[end:], tc.SetHandler((*tlsSide)(c), b[end:]))
+	}
+}
+
+func (d *tlsDialing) OnClose(tc *looptls.Conn, err error) { (*dialing)(d).fail(err) }
+
+// OnHandshakeError implements looptls.HandshakeErrorHandler: the TLS
+// handshake failed (its error wraps looptls.ErrHandshake and crypto/tls's).
+func (d *tlsDialing) OnHandshakeError(ec *engine.Conn, err error) { (*dialing)(d).fail(err) }
+
+// opened sends the request on the open connection and starts the wait for
+// the answer.
+func (d *dialing) opened(l *engine.Loop, t transport) {
+	d.t = t
 	if d.finished { // cancelled before the connection was opened
-		_ = ec.Close()
+		_ = t.Close()
 		return
 	}
-	t, err := ec.Loop().ScheduleFunc(d.timedOut, d.cfg.handshakeTimeout)
+	tm, err := l.ScheduleFunc(d.timedOut, d.cfg.handshakeTimeout)
 	if err != nil {
 		d.fail(err)
 		return
 	}
-	d.timer = t
-	if _, err := ec.Write(d.req); err != nil {
+	d.timer = tm
+	if _, err := t.Write(d.req); err != nil {
 		d.fail(err)
 	}
 	d.req = nil
@@ -222,11 +291,12 @@ func (d *dialing) timedOut() {
 	d.fail(fmt.Errorf("websocket: no handshake answer within %v: %w", d.cfg.handshakeTimeout, os.ErrDeadlineExceeded))
 }
 
-// OnData waits for the whole answer head, checks it, and hands the
-// connection and the bytes behind the head to the Conn.
-func (d *dialing) OnData(ec *engine.Conn, b []byte) {
+// answer waits for the whole answer head and checks it: it returns the
+// Conn to hand the connection to and where the bytes behind the head
+// start, or nil (more to come, or failed).
+func (d *dialing) answer(b []byte) (*Conn, int) {
 	if d.finished {
-		return
+		return nil, 0
 	}
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 || end+4 > maxResponseHead {
@@ -234,29 +304,35 @@ func (d *dialing) OnData(ec *engine.Conn, b []byte) {
 		case len(b) >= maxResponseHead:
 			d.fail(&HandshakeError{Reason: fmt.Sprintf("answer head over %d bytes", maxResponseHead)})
 		default:
-			if err := ec.Keep(b); err != nil {
+			if err := d.t.Keep(b); err != nil {
 				d.fail(err)
 			}
 		}
-		return
+		return nil, 0
 	}
 	end += 4
 	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b[:end])), nil)
 	if err != nil {
 		d.fail(&HandshakeError{Reason: fmt.Sprintf("malformed answer: %v", err)})
-		return
+		return nil, 0
 	}
 	c, herr := d.check(resp)
 	if herr != nil {
 		herr.StatusCode, herr.Status, herr.Header = resp.StatusCode, resp.Status, resp.Header
 		d.fail(herr)
-		return
+		return nil, 0
 	}
 	d.stopTimer()
-	d.finished = true
-	if err := ec.SetHandler((*engineSide)(c), b[end:]); err != nil { // runs c's OnOpen
+	d.finished = true // the SetHandler that follows runs c's OnOpen
+	return c, end
+}
+
+// handOver reports the dial's outcome once SetHandler gave the connection
+// to c (err nil) or refused (the bytes behind the answer were too many).
+func (d *dialing) handOver(c *Conn, rest []byte, err error) {
+	if err != nil {
 		d.finished = false
-		d.fail(fmt.Errorf("websocket: %d bytes behind the answer: %w", len(b)-end, err))
+		d.fail(fmt.Errorf("websocket: %d bytes behind the answer: %w", len(rest), err))
 		return
 	}
 	d.done <- dialResult{c: c}
@@ -321,14 +397,9 @@ func (d *dialing) fail(err error) {
 	d.finished = true
 	d.stopTimer()
 	d.done <- dialResult{err: err}
-	if d.ec != nil {
-		_ = d.ec.CloseWithError(err)
+	if d.t != nil {
+		_ = d.t.CloseWithError(err)
 	}
-}
-
-// OnClose: the connection ended before the answer.
-func (d *dialing) OnClose(ec *engine.Conn, err error) {
-	d.fail(err)
 }
 
 // stdHeader is an answer's header fields as a headerSource.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -108,8 +109,18 @@ func TestDialCompressionOwnServer(t *testing.T) {
 // frames of 1 KiB), answers "close-me" with a close (4001), and "ping-me"
 // with a ping whose pong it reports on pongs.
 func gorillaServer(t *testing.T, compression bool, pongs chan<- string) string {
+	srv := &http.Server{Handler: gorillaHandler(compression, pongs)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// gorillaHandler is gorillaServer's handler.
+func gorillaHandler(compression bool, pongs chan<- string) http.Handler {
 	up := gws.Upgrader{EnableCompression: compression, WriteBufferSize: 1024, ReadBufferSize: 1024}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := up.Upgrade(w, r, nil)
 		if err != nil {
 			return
@@ -143,12 +154,7 @@ func gorillaServer(t *testing.T, compression bool, pongs chan<- string) string {
 				return
 			}
 		}
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return ln.Addr().String()
+	})
 }
 
 // TestDialGorilla: Dial against gorilla/websocket's server, with and
@@ -345,7 +351,6 @@ func TestDialErrors(t *testing.T) {
 		require.Contains(t, err.Error(), "connection refused")
 
 		for url, want := range map[string]string{
-			"wss://127.0.0.1:1/":     "wss:// is not supported",
 			"http://127.0.0.1:1/":    `scheme "http"`,
 			"ws:///path":             "no host",
 			"ws://u:p@127.0.0.1:1/":  "user info",
@@ -354,6 +359,8 @@ func TestDialErrors(t *testing.T) {
 			_, err := websocket.Dial(ctx, loop, url, newClient())
 			require.ErrorContains(t, err, want, url)
 		}
+		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithTLSConfig(&tls.Config{}))
+		require.ErrorContains(t, err, "WithTLSConfig needs wss://")
 		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithOriginCheck(nil))
 		require.ErrorContains(t, err, "server option")
 		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithHeader(http.Header{"Upgrade": {"h2c"}}))

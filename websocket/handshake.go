@@ -129,7 +129,7 @@ func (f fastRequest) values(name string, fn func([]byte) bool) bool {
 
 // Upgrade checks r is a WebSocket opening handshake (RFC 6455 §4.2.1)
 // and answers 101, handing the connection to h on this loop (no goroutine;
-// see httpserver.Response.Upgrade). A request that is not one is answered
+// see httpserver.Response.Upgrade, and UpgradeTLS over HTTPS: wss). A request that is not one is answered
 // with 400, 403 (WithOriginCheck), 405 (not GET) or 426 (another
 // Sec-WebSocket-Version, with "Sec-WebSocket-Version: 13"), and the error,
 // matching ErrHandshake, is returned; the handler then simply returns.
@@ -159,7 +159,12 @@ func Upgrade(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...O
 	if a.deflate {
 		w.AddHeader("Sec-WebSocket-Extensions", extensionAnswer)
 	}
-	if err := w.Upgrade("websocket", (*engineSide)(c)); err != nil {
+	if r.TLS() != nil {
+		err = w.UpgradeTLS("websocket", (*tlsSide)(c)) // wss: the frames ride on the TLS connection
+	} else {
+		err = w.Upgrade("websocket", (*engineSide)(c))
+	}
+	if err != nil {
 		w.SetStatus(http.StatusBadRequest)
 		return fmt.Errorf("%w: %w", ErrHandshake, err)
 	}

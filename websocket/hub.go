@@ -355,7 +355,7 @@ func (hl *hubLoop) deliver(f *hubFrame) (dropped int) {
 		if c.deflate && f.deflated != nil {
 			b = f.deflated
 		}
-		_, _ = c.ec.Write(b) // fails only once closing: nothing to deliver
+		_, _ = c.t.Write(b) // fails only once closing: nothing to deliver
 	}
 	return dropped
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/looptls"
 )
 
 // maxRequestHead bounds the opening handshake EngineHandler reads; a larger
@@ -40,33 +41,77 @@ type handshaker struct {
 
 func (s *handshaker) OnOpen(ec *engine.Conn) {}
 
-// OnData waits for the whole request head, then answers it.
+// OnData reads the handshake and hands the connection to its Conn.
 func (s *handshaker) OnData(ec *engine.Conn, b []byte) {
+	if c, end := s.read(ec, b); c != nil {
+		if err := ec.SetHandler((*engineSide)(c), b[end:]); err != nil {
+			_ = ec.CloseWithError(err)
+		}
+	}
+}
+
+// OnClose: a connection that ends before its handshake was never h's.
+func (s *handshaker) OnClose(ec *engine.Conn, err error) {}
+
+// TLSHandler is EngineHandler for wss: the looptls.Handler that reads each
+// TLS connection's opening handshake, in plaintext on the loop, and hands
+// the connection to h there, its records staying on the loop.
+//
+//	wh, err := websocket.TLSHandler(h)
+//	ln, err := engine.Listen(loop, "tcp", addr, looptls.Server(wh, tlsConfig))
+func TLSHandler(h Handler, opts ...Option) (looptls.Handler, error) {
+	s, err := EngineHandler(h, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return (*tlsHandshaker)(s.(*handshaker)), nil
+}
+
+// tlsHandshaker is the handshaker as a looptls.Handler.
+type tlsHandshaker handshaker
+
+func (s *tlsHandshaker) OnOpen(tc *looptls.Conn) {}
+
+func (s *tlsHandshaker) OnData(tc *looptls.Conn, b []byte) {
+	if c, end := (*handshaker)(s).read(tc, b); c != nil {
+		if err := tc.SetHandler((*tlsSide)(c), b[end:]); err != nil {
+			_ = tc.CloseWithError(err)
+		}
+	}
+}
+
+func (s *tlsHandshaker) OnClose(tc *looptls.Conn, err error) {}
+
+// read waits for the whole request head, then answers it: on a valid
+// handshake it returns the Conn to hand the connection to and where the
+// bytes behind the head start; otherwise nil (more to come, or refused
+// and closing).
+func (s *handshaker) read(t transport, b []byte) (*Conn, int) {
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 {
 		if len(b) >= maxRequestHead {
-			s.refuse(ec, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
-			return
+			s.refuse(t, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
+			return nil, 0
 		}
-		if err := ec.Keep(b); err != nil {
-			_ = ec.CloseWithError(err)
+		if err := t.Keep(b); err != nil {
+			_ = t.CloseWithError(err)
 		}
-		return
+		return nil, 0
 	}
 	end += 4
 	if end > maxRequestHead {
-		s.refuse(ec, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
-		return
+		s.refuse(t, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
+		return nil, 0
 	}
 	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:end])))
 	if err != nil {
-		s.refuse(ec, &refusal{status: http.StatusBadRequest, why: "malformed request"})
-		return
+		s.refuse(t, &refusal{status: http.StatusBadRequest, why: "malformed request"})
+		return nil, 0
 	}
 	a, ref := check(stdRequest{req}, s.cfg)
 	if ref != nil {
-		s.refuse(ec, ref)
-		return
+		s.refuse(t, ref)
+		return nil, 0
 	}
 	out := append([]byte(nil), "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
 	out = append(out, a.accept...)
@@ -78,17 +123,14 @@ func (s *handshaker) OnData(ec *engine.Conn, b []byte) {
 		out = append(out, "\r\nSec-WebSocket-Extensions: "+extensionAnswer...)
 	}
 	out = append(out, "\r\n\r\n"...)
-	if _, err := ec.Write(out); err != nil {
-		return
+	if _, err := t.Write(out); err != nil {
+		return nil, 0
 	}
-	c := &Conn{h: s.h, cfg: s.cfg, subprotocol: a.subprotocol, deflate: a.deflate}
-	if err := ec.SetHandler((*engineSide)(c), b[end:]); err != nil {
-		_ = ec.CloseWithError(err)
-	}
+	return &Conn{h: s.h, cfg: s.cfg, subprotocol: a.subprotocol, deflate: a.deflate}, end
 }
 
 // refuse answers an error status and closes the connection.
-func (s *handshaker) refuse(ec *engine.Conn, ref *refusal) {
+func (s *handshaker) refuse(t transport, ref *refusal) {
 	body := ref.why + "\n"
 	out := append([]byte(nil), "HTTP/1.1 "...)
 	out = strconv.AppendInt(out, int64(ref.status), 10)
@@ -104,12 +146,9 @@ func (s *handshaker) refuse(ec *engine.Conn, ref *refusal) {
 	}
 	out = append(out, "\r\n\r\n"...)
 	out = append(out, body...)
-	_, _ = ec.Write(out)
-	_ = ec.CloseWithError(ref)
+	_, _ = t.Write(out)
+	_ = t.CloseWithError(ref)
 }
-
-// OnClose: a connection that ends before its handshake was never h's.
-func (s *handshaker) OnClose(ec *engine.Conn, err error) {}
 
 // stdRequest is a parsed net/http request as a handshakeRequest.
 type stdRequest struct{ r *http.Request }

@@ -1,6 +1,8 @@
 package websocket
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,6 +58,7 @@ type config struct {
 	handshakeTimeout time.Duration
 	header           http.Header
 	connOpts         []engine.ConnOption
+	tls              *tls.Config
 
 	// The first option of one side only that was given, to refuse it on
 	// the other.
@@ -211,6 +214,21 @@ func WithConnOptions(opts ...engine.ConnOption) Option {
 	return func(c *config) error {
 		c.connOpts = append([]engine.ConnOption(nil), opts...)
 		c.clientOnly = "WithConnOptions"
+		return nil
+	}
+}
+
+// WithTLSConfig sets the TLS configuration Dial uses for a wss:// URL
+// (root CAs, client certificates, session cache...; Dial works on a clone).
+// ServerName defaults to the URL's host. Without it a wss:// Dial verifies
+// the server against the system's roots; a ws:// URL refuses it.
+func WithTLSConfig(cfg *tls.Config) Option {
+	return func(c *config) error {
+		if cfg == nil {
+			return errors.New("websocket: WithTLSConfig: nil configuration")
+		}
+		c.tls = cfg
+		c.clientOnly = "WithTLSConfig"
 		return nil
 	}
 }

@@ -8,17 +8,14 @@ import (
 	"github.com/ringloop/ringloop/engine"
 )
 
-// engineSide is the engine.Handler of an upgraded connection: the same
-// struct as Conn, with the engine's callbacks kept off Conn's API.
-type engineSide Conn
-
 // maxIdleMessage caps the reassembly buffer a connection keeps between
 // messages: a large message's buffer is given back.
 const maxIdleMessage = 64 << 10
 
-func (s *engineSide) OnOpen(ec *engine.Conn) {
-	c := (*Conn)(s)
-	c.ec = ec
+// opened starts a connection on its transport (ec itself, or the TLS
+// connection on it).
+func (c *Conn) opened(ec *engine.Conn, t transport) {
+	c.ec, c.t = ec, t
 	if d := c.cfg.pingInterval; d > 0 {
 		if t, err := ec.Loop().ScheduleFuncAtFixedRate(c.keepalive, d, d); err == nil {
 			c.pingTimer = t
@@ -41,19 +38,18 @@ func (c *Conn) keepalive() {
 	_ = c.writeFrame(opPing, nil)
 }
 
-// OnData parses frames incrementally: a header split across reads is kept
+// data parses frames incrementally: a header split across reads is kept
 // (at most 14 bytes), payloads are unmasked in place and handed on as they
-// come, so the engine's keep limit never bounds a frame.
-func (s *engineSide) OnData(ec *engine.Conn, b []byte) {
-	c := (*Conn)(s)
+// come, so the transport's keep limit never bounds a frame.
+func (c *Conn) data(b []byte) {
 	c.pingOut = false
 	overLimit := false
 	for len(b) > 0 && !c.closeDone {
-		if !overLimit && !ec.Reading() {
+		if !overLimit && !c.t.Reading() {
 			// Paused: the rest waits for ResumeRead, unless it is more
 			// than the engine keeps (bytes that arrived while the pause
 			// took effect), which is parsed now rather than lost.
-			if ec.Keep(b) == nil {
+			if c.t.Keep(b) == nil {
 				return
 			}
 			overLimit = true
@@ -100,7 +96,7 @@ func (s *engineSide) OnData(ec *engine.Conn, b []byte) {
 		}
 	}
 	if len(b) > 0 && !c.closeDone {
-		if err := ec.Keep(b); err != nil {
+		if err := c.t.Keep(b); err != nil {
 			c.fail(fmt.Errorf("websocket: %d bytes unread: %w", len(b), err))
 		}
 	}
@@ -232,8 +228,8 @@ func (c *Conn) control(op opcode, p []byte) {
 	}
 }
 
-func (s *engineSide) OnClose(ec *engine.Conn, err error) {
-	c := (*Conn)(s)
+// closed ends the connection once its transport has closed.
+func (c *Conn) closed(err error) {
 	if c.closeTimer != nil {
 		c.closeTimer.Cancel()
 		c.closeTimer = nil
@@ -259,14 +255,13 @@ func (s *engineSide) OnClose(ec *engine.Conn, err error) {
 	c.h.OnClose(c, code, reason, why)
 }
 
-// OnShutdown implements engine.ShutdownHandler: the loop is shutting down.
+// shutdown: the loop is shutting down (engine.ShutdownHandler).
 // The handler's OnShutdown (ShutdownHandler) may send a last message or
 // Close with a code of its own; then a close frame with 1001 (going away)
 // is sent unless one was, and the connection closes once it is flushed,
 // without waiting for the peer's answer (the loop is going). OnClose gets
 // the code sent and engine.ErrShutdown.
-func (s *engineSide) OnShutdown(ec *engine.Conn) {
-	c := (*Conn)(s)
+func (c *Conn) shutdown() {
 	if c.closeDone {
 		return
 	}
@@ -287,21 +282,22 @@ func (s *engineSide) OnShutdown(ec *engine.Conn) {
 	c.shut(c.closeCode, c.closeWhy, engine.ErrShutdown)
 }
 
-func (s *engineSide) OnWritabilityChanged(ec *engine.Conn, writable bool) {
-	c := (*Conn)(s)
+// writability applies the slow-consumer policy to the watermark signal
+// (which, over TLS, counts ciphertext).
+func (c *Conn) writability(writable bool) {
 	switch {
 	case !writable && c.cfg.slow == CloseSlow && !c.closeDone:
 		// A close frame would wait behind what the peer does not read:
 		// the connection is dropped at once, its unsent bytes with it.
 		c.closeDone = true
 		c.closeCode, c.closeWhy, c.closeErr = ClosePolicyViolation, "slow consumer", ErrSlowConsumer
-		_ = ec.Abort()
+		_ = c.t.Abort()
 	case !writable && !c.paused:
 		c.paused = true
-		ec.PauseRead()
+		c.t.PauseRead()
 	case writable && c.paused:
 		c.paused = false
-		ec.ResumeRead()
+		c.t.ResumeRead()
 	}
 	if wh, ok := c.h.(WritabilityHandler); ok {
 		wh.OnWritabilityChanged(c, writable)
