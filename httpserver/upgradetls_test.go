@@ -1,0 +1,110 @@
+package httpserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/httpserver"
+	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/looptls"
+)
+
+// tlsShout is shoutProto over TLS: a looptls.Handler.
+type tlsShout struct{ closed chan error }
+
+func (p *tlsShout) OnOpen(c *looptls.Conn)             { _, _ = c.Write([]byte("hello\n")) }
+func (p *tlsShout) OnData(c *looptls.Conn, b []byte)   { _, _ = c.Write(bytes.ToUpper(b)) }
+func (p *tlsShout) OnClose(c *looptls.Conn, err error) { p.closed <- err }
+
+// TestFastUpgradeTLS: over HTTPS, UpgradeTLS answers 101 and hands the
+// TLS connection to a looptls.Handler on the loop, which sees first the
+// plaintext the client sent behind the request, then later records; the
+// server counts the connection no more, and the handler's OnClose sees the
+// client's close_notify. Upgrade refuses a TLS connection, UpgradeTLS a
+// plain one.
+func TestFastUpgradeTLS(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		proto := &tlsShout{closed: make(chan error, 1)}
+		h := httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+			w.AddHeader("X-Proto", "v1")
+			var err error
+			if string(r.Path()) == "/engine" {
+				err = w.Upgrade("shout", &shoutProto{closed: make(chan error, 1)})
+			} else {
+				err = w.UpgradeTLS("shout", proto)
+			}
+			if err != nil {
+				w.SetStatus(http.StatusNotImplemented)
+				_, _ = w.WriteString(err.Error())
+			}
+		})
+		s, err := httpserver.New(h, httpserver.WithTLSConfig(serverTLS(t, p)))
+		require.NoError(t, err)
+		addr := onLoopTLS(t, c, s, "", "")
+		conn, err := tls.Dial("tcp", addr, clientTLS(p))
+		require.NoError(t, err)
+		defer conn.Close()
+		require.NoError(t, conn.SetDeadline(time.Now().Add(60*time.Second)))
+		_, err = io.WriteString(conn, "GET /up HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\nearly")
+		require.NoError(t, err)
+		r := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(r, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+		require.Equal(t, "shout", resp.Header.Get("Upgrade"))
+		require.Equal(t, "v1", resp.Header.Get("X-Proto"))
+		want := "hello\nEARLY"
+		got := make([]byte, len(want))
+		_, err = io.ReadFull(r, got)
+		require.NoError(t, err)
+		require.Equal(t, want, string(got))
+		testenv.Eventually(t, 30*time.Second, "the server to let the connection go", func() bool { return s.Connections() == 0 })
+		_, err = io.WriteString(conn, "later")
+		require.NoError(t, err)
+		got = make([]byte, 5)
+		_, err = io.ReadFull(r, got)
+		require.NoError(t, err)
+		require.Equal(t, "LATER", string(got))
+		require.NoError(t, conn.Close()) // close_notify, then FIN
+		select {
+		case err := <-proto.closed:
+			require.ErrorIs(t, err, io.EOF)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the upgraded protocol's OnClose did not run")
+		}
+
+		conn, err = tls.Dial("tcp", addr, clientTLS(p))
+		require.NoError(t, err)
+		defer conn.Close()
+		require.NoError(t, conn.SetDeadline(time.Now().Add(60*time.Second)))
+		_, err = io.WriteString(conn, "GET /engine HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\n")
+		require.NoError(t, err)
+		resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNotImplemented, resp.StatusCode)
+		require.Equal(t, httpserver.ErrUpgradeTLS.Error(), string(body))
+
+		plain, err := httpserver.New(h)
+		require.NoError(t, err)
+		pc := dial(t, onLoop(t, c, plain))
+		_, err = io.WriteString(pc, "GET /up HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\n")
+		require.NoError(t, err)
+		resp, err = http.ReadResponse(bufio.NewReader(pc), nil)
+		require.NoError(t, err)
+		body, err = io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNotImplemented, resp.StatusCode)
+		require.Equal(t, httpserver.ErrUpgradeNotTLS.Error(), string(body))
+	})
+}
