@@ -7,13 +7,18 @@
 // member is first told which loop serves it ("welcome, loop NAME"), then
 // every message any member sends goes to all of them, through a
 // websocket.Hub (one task per loop per message, whatever the number of
-// members). SIGINT stops the server.
+// members). SIGINT stops the server. Given -cert and -key (PEM files) it
+// serves wss instead, TLS run by the loops too (no goroutine per
+// connection either):
+//
+//	go run ./examples/websocket -addr 127.0.0.1:8443 -cert cert.pem -key key.pem
 package main
 
 import (
 	"context"
 	"flag"
 	"log"
+	"net"
 	"os"
 	"os/signal"
 
@@ -50,7 +55,12 @@ func (r room) OnClose(c *websocket.Conn, code int, reason string, err error) {}
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	n := flag.Int("loops", 2, "event loops serving the connections")
+	cert := flag.String("cert", "", "PEM certificate (chain) file: serve wss (with -key)")
+	key := flag.String("key", "", "PEM private key file of -cert")
 	flag.Parse()
+	if (*cert == "") != (*key == "") {
+		log.Fatal("websocket: -cert and -key go together")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
@@ -73,11 +83,18 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	a, err := srv.Listen(loops, "tcp", *addr)
+	scheme := "ws"
+	var a net.Addr
+	if *cert != "" {
+		scheme = "wss"
+		a, err = srv.ListenTLS(loops, "tcp", *addr, *cert, *key)
+	} else {
+		a, err = srv.Listen(loops, "tcp", *addr)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("listening on %s (%d loops, %s)", a, loops.Len(), loops.Loop(0).Backend().Name)
+	log.Printf("listening on %s (%d loops, %s, %s)", a, loops.Len(), loops.Loop(0).Backend().Name, scheme)
 
 	<-ctx.Done()
 	_ = srv.Close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"os"
 	"strings"
@@ -17,9 +18,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func dial(t *testing.T, url string) *gws.Conn {
+func dial(t *testing.T, url string, cfg *tls.Config) *gws.Conn {
 	t.Helper()
-	d := gws.Dialer{HandshakeTimeout: 30 * time.Second}
+	d := gws.Dialer{HandshakeTimeout: 30 * time.Second, TLSClientConfig: cfg}
 	ws, _, err := d.Dial(url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -45,57 +46,74 @@ func read(t *testing.T, ws *gws.Conn) string {
 func TestWebSocket(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		p := testenv.StartMain(t, c, "-addr", "127.0.0.1:0", "-loops", "2")
-		base := "ws://" + p.Addr
-
-		e := dial(t, base+"/echo")
-		if err := e.WriteMessage(gws.TextMessage, []byte("hello")); err != nil {
-			t.Fatal(err)
-		}
-		if got := read(t, e); got != "hello" {
-			t.Fatalf("echo: %q", got)
-		}
-
-		a := dial(t, base+"/chat")
-		aLoop := read(t, a)
-		if !strings.HasPrefix(aLoop, "welcome, loop ") {
-			t.Fatalf("a's welcome: %q", aLoop)
-		}
-		// Connections go to the loops in turn: one of the next few is on
-		// the other loop.
-		var b *gws.Conn
-		for range 4 {
-			ws := dial(t, base+"/chat")
-			if w := read(t, ws); w != aLoop {
-				b = ws
-				break
-			}
-			ws.Close()
-		}
-		if b == nil {
-			t.Fatal("no chat member on a second loop")
-		}
-		for _, m := range []struct {
-			from *gws.Conn
-			text string
-		}{{a, "hi from a"}, {b, "hi from b"}} {
-			if err := m.from.WriteMessage(gws.TextMessage, []byte(m.text)); err != nil {
-				t.Fatal(err)
-			}
-			for _, ws := range []*gws.Conn{a, b} {
-				if got := read(t, ws); got != m.text {
-					t.Fatalf("relayed: %q, want %q", got, m.text)
-				}
-			}
-		}
-
-		if err := e.WriteMessage(gws.CloseMessage, gws.FormatCloseMessage(gws.CloseNormalClosure, "")); err != nil {
-			t.Fatal(err)
-		}
-		_, _, err := e.ReadMessage()
-		var ce *gws.CloseError
-		if !errors.As(err, &ce) || ce.Code != gws.CloseNormalClosure {
-			t.Fatalf("after close: %v", err)
-		}
-		p.Interrupt(t)
+		exercise(t, p, "ws://"+p.Addr, nil)
 	})
+}
+
+// TestWebSocketTLS runs the command with -cert and -key: the same over
+// wss, the client trusting the test CA.
+func TestWebSocketTLS(t *testing.T) {
+	pki := testenv.NewPKI(t)
+	cert, key := pki.LeafFiles(t, "localhost", "localhost", "127.0.0.1")
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		p := testenv.StartMain(t, c, "-addr", "127.0.0.1:0", "-loops", "2", "-cert", cert, "-key", key)
+		exercise(t, p, "wss://"+p.Addr, &tls.Config{RootCAs: pki.Pool})
+	})
+}
+
+// exercise is TestWebSocket's exchange with the command at base.
+func exercise(t *testing.T, p *testenv.MainProcess, base string, cfg *tls.Config) {
+	t.Helper()
+	open := func(url string) *gws.Conn { return dial(t, url, cfg) }
+
+	e := open(base + "/echo")
+	if err := e.WriteMessage(gws.TextMessage, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, e); got != "hello" {
+		t.Fatalf("echo: %q", got)
+	}
+
+	a := open(base + "/chat")
+	aLoop := read(t, a)
+	if !strings.HasPrefix(aLoop, "welcome, loop ") {
+		t.Fatalf("a's welcome: %q", aLoop)
+	}
+	// Connections go to the loops in turn: one of the next few is on
+	// the other loop.
+	var b *gws.Conn
+	for range 4 {
+		ws := open(base + "/chat")
+		if w := read(t, ws); w != aLoop {
+			b = ws
+			break
+		}
+		ws.Close()
+	}
+	if b == nil {
+		t.Fatal("no chat member on a second loop")
+	}
+	for _, m := range []struct {
+		from *gws.Conn
+		text string
+	}{{a, "hi from a"}, {b, "hi from b"}} {
+		if err := m.from.WriteMessage(gws.TextMessage, []byte(m.text)); err != nil {
+			t.Fatal(err)
+		}
+		for _, ws := range []*gws.Conn{a, b} {
+			if got := read(t, ws); got != m.text {
+				t.Fatalf("relayed: %q, want %q", got, m.text)
+			}
+		}
+	}
+
+	if err := e.WriteMessage(gws.CloseMessage, gws.FormatCloseMessage(gws.CloseNormalClosure, "")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := e.ReadMessage()
+	var ce *gws.CloseError
+	if !errors.As(err, &ce) || ce.Code != gws.CloseNormalClosure {
+		t.Fatalf("after close: %v", err)
+	}
+	p.Interrupt(t)
 }
