@@ -153,9 +153,9 @@
 // WithInlineHTTP it returns an error. The fast API's Response.Upgrade
 // answers 101 Switching Protocols and hands the connection to an
 // engine.Handler on the same loop, with no goroutine at all (the websocket
-// package builds on it). Either way the server no longer counts the
+// package builds on it); over TLS, UpgradeTLS hands it to a
+// looptls.Handler instead. Either way the server no longer counts the
 // connection (Shutdown does not wait for it; the loop's shutdown closes it).
-// Neither works over TLS (see TLS below).
 // The ResponseController's deadline setters and EnableFullDuplex return
 // http.ErrNotSupported: the server's timeouts bound the connection.
 //
@@ -202,7 +202,10 @@
 // net.Conn reads and writes plaintext, the records staying on the loop
 // (gorilla/websocket serves wss through it; net/http would return its
 // *tls.Conn). Response.Upgrade refuses a TLS connection (ErrUpgradeTLS):
-// its engine.Handler would write plaintext into the TLS stream. A client that ends its sending (close_notify, or
+// its engine.Handler would write plaintext into the TLS stream;
+// Response.UpgradeTLS hands the TLS connection to a looptls.Handler on the
+// loop (looptls.Conn.SetHandler), records and all (package websocket
+// serves wss so). A client that ends its sending (close_notify, or
 // a FIN) after pipelined requests gets every answer before the connection
 // closes, as over TCP (TestHTTPSPipelinedThenClose).
 //

@@ -14,7 +14,9 @@
 // stream. Conn.Engine gives the engine connection for the rest (its loop,
 // watermarks, Buffered). Conn.SetHandler hands an established connection
 // to another Handler with the plaintext not yet consumed (a protocol
-// upgrade; netconn.HijackTLS builds a net.Conn on it). Client is the same
+// upgrade: httpserver's UpgradeTLS, websocket's wss; netconn.HijackTLS
+// builds a net.Conn on it), and Conn.Reading tells a frame splitter where
+// a pause or a hand-over stops it, as engine.Conn.Reading does. Client is the same
 // for engine.Dial:
 //
 //	engine.Dial(ctx, loop, "tcp", "example.com:443", looptls.Client(h, &tls.Config{ServerName: "example.com"}))

@@ -3,8 +3,9 @@
 // with no goroutine per connection, so very many mostly idle connections
 // cost little more than their sockets (a Conn is a few hundred bytes).
 //
-// Upgrade answers a handshake from httpserver's fast API; EngineHandler
-// reads it itself on a plain engine listener:
+// Upgrade answers a handshake from httpserver's fast API (over HTTP or
+// HTTPS); EngineHandler reads it itself on a plain engine listener, and
+// TLSHandler on a TLS one (looptls.Server):
 //
 //	func serve(w *httpserver.Response, r *httpserver.Request) {
 //		if err := websocket.Upgrade(w, r, echo{}); err != nil {
@@ -54,14 +55,39 @@
 // that does not inflate is 1007. Messages under 64 bytes are sent
 // uncompressed.
 //
+// # wss
+//
+// WebSocket over TLS runs on package looptls: crypto/tls's records are
+// decrypted and encrypted on the connection's loop, and the frames ride on
+// the looptls connection exactly as they do on the engine connection for
+// ws (the same code: a Conn writes to either), so a wss connection costs
+// no goroutine either once its TLS handshake (on a short-lived goroutine)
+// is done. Upgrade over httpserver's ListenTLS hands the connection over
+// with Response.UpgradeTLS; TLSHandler serves a looptls listener:
+//
+//	wh, err := websocket.TLSHandler(h)
+//	ln, err := engine.Listen(loop, "tcp", ":8443", looptls.Server(wh, tlsConfig))
+//
+// Conn.TLSConn gives the TLS connection (ConnectionState: peer
+// certificates, ALPN, SNI). The watermarks and the slow-consumer policy
+// count ciphertext waiting for the socket. Every close sends close_notify
+// after the close frame (a failed connection's too; not CloseSlow's drop,
+// which aborts), and the loop's shutdown after its 1001. A broadcast (Hub) is encrypted per wss member.
+//
 // # Client
 //
-// Dial opens a connection to a ws:// URL from a loop (or a group's next
-// one), for tests, proxies and bots, and serves it with the same Handler
-// and Conn as a server's:
+// Dial opens a connection to a ws:// or wss:// URL from a loop (or a
+// group's next one), for tests, proxies and bots, and serves it with the
+// same Handler and Conn as a server's:
 //
 //	c, err := websocket.Dial(ctx, loop, "ws://127.0.0.1:8080/chat", h,
 //		websocket.WithSubprotocols("chat.v1"), websocket.WithCompression(true))
+//
+// For wss:// it runs looptls's client side: WithTLSConfig sets the
+// configuration (root CAs, client certificates; the system's roots by
+// default), its ServerName the URL's host unless set, and the TLS
+// handshake is bounded by WithHandshakeTimeout as the answer is; a failed
+// one wraps looptls.ErrHandshake and crypto/tls's error.
 //
 // The handshake sends a random 16-byte Sec-WebSocket-Key and checks the
 // answer: 101, Upgrade and Connection, Sec-WebSocket-Accept, a subprotocol
@@ -95,7 +121,5 @@
 // it returns engine.ErrShutdown.
 //
 // Not supported yet: other extensions, so every other RSV bit is refused;
-// wss:// (Dial refuses it, and httpserver's fast API refuses Upgrade over
-// TLS: a WebSocket connection runs on the engine connection itself, not
-// yet on looptls's); a non-blocking Dial for the loop itself.
+// a non-blocking Dial for the loop itself.
 package websocket
