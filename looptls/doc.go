@@ -16,8 +16,8 @@
 // to another Handler with the plaintext not yet consumed (a protocol
 // upgrade: httpserver's UpgradeTLS, websocket's wss; netconn.HijackTLS
 // builds a net.Conn on it), and Conn.Reading tells a frame splitter where
-// a pause or a hand-over stops it, as engine.Conn.Reading does. Client is the same
-// for engine.Dial:
+// a pause or a hand-over stops it, as engine.Conn.Reading does. Client is
+// the same for engine.Dial:
 //
 //	engine.Dial(ctx, loop, "tcp", "example.com:443", looptls.Client(h, &tls.Config{ServerName: "example.com"}))
 //

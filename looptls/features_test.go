@@ -411,11 +411,13 @@ func TestPlaintextPeer(t *testing.T) {
 
 // switcher hands its connection to next in OnData when a line "switch"
 // arrives, with the bytes behind it pending; before that it echoes with
-// "A:". It reports Keep's error after the hand-over.
+// "A:". It reports Keep's error after the hand-over, and Reading off the
+// loop, before the hand-over and after it.
 type switcher struct {
 	next    looptls.Handler
 	keepErr chan error
 	offLoop chan error
+	reading chan [3]bool
 }
 
 func (s *switcher) OnOpen(c *looptls.Conn) {
@@ -429,10 +431,16 @@ func (s *switcher) OnData(c *looptls.Conn, b []byte) {
 		return
 	}
 	_, _ = c.Write(append([]byte("A:"), b[:i]...))
+	off := make(chan bool)
+	go func() { off <- c.Reading() }()
+	var r [3]bool
+	r[0], r[1] = <-off, c.Reading()
 	if err := c.SetHandler(s.next, b[i+len("switch\n"):]); err != nil {
 		_, _ = c.Write([]byte("SetHandler: " + err.Error()))
 		return
 	}
+	r[2] = c.Reading()
+	s.reading <- r
 	s.keepErr <- c.Keep(b[i:])
 }
 
@@ -451,13 +459,14 @@ func (p *prefixer) OnClose(_ *looptls.Conn, err error) {
 // new handler's OnOpen runs at once, the bytes pending reach it first and
 // every later record too; the old handler can keep nothing more, and the
 // peer's close_notify ends the connection for the new handler. Off the
-// loop SetHandler is refused.
+// loop SetHandler is refused. Reading is true in OnData until the
+// hand-over, false after it and off the loop.
 func TestSetHandler(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		b := &prefixer{closes: make(chan error, 1)}
-		a := &switcher{next: b, keepErr: make(chan error, 1), offLoop: make(chan error, 1)}
+		a := &switcher{next: b, keepErr: make(chan error, 1), offLoop: make(chan error, 1), reading: make(chan [3]bool, 1)}
 		addr := serve(t, c, a, serverConfig(t, p))
 		tc, err := tls.Dial("tcp", addr, clientConfig(p))
 		require.NoError(t, err)
@@ -479,6 +488,7 @@ func TestSetHandler(t *testing.T) {
 		_, err = io.ReadFull(tc, got)
 		require.NoError(t, err)
 		require.Equal(t, want, string(got))
+		require.Equal(t, [3]bool{false, true, false}, <-a.reading, "Reading off the loop, before and after the hand-over")
 		require.Error(t, <-a.keepErr, "Keep after the hand-over")
 
 		_, err = io.WriteString(tc, "def")
