@@ -21,6 +21,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/loopgroup"
 	"github.com/ringloop/ringloop/looptls"
 	"github.com/ringloop/ringloop/websocket"
 )
@@ -35,7 +36,7 @@ func serverTLS(t *testing.T, p *testenv.PKI) *tls.Config {
 
 // serveTLS runs h behind Upgrade on an HTTPS server (ListenTLS) on a loop
 // of the combo and returns its address.
-func serveTLS(t *testing.T, c testenv.Combo, p *testenv.PKI, h websocket.Handler, opts ...websocket.Option) string {
+func serveTLS(t *testing.T, c testenv.Combo, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, conn ...engine.ConnOption) string {
 	t.Helper()
 	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		_ = websocket.Upgrade(w, r, h, opts...)
@@ -44,7 +45,7 @@ func serveTLS(t *testing.T, c testenv.Combo, p *testenv.PKI, h websocket.Handler
 	loop, err := engine.New(c.Options()...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, loop.Close()) })
-	a, err := s.ListenTLS(loop, "tcp", "127.0.0.1:0", "", "")
+	a, err := s.ListenTLS(loop, "tcp", "127.0.0.1:0", "", "", loopgroup.WithConnOptions(conn...))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return a.String()
@@ -158,7 +159,7 @@ func TestWSSGorillaEcho(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		e := &tlsEcho{echo: newEcho(), states: make(chan *tls.ConnectionState, 4)}
-		addr := serveTLS(t, c, p, e)
+		addr := serveTLS(t, c, p, e, nil)
 		ws, raw := dialGorillaTLS(t, p, addr, false)
 		st := <-e.states
 		require.NotNil(t, st, "TLSConn is the looptls connection")
@@ -210,7 +211,7 @@ func TestWSSCompressionGorilla(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		e := newEcho()
-		addr := serveTLS(t, c, p, e, websocket.WithCompression(true))
+		addr := serveTLS(t, c, p, e, []websocket.Option{websocket.WithCompression(true)})
 		ws, raw := dialGorillaTLS(t, p, addr, true)
 		for i, msg := range compressionMessages() {
 			kind := gws.BinaryMessage
@@ -296,7 +297,7 @@ func TestWSSDial(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		e := newEcho()
-		addr := serveTLS(t, c, p, e, websocket.WithCompression(true))
+		addr := serveTLS(t, c, p, e, []websocket.Option{websocket.WithCompression(true)})
 		loop := newLoop(t, c)
 		for _, comp := range []bool{false, true} {
 			cl := newClient()
@@ -400,7 +401,7 @@ func TestWSSNodeClient(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		e := newEcho()
-		addr := serveTLS(t, c, p, e, websocket.WithCompression(true))
+		addr := serveTLS(t, c, p, e, []websocket.Option{websocket.WithCompression(true)})
 		runScript(t, []string{"NODE_PATH=" + nodePath, "NODE_EXTRA_CA_CERTS=" + p.CAFile}, node,
 			"testdata/ws_client.js", "wss://"+addr+"/plain", "wss://"+addr+"/deflate")
 		require.Equal(t, closed{4000, "node bye", nil}, e.next(t))
@@ -417,7 +418,7 @@ func TestWSSIdleGoroutines(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		e := newEcho()
-		addr := serveTLS(t, c, p, e)
+		addr := serveTLS(t, c, p, e, nil)
 		loop := newLoop(t, c)
 		first := newClient()
 		dial(t, loop, "wss://"+addr+"/", first, wssClient(p)) // lazily started parts start
@@ -440,5 +441,115 @@ func TestWSSIdleGoroutines(t *testing.T) {
 		for i, cl := range cls {
 			require.Equal(t, []byte{byte(i)}, cl.next(t).p)
 		}
+	})
+}
+
+// TestWSSShutdownGoingAway: when the loop shuts down, a wss client reads
+// what OnShutdown sent, then the 1001 close frame, then close_notify;
+// behind Upgrade (ListenTLS) and behind TLSHandler. OnClose gets 1001 and
+// engine.ErrShutdown.
+func TestWSSShutdownGoingAway(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		for _, via := range []string{"Upgrade", "TLSHandler"} {
+			t.Run(via, func(t *testing.T) {
+				testenv.CheckLeaks(t)
+				e := newEcho()
+				h := lastWords{e}
+				loop, err := engine.New(c.Options()...)
+				require.NoError(t, err)
+				var addr string
+				if via == "TLSHandler" {
+					wh, err := websocket.TLSHandler(h)
+					require.NoError(t, err)
+					ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", looptls.Server(wh, serverTLS(t, p)))
+					require.NoError(t, err)
+					addr = ln.Addr().String()
+				} else {
+					s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+						_ = websocket.Upgrade(w, r, h)
+					}), httpserver.WithTLSConfig(serverTLS(t, p)))
+					require.NoError(t, err)
+					a, err := s.ListenTLS(loop, "tcp", "127.0.0.1:0", "", "")
+					require.NoError(t, err)
+					t.Cleanup(func() { _ = s.Close() })
+					addr = a.String()
+				}
+				ws, raw := dialGorillaTLS(t, p, addr, false)
+				require.NoError(t, ws.WriteMessage(gws.TextMessage, []byte("hello")))
+				_, got, err := ws.ReadMessage()
+				require.NoError(t, err)
+				require.Equal(t, "hello", string(got))
+
+				require.NoError(t, loop.Close())
+				_, got, err = ws.ReadMessage()
+				require.NoError(t, err)
+				require.Equal(t, "last words", string(got))
+				_, _, err = ws.ReadMessage()
+				var ce *gws.CloseError
+				require.True(t, errors.As(err, &ce), "read after the shutdown: %v", err)
+				require.Equal(t, websocket.CloseGoingAway, ce.Code)
+				expectCloseNotify(t, ws, raw)
+				cl := e.next(t)
+				require.Equal(t, websocket.CloseGoingAway, cl.code)
+				require.ErrorIs(t, cl.err, engine.ErrShutdown)
+			})
+		}
+	})
+}
+
+// TestWSSSlowConsumer: TestSlowConsumer over wss, where the watermarks
+// count ciphertext: a client that sends and does not read is paused
+// (PauseReading) and gets every echo once it reads; CloseSlow drops it
+// with 1008.
+func TestWSSSlowConsumer(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		const n, size = 256, 16 << 10
+		msg := bytes.Repeat([]byte("s"), size)
+		wm := engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: 64 << 10})
+		buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+
+		e := newEcho()
+		ws, _ := dialGorillaTLS(t, p, serveTLS(t, c, p, e, nil, wm, buf), false)
+		sent := make(chan error, 1)
+		go func() {
+			for range n {
+				if err := ws.WriteMessage(gws.BinaryMessage, msg); err != nil {
+					sent <- err
+					return
+				}
+			}
+			sent <- nil
+		}()
+		select {
+		case w := <-e.writable:
+			require.False(t, w)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the server never turned unwritable")
+		}
+		for i := range n {
+			_, got, err := ws.ReadMessage()
+			if err != nil {
+				t.Fatalf("echo %d: %v; server: %v", i, err, e.next(t))
+			}
+			require.Len(t, got, size)
+		}
+		require.NoError(t, <-sent)
+
+		e = newEcho()
+		ws, _ = dialGorillaTLS(t, p, serveTLS(t, c, p, e, []websocket.Option{websocket.WithSlowConsumer(websocket.CloseSlow)}, wm, buf), false)
+		go func() {
+			for range n {
+				if ws.WriteMessage(gws.BinaryMessage, msg) != nil {
+					return
+				}
+			}
+		}()
+		cl := e.next(t)
+		require.Equal(t, websocket.ClosePolicyViolation, cl.code)
+		require.ErrorIs(t, cl.err, websocket.ErrSlowConsumer)
+		ws.Close()
 	})
 }
