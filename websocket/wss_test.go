@@ -553,3 +553,41 @@ func TestWSSSlowConsumer(t *testing.T) {
 		ws.Close()
 	})
 }
+
+// TestWSSDialStalled: a server that accepts and never answers the TLS
+// handshake: WithHandshakeTimeout bounds it (looptls.ErrHandshakeTimeout),
+// and so does the context, whose end cuts the handshake short.
+func TestWSSDialStalled(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		accepted := make(chan net.Conn, 2)
+		go func() {
+			for {
+				conn, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted <- conn // held open, never answered
+			}
+		}()
+		defer func() {
+			ln.Close()
+			for len(accepted) > 0 {
+				(<-accepted).Close()
+			}
+		}()
+		loop := newLoop(t, c)
+		url := "wss://" + ln.Addr().String() + "/"
+
+		_, err = websocket.Dial(context.Background(), loop, url, newClient(), websocket.WithHandshakeTimeout(200*time.Millisecond))
+		require.ErrorIs(t, err, looptls.ErrHandshakeTimeout)
+
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, err = websocket.Dial(ctx, loop, url, newClient())
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+}
