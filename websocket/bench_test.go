@@ -3,6 +3,7 @@ package websocket_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
+	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/looptls"
 	"github.com/ringloop/ringloop/websocket"
 )
 
@@ -84,7 +87,14 @@ func (p *pinger) OnClose(c *websocket.Conn, code int, reason string, err error) 
 // BenchmarkDialEcho128: Dial's client and the server, each on a loop of
 // its own, bounce a 128-byte binary message; allocs/op covers both sides
 // (the client masks each frame with a fresh key).
-func BenchmarkDialEcho128(b *testing.B) {
+func BenchmarkDialEcho128(b *testing.B) { benchDialEcho(b, false) }
+
+// BenchmarkDialEchoTLS128 is BenchmarkDialEcho128 over wss (TLSHandler
+// behind looptls.Server, Dial wss://): allocs/op adds crypto/tls's own on
+// both sides.
+func BenchmarkDialEchoTLS128(b *testing.B) { benchDialEcho(b, true) }
+
+func benchDialEcho(b *testing.B, secure bool) {
 	srvLoop, err := engine.New()
 	if err != nil {
 		b.Fatal(err)
@@ -95,8 +105,19 @@ func BenchmarkDialEcho128(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cliLoop.Close()
-	h, err := websocket.EngineHandler(newEcho())
-	if err != nil {
+	var h engine.Handler
+	var opts []websocket.Option
+	url := "ws://"
+	if secure {
+		pki := testenv.NewPKI(b)
+		wh, err := websocket.TLSHandler(newEcho())
+		if err != nil {
+			b.Fatal(err)
+		}
+		h = looptls.Server(wh, &tls.Config{Certificates: []tls.Certificate{pki.Leaf(b, "server", "127.0.0.1")}})
+		opts = append(opts, websocket.WithTLSConfig(&tls.Config{RootCAs: pki.Pool}))
+		url = "wss://"
+	} else if h, err = websocket.EngineHandler(newEcho()); err != nil {
 		b.Fatal(err)
 	}
 	ln, err := engine.Listen(srvLoop, "tcp", "127.0.0.1:0", h)
@@ -105,7 +126,7 @@ func BenchmarkDialEcho128(b *testing.B) {
 	}
 	defer ln.Close()
 	p := &pinger{left: b.N, msg: make([]byte, 128), done: make(chan struct{})}
-	ws, err := websocket.Dial(context.Background(), cliLoop, "ws://"+ln.Addr().String()+"/", p)
+	ws, err := websocket.Dial(context.Background(), cliLoop, url+ln.Addr().String()+"/", p, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

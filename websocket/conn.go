@@ -88,8 +88,7 @@ var (
 // Conn is a WebSocket connection served by one loop. Methods that send say
 // what they do off the loop.
 type Conn struct {
-	ec          *engine.Conn // its loop, watermarks, addresses
-	t           transport    // what frames are written to: ec, or the TLS connection on it
+	t           transport // the engine connection (its loop, watermarks) and, for wss, the TLS one on it
 	h           Handler
 	cfg         *config
 	subprotocol string
@@ -135,21 +134,18 @@ type Conn struct {
 // Buffered...). Writing raw bytes to it breaks the framing. Over wss it
 // carries the TLS records: its value (SetValue) is looptls's, and the TLS
 // connection (TLSConn) is the one to pause or close.
-func (c *Conn) Conn() *engine.Conn { return c.ec }
+func (c *Conn) Conn() *engine.Conn { return c.t.ec }
 
 // TLSConn returns the TLS connection a wss connection runs on (its
 // ConnectionState: the peer's certificates, ALPN, SNI), nil for ws.
-func (c *Conn) TLSConn() *looptls.Conn {
-	tc, _ := c.t.(*looptls.Conn)
-	return tc
-}
+func (c *Conn) TLSConn() *looptls.Conn { return c.t.tc }
 
 // Subprotocol returns the subprotocol selected at the upgrade, or "".
 func (c *Conn) Subprotocol() string { return c.subprotocol }
 
 // Writable reports whether the bytes not yet sent are under the high
 // watermark; safe from any goroutine.
-func (c *Conn) Writable() bool { return c.ec.Writable() }
+func (c *Conn) Writable() bool { return c.t.ec.Writable() }
 
 // WriteMessage sends p as one frame of kind. On the loop the frame is
 // copied into the connection's output and never refused for size (past the
@@ -159,7 +155,7 @@ func (c *Conn) WriteMessage(kind MessageKind, p []byte) error {
 	if kind != Text && kind != Binary {
 		return errBadKind
 	}
-	if !c.ec.Loop().InEventLoop() {
+	if !c.t.ec.Loop().InEventLoop() {
 		return c.AsyncWriteMessage(kind, p)
 	}
 	return c.writeFrame(opcode(kind), p)
@@ -172,13 +168,16 @@ func (c *Conn) writeFrame(op opcode, p []byte) error {
 	}
 	if c.compress(op, p) {
 		bp, f := c.deflatedFrame(op, p)
-		_, err := c.t.Write(f)
+		err := c.t.Write(f)
 		putFrame(bp)
 		return err
 	}
 	var hb [maxHeader]byte
 	h, key := c.appendHeader(hb[:0], op, len(p))
-	if _, err := c.t.Write(h); err != nil {
+	if c.t.tc != nil {
+		return c.t.stage(h, p, c.client, key)
+	}
+	if _, err := c.t.ec.Write(h); err != nil {
 		return err
 	}
 	switch {
@@ -186,7 +185,7 @@ func (c *Conn) writeFrame(op opcode, p []byte) error {
 	case c.client:
 		return c.writeMasked(key, p)
 	default:
-		if _, err := c.t.Write(p); err != nil {
+		if _, err := c.t.ec.Write(p); err != nil {
 			return err
 		}
 	}
@@ -198,13 +197,14 @@ func (c *Conn) writeFrame(op opcode, p []byte) error {
 // as they are and nothing is allocated.
 const maskChunk = 4 << 10
 
-// writeMasked writes p masked with key.
+// writeMasked writes p masked with key to the engine connection (over
+// TLS, stage masks).
 func (c *Conn) writeMasked(key [4]byte, p []byte) error {
 	var buf [maskChunk]byte
 	for len(p) > 0 {
 		n := copy(buf[:], p)
 		maskBytes(key, 0, buf[:n]) // maskChunk is a multiple of 4: each chunk starts at key[0]
-		if _, err := c.t.Write(buf[:n]); err != nil {
+		if _, err := c.t.ec.Write(buf[:n]); err != nil {
 			return err
 		}
 		p = p[n:]
@@ -335,7 +335,7 @@ func (c *Conn) Ping(p []byte) error {
 	if len(p) > maxControlPayload {
 		return errControlSize
 	}
-	if !c.ec.Loop().InEventLoop() {
+	if !c.t.ec.Loop().InEventLoop() {
 		return c.asyncFrame(opPing, p)
 	}
 	return c.writeFrame(opPing, p)
@@ -349,8 +349,8 @@ func (c *Conn) Close(code int, reason string) error {
 	if !validCloseCode(code) || len(reason) > maxCloseReason || !utf8.ValidString(reason) {
 		return errCloseArgs
 	}
-	if !c.ec.Loop().InEventLoop() {
-		return c.ec.Loop().ExecuteFunc(func() { c.startClose(code, reason) })
+	if !c.t.ec.Loop().InEventLoop() {
+		return c.t.ec.Loop().ExecuteFunc(func() { c.startClose(code, reason) })
 	}
 	if c.closeSent || c.closeDone {
 		return ErrClosed
@@ -367,7 +367,7 @@ func (c *Conn) startClose(code int, reason string) {
 	}
 	c.closeSent = true
 	c.closeCode, c.closeWhy = code, reason
-	t, err := c.ec.Loop().ScheduleFunc(c.closeTimedOut, c.cfg.closeTimeout)
+	t, err := c.t.ec.Loop().ScheduleFunc(c.closeTimedOut, c.cfg.closeTimeout)
 	if err != nil {
 		c.shut(CloseAbnormal, "", err)
 		return
@@ -386,7 +386,7 @@ func (c *Conn) sendClose() {
 	if c.closeDone || c.queueClose(c.closeCode, c.closeWhy) {
 		return
 	}
-	_, _ = c.ec.Loop().ScheduleFunc(c.sendClose, closeRetry)
+	_, _ = c.t.ec.Loop().ScheduleFunc(c.sendClose, closeRetry)
 }
 
 func (c *Conn) closeTimedOut() {
@@ -412,8 +412,7 @@ func (c *Conn) queueClose(code int, reason string) bool {
 		// The close frame goes behind the async frames already accepted.
 		return c.t.AsyncWrite(f) == nil
 	}
-	_, err := c.t.Write(f)
-	return err == nil
+	return c.t.Write(f) == nil
 }
 
 // shut closes the TCP connection (after what was written is sent) and

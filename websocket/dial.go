@@ -110,7 +110,7 @@ func Dial(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opt
 		// Refused only once the loop has shut down, which closes the
 		// connection and ends the handshake itself.
 		_ = l.ExecuteFunc(func() {
-			if d.t == nil && !d.finished { // in the TLS handshake: cut it short
+			if d.t.ec == nil && !d.finished { // in the TLS handshake: cut it short
 				_ = ec.CloseWithError(err)
 			}
 			d.fail(err)
@@ -238,7 +238,7 @@ type dialing struct {
 	done     chan dialResult // one result, buffered
 }
 
-func (d *dialing) OnOpen(ec *engine.Conn) { d.opened(ec.Loop(), ec) }
+func (d *dialing) OnOpen(ec *engine.Conn) { d.opened(transport{ec: ec}) }
 
 func (d *dialing) OnData(ec *engine.Conn, b []byte) {
 	if c, end := d.answer(b); c != nil {
@@ -252,7 +252,9 @@ func (d *dialing) OnClose(ec *engine.Conn, err error) { d.fail(err) }
 // tlsDialing is dialing as the looptls.Handler of a wss:// connection.
 type tlsDialing dialing
 
-func (d *tlsDialing) OnOpen(tc *looptls.Conn) { (*dialing)(d).opened(tc.Engine().Loop(), tc) }
+func (d *tlsDialing) OnOpen(tc *looptls.Conn) {
+	(*dialing)(d).opened(transport{ec: tc.Engine(), tc: tc})
+}
 
 func (d *tlsDialing) OnData(tc *looptls.Conn, b []byte) {
 	if c, end := (*dialing)(d).answer(b); c != nil {
@@ -268,19 +270,19 @@ func (d *tlsDialing) OnHandshakeError(ec *engine.Conn, err error) { (*dialing)(d
 
 // opened sends the request on the open connection and starts the wait for
 // the answer.
-func (d *dialing) opened(l *engine.Loop, t transport) {
+func (d *dialing) opened(t transport) {
 	d.t = t
 	if d.finished { // cancelled before the connection was opened
 		_ = t.Close()
 		return
 	}
-	tm, err := l.ScheduleFunc(d.timedOut, d.cfg.handshakeTimeout)
+	tm, err := t.ec.Loop().ScheduleFunc(d.timedOut, d.cfg.handshakeTimeout)
 	if err != nil {
 		d.fail(err)
 		return
 	}
 	d.timer = tm
-	if _, err := t.Write(d.req); err != nil {
+	if err := t.Write(d.req); err != nil {
 		d.fail(err)
 	}
 	d.req = nil
@@ -397,7 +399,7 @@ func (d *dialing) fail(err error) {
 	d.finished = true
 	d.stopTimer()
 	d.done <- dialResult{err: err}
-	if d.t != nil {
+	if d.t.ec != nil {
 		_ = d.t.CloseWithError(err)
 	}
 }

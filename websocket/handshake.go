@@ -129,10 +129,11 @@ func (f fastRequest) values(name string, fn func([]byte) bool) bool {
 
 // Upgrade checks r is a WebSocket opening handshake (RFC 6455 §4.2.1)
 // and answers 101, handing the connection to h on this loop (no goroutine;
-// see httpserver.Response.Upgrade, and UpgradeTLS over HTTPS: wss). A request that is not one is answered
-// with 400, 403 (WithOriginCheck), 405 (not GET) or 426 (another
-// Sec-WebSocket-Version, with "Sec-WebSocket-Version: 13"), and the error,
-// matching ErrHandshake, is returned; the handler then simply returns.
+// see httpserver.Response.Upgrade, and UpgradeTLS over HTTPS: wss). A
+// request that is not one is answered with 400, 403 (WithOriginCheck),
+// 405 (not GET) or 426 (another Sec-WebSocket-Version, with
+// "Sec-WebSocket-Version: 13"), and the error, matching ErrHandshake, is
+// returned; the handler then simply returns.
 func Upgrade(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...Option) error {
 	cfg, err := newConfig(opts, false)
 	if err != nil {

@@ -97,7 +97,7 @@ func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
 // added, and a member leaves by itself when it closes (before its OnClose).
 // Adding a member twice has no effect.
 func (h *Hub) Add(c *Conn) {
-	l := c.ec.Loop()
+	l := c.t.ec.Loop()
 	if !l.InEventLoop() {
 		_ = l.ExecuteFunc(func() { h.Add(c) }) // fails only when the loop is gone, and c with it
 		return
@@ -124,7 +124,7 @@ func (h *Hub) Add(c *Conn) {
 // Call it on c's loop (OnClose, OnMessage...); off the loop it hands
 // itself to the loop.
 func (h *Hub) Remove(c *Conn) {
-	l := c.ec.Loop()
+	l := c.t.ec.Loop()
 	if !l.InEventLoop() {
 		_ = l.ExecuteFunc(func() { h.Remove(c) })
 		return
@@ -343,7 +343,7 @@ func (hl *hubLoop) deliver(f *hubFrame) (dropped int) {
 		if c == nil || c.closeSent || c.closeDone {
 			continue
 		}
-		if c.cfg.slow == PauseReading && !c.ec.Writable() {
+		if c.cfg.slow == PauseReading && !c.t.ec.Writable() {
 			dropped++
 			continue
 		}
@@ -355,7 +355,7 @@ func (hl *hubLoop) deliver(f *hubFrame) (dropped int) {
 		if c.deflate && f.deflated != nil {
 			b = f.deflated
 		}
-		_, _ = c.t.Write(b) // fails only once closing: nothing to deliver
+		_ = c.t.Write(b) // fails only once closing: nothing to deliver
 	}
 	return dropped
 }

@@ -43,7 +43,7 @@ func (s *handshaker) OnOpen(ec *engine.Conn) {}
 
 // OnData reads the handshake and hands the connection to its Conn.
 func (s *handshaker) OnData(ec *engine.Conn, b []byte) {
-	if c, end := s.read(ec, b); c != nil {
+	if c, end := s.read(transport{ec: ec}, b); c != nil {
 		if err := ec.SetHandler((*engineSide)(c), b[end:]); err != nil {
 			_ = ec.CloseWithError(err)
 		}
@@ -73,7 +73,7 @@ type tlsHandshaker handshaker
 func (s *tlsHandshaker) OnOpen(tc *looptls.Conn) {}
 
 func (s *tlsHandshaker) OnData(tc *looptls.Conn, b []byte) {
-	if c, end := (*handshaker)(s).read(tc, b); c != nil {
+	if c, end := (*handshaker)(s).read(transport{ec: tc.Engine(), tc: tc}, b); c != nil {
 		if err := tc.SetHandler((*tlsSide)(c), b[end:]); err != nil {
 			_ = tc.CloseWithError(err)
 		}
@@ -123,7 +123,7 @@ func (s *handshaker) read(t transport, b []byte) (*Conn, int) {
 		out = append(out, "\r\nSec-WebSocket-Extensions: "+extensionAnswer...)
 	}
 	out = append(out, "\r\n\r\n"...)
-	if _, err := t.Write(out); err != nil {
+	if err := t.Write(out); err != nil {
 		return nil, 0
 	}
 	return &Conn{h: s.h, cfg: s.cfg, subprotocol: a.subprotocol, deflate: a.deflate}, end
@@ -146,7 +146,7 @@ func (s *handshaker) refuse(t transport, ref *refusal) {
 	}
 	out = append(out, "\r\n\r\n"...)
 	out = append(out, body...)
-	_, _ = t.Write(out)
+	_ = t.Write(out)
 	_ = t.CloseWithError(ref)
 }
 

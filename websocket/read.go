@@ -12,12 +12,11 @@ import (
 // messages: a large message's buffer is given back.
 const maxIdleMessage = 64 << 10
 
-// opened starts a connection on its transport (ec itself, or the TLS
-// connection on it).
-func (c *Conn) opened(ec *engine.Conn, t transport) {
-	c.ec, c.t = ec, t
+// opened starts a connection on its transport.
+func (c *Conn) opened(t transport) {
+	c.t = t
 	if d := c.cfg.pingInterval; d > 0 {
-		if t, err := ec.Loop().ScheduleFuncAtFixedRate(c.keepalive, d, d); err == nil {
+		if t, err := c.t.ec.Loop().ScheduleFuncAtFixedRate(c.keepalive, d, d); err == nil {
 			c.pingTimer = t
 		}
 	}
