@@ -38,10 +38,10 @@ const tlsStage = 16 << 10
 var stagePool = sync.Pool{New: func() any { b := make([]byte, tlsStage); return &b }}
 
 // stage writes header h and payload p (masked with key for a client) to
-// the TLS connection through a pooled buffer, a record's worth at a time:
+// the TLS connection through a pooled buffer, a record's most at a time:
 // a small frame is one record, not a header's and a payload's, and
-// crypto/tls, whose Write keeps its argument's escape (it hashes through
-// interfaces), never sees the caller's memory.
+// crypto/tls's Write, which makes its argument escape to the heap (it
+// hashes through interfaces), never sees the caller's memory.
 func (t transport) stage(h, p []byte, masked bool, key [4]byte) error {
 	bp := stagePool.Get().(*[]byte)
 	defer stagePool.Put(bp)
