@@ -19,7 +19,12 @@ import (
 // tlsShout is shoutProto over TLS: a looptls.Handler.
 type tlsShout struct{ closed chan error }
 
-func (p *tlsShout) OnOpen(c *looptls.Conn)             { _, _ = c.Write([]byte("hello\n")) }
+func (p *tlsShout) OnOpen(c *looptls.Conn) {
+	if c.Value() != nil { // the server's own state stays with the server
+		_, _ = c.Write([]byte("value kept\n"))
+	}
+	_, _ = c.Write([]byte("hello\n"))
+}
 func (p *tlsShout) OnData(c *looptls.Conn, b []byte)   { _, _ = c.Write(bytes.ToUpper(b)) }
 func (p *tlsShout) OnClose(c *looptls.Conn, err error) { p.closed <- err }
 
@@ -27,8 +32,8 @@ func (p *tlsShout) OnClose(c *looptls.Conn, err error) { p.closed <- err }
 // TLS connection to a looptls.Handler on the loop, which sees first the
 // plaintext the client sent behind the request, then later records; the
 // server counts the connection no more, and the handler's OnClose sees the
-// client's close_notify. Upgrade refuses a TLS connection, UpgradeTLS a
-// plain one.
+// client's close_notify. The new handler starts with no value. Upgrade
+// refuses a TLS connection, UpgradeTLS a plain one.
 func TestFastUpgradeTLS(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
