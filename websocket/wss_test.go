@@ -591,3 +591,43 @@ func TestWSSDialStalled(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 	})
 }
+
+// TestWSSHub: a hub's broadcasts reach wss members, each encrypted for its
+// own connection: gorilla's clients with and without compression and a
+// client of this package's (its frames masked per member), every message
+// whole and in order.
+func TestWSSHub(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		r := newRoom()
+		// Watermarks far above what is broadcast: no member turns
+		// unwritable, so none misses a message (PauseReading's rule).
+		wm := engine.WithWatermarks(engine.Watermarks{Low: 1 << 20, High: 8 << 20})
+		addr := serveTLS(t, c, p, r, []websocket.Option{websocket.WithCompression(true)}, wm)
+		var gs []*gws.Conn
+		for _, comp := range []bool{false, true, false, true} {
+			ws, _ := dialGorillaTLS(t, p, addr, comp)
+			gs = append(gs, ws)
+		}
+		loop := newLoop(t, c)
+		cl := newClient()
+		dial(t, loop, "wss://"+addr+"/", cl, wssClient(p), websocket.WithCompression(true))
+		testenv.Eventually(t, 30*time.Second, "every client in the hub", func() bool { return r.hub.Len() == len(gs)+1 })
+		msgs := [][]byte{[]byte("one"), pattern(200, 1), bytes.Repeat([]byte("compressible "), 6000), pattern(40<<10, 2)}
+		for _, m := range msgs {
+			require.NoError(t, r.hub.Broadcast(websocket.Binary, m))
+		}
+		for k, ws := range gs {
+			for i, m := range msgs {
+				_, got, err := ws.ReadMessage()
+				require.NoError(t, err, "client %d, message %d", k, i)
+				require.True(t, bytes.Equal(m, got), "client %d, message %d: %d bytes, want %d", k, i, len(got), len(m))
+			}
+		}
+		for i, m := range msgs {
+			require.True(t, bytes.Equal(m, cl.next(t).p), "Dial's client, message %d", i)
+		}
+		require.Zero(t, r.hub.Dropped())
+	})
+}
