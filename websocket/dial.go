@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/looptls"
+	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/timers"
 )
 
@@ -58,8 +59,9 @@ func (e *HandshakeError) Unwrap() error { return ErrHandshake }
 // handshake bounded by WithHandshakeTimeout too), the opening handshake is
 // sent and its answer checked, and the connection is
 // then served by h on that loop exactly as a server's is (OnOpen runs on
-// the loop before Dial returns), with a client's rules: every frame sent is
-// masked with a fresh key, and a masked frame from the server fails the
+// the loop before Dial returns; DialAsync dials without blocking), with a
+// client's rules: every frame sent is masked with a fresh key, and a
+// masked frame from the server fails the
 // connection (1002). Bytes the server sends right behind its 101 are
 // h's first frames.
 //
@@ -81,44 +83,62 @@ func (e *HandshakeError) Unwrap() error { return ErrHandshake }
 // client's own (WithHandshakeTimeout, WithHeader, WithConnOptions,
 // WithTLSConfig for wss://).
 func Dial(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opts ...Option) (*Conn, error) {
+	if l := loops.Next(); l.InEventLoop() {
+		return nil, errDialOnLoop
+	}
+	return DialAsync(ctx, loops, rawURL, h, opts...).Await(context.Background()) // ctx ends the dial itself
+}
+
+// DialAsync is Dial without the wait: it returns at once with a future of
+// the connection, completed on the loop that serves it once the server's
+// answer is checked (OnOpen has run by then) or the dial failed, with
+// Dial's errors. It never blocks, so a handler can dial from its own loop
+// (a proxy opening its upstream, a bot's next connection): add a listener
+// on the future (tasks.Future.AddListener) rather than Await there, which
+// would block the loop that must complete it.
+func DialAsync(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opts ...Option) tasks.Future[*Conn] {
 	if h == nil {
-		return nil, errors.New("websocket: Dial needs a handler")
+		return tasks.Failed[*Conn](errors.New("websocket: Dial needs a handler"))
 	}
 	cfg, err := newConfig(opts, true)
 	if err != nil {
-		return nil, err
+		return tasks.Failed[*Conn](err)
 	}
 	tgt, req, accept, err := dialRequest(rawURL, cfg)
 	if err != nil {
-		return nil, err
+		return tasks.Failed[*Conn](err)
 	}
 	l := loops.Next()
-	if l.InEventLoop() {
-		return nil, errDialOnLoop
-	}
-	d := &dialing{h: h, cfg: cfg, req: req, accept: accept, done: make(chan dialResult, 1)}
+	d := &dialing{h: h, cfg: cfg, req: req, accept: accept, p: tasks.NewPromise[*Conn](l)}
 	var eh engine.Handler = d
 	if tgt.tls != nil {
 		eh = looptls.Client((*tlsDialing)(d), tgt.tls, looptls.WithHandshakeTimeout(cfg.handshakeTimeout))
 	}
-	ec, err := engine.Dial(ctx, l, "tcp", tgt.addr, eh, cfg.connOpts...)
-	if err != nil {
-		return nil, err
-	}
+	connected := engine.DialAsync(ctx, l, "tcp", tgt.addr, eh, cfg.connOpts...)
+	connected.AddListener(l, func(f tasks.Future[*engine.Conn]) {
+		ec, _, err := f.Poll()
+		switch {
+		case err != nil:
+			d.fail(err)
+		case d.finished: // cancelled while connecting, or in the TLS handshake
+			_ = ec.Close()
+		default:
+			d.ec = ec
+		}
+	})
 	stop := context.AfterFunc(ctx, func() {
 		err := fmt.Errorf("websocket: handshake: %w", ctx.Err())
 		// Refused only once the loop has shut down, which closes the
 		// connection and ends the handshake itself.
 		_ = l.ExecuteFunc(func() {
-			if d.t.ec == nil && !d.finished { // in the TLS handshake: cut it short
-				_ = ec.CloseWithError(err)
+			if d.t.ec == nil && d.ec != nil && !d.finished { // in the TLS handshake: cut it short
+				_ = d.ec.CloseWithError(err)
 			}
 			d.fail(err)
 		})
 	})
-	r := <-d.done
-	stop()
-	return r.c, r.err
+	d.p.AddListener(l, func(tasks.Future[*Conn]) { stop() })
+	return d.p
 }
 
 // dialTarget is where Dial connects: the address, and for wss:// the TLS
@@ -217,12 +237,6 @@ func tlsFor(cfg *tls.Config, host string) *tls.Config {
 	return cfg
 }
 
-// dialResult is how a handshake ended.
-type dialResult struct {
-	c   *Conn
-	err error
-}
-
 // dialing is the engine.Handler of a dialed ws:// connection until the
 // answer is checked (tlsDialing is its looptls.Handler for wss://); then
 // the connection is handed to the Conn (SetHandler). Loop only, but for
@@ -235,7 +249,8 @@ type dialing struct {
 	t        transport // the connection, once open (TLS: once its handshake is done)
 	timer    *timers.Scheduled
 	finished bool
-	done     chan dialResult // one result, buffered
+	ec       *engine.Conn          // once connected (the TLS handshake may still run)
+	p        *tasks.Promise[*Conn] // the dial's outcome
 }
 
 func (d *dialing) OnOpen(ec *engine.Conn) { d.opened(transport{ec: ec}) }
@@ -337,7 +352,7 @@ func (d *dialing) handOver(c *Conn, rest []byte, err error) {
 		d.fail(fmt.Errorf("websocket: %d bytes behind the answer: %w", len(rest), err))
 		return
 	}
-	d.done <- dialResult{c: c}
+	d.p.Succeed(c)
 }
 
 // check validates the server's answer (RFC 6455 §4.1) and makes the Conn.
@@ -398,7 +413,7 @@ func (d *dialing) fail(err error) {
 	}
 	d.finished = true
 	d.stopTimer()
-	d.done <- dialResult{err: err}
+	d.p.Fail(err)
 	if d.t.ec != nil {
 		_ = d.t.CloseWithError(err)
 	}
