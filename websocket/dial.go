@@ -83,10 +83,11 @@ func (e *HandshakeError) Unwrap() error { return ErrHandshake }
 // client's own (WithHandshakeTimeout, WithHeader, WithConnOptions,
 // WithTLSConfig for wss://).
 func Dial(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opts ...Option) (*Conn, error) {
-	if l := loops.Next(); l.InEventLoop() {
+	l := loops.Next()
+	if l.InEventLoop() {
 		return nil, errDialOnLoop
 	}
-	return DialAsync(ctx, loops, rawURL, h, opts...).Await(context.Background()) // ctx ends the dial itself
+	return DialAsync(ctx, l, rawURL, h, opts...).Await(context.Background()) // ctx ends the dial itself
 }
 
 // DialAsync is Dial without the wait: it returns at once with a future of
@@ -117,13 +118,13 @@ func DialAsync(ctx context.Context, loops engine.Loops, rawURL string, h Handler
 	connected := engine.DialAsync(ctx, l, "tcp", tgt.addr, eh, cfg.connOpts...)
 	connected.AddListener(l, func(f tasks.Future[*engine.Conn]) {
 		ec, _, err := f.Poll()
-		switch {
-		case err != nil:
+		if err != nil {
 			d.fail(err)
-		case d.finished: // cancelled while connecting, or in the TLS handshake
-			_ = ec.Close()
-		default:
-			d.ec = ec
+			return
+		}
+		d.ec = ec
+		if _, done, err := d.p.Poll(); done && err != nil {
+			_ = ec.Close() // failed or cancelled while connecting, or in the TLS handshake
 		}
 	})
 	stop := context.AfterFunc(ctx, func() {

@@ -87,6 +87,11 @@
 //	c, err := websocket.Dial(ctx, loop, "ws://127.0.0.1:8080/chat", h,
 //		websocket.WithSubprotocols("chat.v1"), websocket.WithCompression(true))
 //
+// Dial blocks, so it refuses to run on the loop it would use; DialAsync is
+// the same dial as a future, for a handler on that loop (a proxy opening
+// its upstream): a listener on the future runs on the loop once the
+// connection is open or the dial failed.
+//
 // For wss:// it runs looptls's client side: WithTLSConfig sets the
 // configuration (root CAs, client certificates; the system's roots by
 // default), its ServerName the URL's host unless set, and the TLS
@@ -125,5 +130,6 @@
 // it returns engine.ErrShutdown.
 //
 // Not supported yet: other extensions, so every other RSV bit is refused;
-// a non-blocking Dial for the loop itself.
+// sending a message in fragments (each message is sent as one frame;
+// fragmented messages are received).
 package websocket
