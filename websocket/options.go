@@ -65,8 +65,16 @@ type config struct {
 	serverOnly, clientOnly string
 }
 
+// defaults is every option's default, and the configuration of a server
+// given none.
+var defaults = config{maxMessage: DefaultMaxMessageSize, closeTimeout: DefaultCloseTimeout, handshakeTimeout: DefaultHandshakeTimeout}
+
 func newConfig(opts []Option, client bool) (*config, error) {
-	cfg := &config{maxMessage: DefaultMaxMessageSize, closeTimeout: DefaultCloseTimeout, handshakeTimeout: DefaultHandshakeTimeout}
+	if len(opts) == 0 && !client {
+		return &defaults, nil // read only: an Upgrade without options allocates none
+	}
+	c := defaults
+	cfg := &c
 	for _, o := range opts {
 		if err := o(cfg); err != nil {
 			return nil, err
