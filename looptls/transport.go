@@ -42,6 +42,63 @@ type transport struct {
 	limit   int    // bytes buffered during the handshake before reading pauses
 	wake    chan struct{}
 	waiting bool // the handshake goroutine waits on wake
+
+	rec records // the inbound stream's record boundaries
+}
+
+// records follows the record boundaries of the inbound ciphertext (every
+// record begins with a 5-byte header whose last two bytes give its length,
+// encrypted or not), so that an established connection hands crypto/tls
+// whole records only and knows when it has read them all: a partial
+// record waits here, not in crypto/tls's buffer, and no read is made only
+// to learn that the ciphertext is used up (each read of crypto/tls's from
+// its transport allocates; one per delivery is left).
+type records struct {
+	recvd    int64 // stream bytes received
+	given    int64 // stream bytes handed to crypto/tls
+	wholeEnd int64 // stream offset where the last whole record received ends
+	whole    int64 // whole records received
+	consumed int64 // records crypto/tls has surely read: at most what it has
+	hn       int   // bytes of the current record's header seen (0-5)
+	body     int   // bytes of the current record's body still to come
+}
+
+// maxRecordBody is the largest record body any TLS version allows; a
+// header announcing more is handed over at once, for crypto/tls to refuse.
+const maxRecordBody = 16384 + 2048
+
+// frame follows b, the next bytes of the stream.
+func (r *records) frame(b []byte) {
+	for len(b) > 0 {
+		if r.hn < 5 {
+			switch r.hn {
+			case 3:
+				r.body = int(b[0]) << 8
+			case 4:
+				r.body |= int(b[0])
+			}
+			r.hn++
+			r.recvd++
+			b = b[1:]
+			if r.hn == 5 && (r.body == 0 || r.body > maxRecordBody) {
+				r.whole++
+				r.wholeEnd = r.recvd
+				if r.body == 0 {
+					r.hn = 0
+				}
+			}
+			continue
+		}
+		k := min(r.body, len(b))
+		r.body -= k
+		r.recvd += int64(k)
+		b = b[k:]
+		if r.body == 0 {
+			r.hn = 0
+			r.whole++
+			r.wholeEnd = r.recvd
+		}
+	}
 }
 
 func (t *transport) init(ec *engine.Conn, limit int) {
@@ -60,6 +117,7 @@ func (t *transport) feed(b []byte) {
 	t.mu.Lock()
 	if t.err == nil {
 		t.buf = append(t.buf, b...)
+		t.rec.frame(b)
 	}
 	over := t.pending() > t.limit && !t.steady
 	if over {
@@ -83,12 +141,27 @@ func (t *transport) signal() {
 	}
 }
 
-// Read gives crypto/tls the ciphertext received.
+// Read gives crypto/tls the ciphertext received: during the handshake all
+// of it, once established whole records only (all of it once the
+// transport is closed, for crypto/tls to judge a truncated record).
 func (t *transport) Read(p []byte) (int, error) {
 	t.mu.Lock()
+	if t.steady && t.err == nil {
+		lim := t.rec.wholeEnd - t.rec.given
+		if lim <= 0 {
+			// crypto/tls asks past the whole records: it has read them.
+			t.rec.consumed = t.rec.whole
+			t.mu.Unlock()
+			return 0, errWouldBlock
+		}
+		if int64(len(p)) > lim {
+			p = p[:lim]
+		}
+	}
 	for {
 		if t.pending() > 0 {
 			n := copy(p, t.buf[t.off:])
+			t.rec.given += int64(n)
 			t.off += n
 			if t.off == len(t.buf) {
 				t.buf, t.off = t.buf[:0], 0
@@ -105,6 +178,7 @@ func (t *transport) Read(p []byte) (int, error) {
 		}
 		if len(t.src) > 0 {
 			n := copy(p, t.src)
+			t.rec.given += int64(n)
 			t.src = t.src[n:]
 			t.mu.Unlock()
 			return n, nil
@@ -130,6 +204,26 @@ func (t *transport) Read(p []byte) (int, error) {
 func (t *transport) deliver(b []byte) {
 	t.mu.Lock()
 	t.src = b
+	t.rec.frame(b)
+	t.mu.Unlock()
+}
+
+// more reports whether crypto/tls may have a whole record left to read,
+// or the end of the stream to hear of (on the loop, established).
+func (t *transport) more() bool {
+	t.mu.Lock()
+	m := t.rec.consumed < t.rec.whole || t.err != nil
+	t.mu.Unlock()
+	return m
+}
+
+// readOne counts a record crypto/tls surely read: a read of its that
+// returned plaintext, into room for a whole record's, read at least one.
+func (t *transport) readOne() {
+	t.mu.Lock()
+	if t.rec.consumed < t.rec.whole {
+		t.rec.consumed++
+	}
 	t.mu.Unlock()
 }
 
