@@ -142,22 +142,15 @@ func (t *transport) signal() {
 }
 
 // Read gives crypto/tls the ciphertext received: during the handshake all
-// of it, once established whole records only (all of it once the
-// transport is closed, for crypto/tls to judge a truncated record).
+// of it, blocking until there is some; once established whole records
+// only, never blocking (and all of it once the transport is closed, for
+// crypto/tls to judge a truncated record). Only the handshake goroutine
+// reads steady unlocked before it is set, and nothing sets it meanwhile.
 func (t *transport) Read(p []byte) (int, error) {
-	t.mu.Lock()
 	if t.steady && t.err == nil {
-		lim := t.rec.wholeEnd - t.rec.given
-		if lim <= 0 {
-			// crypto/tls asks past the whole records: it has read them.
-			t.rec.consumed = t.rec.whole
-			t.mu.Unlock()
-			return 0, errWouldBlock
-		}
-		if int64(len(p)) > lim {
-			p = p[:lim]
-		}
+		return t.readWhole(p)
 	}
+	t.mu.Lock()
 	for {
 		if t.pending() > 0 {
 			n := copy(p, t.buf[t.off:])
@@ -188,10 +181,6 @@ func (t *transport) Read(p []byte) (int, error) {
 			t.mu.Unlock()
 			return 0, err
 		}
-		if t.steady {
-			t.mu.Unlock()
-			return 0, errWouldBlock
-		}
 		t.waiting = true
 		t.mu.Unlock()
 		<-t.wake
@@ -199,41 +188,66 @@ func (t *transport) Read(p []byte) (int, error) {
 	}
 }
 
+// An established transport is the loop's alone: the handshake goroutine
+// has ended (hsDone runs after it), its timer stopped before firing, and
+// only the loop calls what follows, with no lock.
+
+// readWhole is Read once established: whole records only, first those
+// stashed, then the delivery's.
+func (t *transport) readWhole(p []byte) (int, error) {
+	lim := t.rec.wholeEnd - t.rec.given
+	if lim <= 0 {
+		// crypto/tls asks past the whole records: it has read them.
+		t.rec.consumed = t.rec.whole
+		return 0, errWouldBlock
+	}
+	if int64(len(p)) > lim {
+		p = p[:lim]
+	}
+	n := 0
+	if t.pending() > 0 {
+		n = copy(p, t.buf[t.off:])
+		t.off += n
+		if t.off == len(t.buf) {
+			t.buf, t.off = t.buf[:0], 0
+		}
+	}
+	if n < len(p) && len(t.src) > 0 {
+		m := copy(p[n:], t.src)
+		t.src = t.src[m:]
+		n += m
+	}
+	t.rec.given += int64(n)
+	return n, nil
+}
+
 // deliver makes b, the engine's buffer, what Read returns next (on the
 // loop, established).
 func (t *transport) deliver(b []byte) {
-	t.mu.Lock()
 	t.src = b
 	t.rec.frame(b)
-	t.mu.Unlock()
 }
 
 // more reports whether crypto/tls may have a whole record left to read,
 // or the end of the stream to hear of (on the loop, established).
 func (t *transport) more() bool {
-	t.mu.Lock()
-	m := t.rec.consumed < t.rec.whole || t.err != nil
-	t.mu.Unlock()
-	return m
+	return t.rec.consumed < t.rec.whole || t.err != nil
 }
 
 // readOne counts a record crypto/tls surely read: a read of its that
 // returned plaintext, into room for a whole record's, read at least one.
 func (t *transport) readOne() {
-	t.mu.Lock()
 	if t.rec.consumed < t.rec.whole {
 		t.rec.consumed++
 	}
-	t.mu.Unlock()
 }
 
-// stash copies what crypto/tls did not read of the delivery (reading
-// paused) so that it outlives the engine's buffer (on the loop). A buffer
-// left empty is let go: an established connection reads from the engine's
-// buffer and needs its own only while reading is paused, so an idle one
-// holds none.
+// stash copies what crypto/tls did not read of the delivery (a partial
+// record, or reading paused) so that it outlives the engine's buffer (on
+// the loop, established). A buffer left empty is let go: an established
+// connection reads from the engine's buffer and needs its own only for
+// what is left, so an idle one holds none.
 func (t *transport) stash() {
-	t.mu.Lock()
 	if len(t.src) > 0 {
 		t.buf = append(t.buf, t.src...)
 	}
@@ -241,7 +255,6 @@ func (t *transport) stash() {
 	if t.pending() == 0 {
 		t.buf, t.off = nil, 0
 	}
-	t.mu.Unlock()
 }
 
 // establish makes Read non-blocking and resumes reading if the handshake
