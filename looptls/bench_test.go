@@ -181,7 +181,8 @@ func BenchmarkHandshake(b *testing.B) {
 }
 
 // BenchmarkServerEcho: conns crypto/tls clients on net (a goroutine each)
-// send 1 KiB messages and read them back, against crypto/tls on net's
+// send messages (1 KiB; 256 KiB: records split between deliveries) and
+// read them back, against crypto/tls on net's
 // listener (a goroutine per connection) or looptls on one loop. ns/op and
 // allocs/op are per message, clients and server together: the clients'
 // share is the same in every sub-benchmark, so the differences are the
@@ -189,8 +190,7 @@ func BenchmarkHandshake(b *testing.B) {
 func BenchmarkServerEcho(b *testing.B) {
 	p := testenv.NewPKI(b)
 	cfg := &tls.Config{Certificates: []tls.Certificate{p.Leaf(b, "localhost", "localhost")}}
-	const size = 1024
-	run := func(b *testing.B, addr string, conns int) {
+	run := func(b *testing.B, addr string, conns, size int) {
 		clients := make([]*tls.Conn, conns)
 		for i := range clients {
 			tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.Pool, ServerName: "localhost"})
@@ -229,8 +229,9 @@ func BenchmarkServerEcho(b *testing.B) {
 		exchange(int64(b.N))
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 	}
-	for _, conns := range []int{1, 64} {
-		b.Run(fmt.Sprintf("c%d/net+crypto-tls", conns), func(b *testing.B) {
+	for _, cs := range [][2]int{{1, 1024}, {64, 1024}, {1, 256 << 10}} {
+		conns, size := cs[0], cs[1]
+		b.Run(fmt.Sprintf("c%d-%d/net+crypto-tls", conns, size), func(b *testing.B) {
 			ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
 			if err != nil {
 				b.Fatal(err)
@@ -263,13 +264,13 @@ func BenchmarkServerEcho(b *testing.B) {
 					}()
 				}
 			}()
-			run(b, ln.Addr().String(), conns)
+			run(b, ln.Addr().String(), conns, size)
 		})
 		for _, c := range testenv.Combos() {
 			if c.Profile != "native" {
 				continue
 			}
-			b.Run(fmt.Sprintf("c%d/looptls/%s/%s", conns, c.Backend, c.Threading), func(b *testing.B) {
+			b.Run(fmt.Sprintf("c%d-%d/looptls/%s/%s", conns, size, c.Backend, c.Threading), func(b *testing.B) {
 				c.Need(b)
 				loop, err := engine.New(c.Options()...)
 				if err != nil {
@@ -281,7 +282,7 @@ func BenchmarkServerEcho(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer ln.Close()
-				run(b, ln.Addr().String(), conns)
+				run(b, ln.Addr().String(), conns, size)
 			})
 		}
 	}

@@ -32,17 +32,23 @@
 // Each connection's tls.Conn runs over an in-memory net.Conn: its Read
 // returns the ciphertext the loop received, its Write queues ciphertext on
 // the engine connection (so watermarks and backpressure count what
-// reaches the socket). Once the connection is established, Read returns a
-// temporary net.Error when the ciphertext is used up; tls.Conn keeps the
-// partial record it holds and does not fail on a temporary error, so the
-// next delivery completes the record. OnData thus decrypts every whole
-// record received, on the loop, with no hand-off, reading the engine's
-// buffer in place (an established connection buffers ciphertext of its
-// own only while reading is paused, and lets it go once read). The
-// plaintext goes through a pooled buffer (none held per idle connection);
-// the only steady-state allocations are crypto/tls's own: a 16-byte
-// reader each time it reads from the transport, about two per delivery
-// (BenchmarkEcho reports them).
+// reaches the socket). Once the connection is established, the transport
+// follows the record boundaries (each record's 5-byte header gives its
+// length) and hands crypto/tls whole records only: a record's start waits
+// in the transport until its end arrives, and Read returns a temporary
+// net.Error when crypto/tls asks past the last whole record (tls.Conn does
+// not fail on a temporary error). OnData thus decrypts every whole record
+// received, on the loop, with no hand-off, reading the engine's buffer in
+// place (an established connection buffers ciphertext of its own only for
+// a partial record or while reading is paused, and lets it go once read),
+// and it stops once crypto/tls has read them all, by count, without a last
+// read only to learn that the ciphertext is used up. The plaintext goes
+// through a pooled buffer (none held per idle connection); the only
+// steady-state allocation is crypto/tls's own, which its API leaves no way
+// around: the 24-byte reader it makes each time it reads from its
+// transport, one per delivery (crypto/tls on net makes one per read from
+// the socket: one per message in an echo). BenchmarkEcho and
+// BenchmarkServerEcho report it.
 //
 // The handshake is different: tls.Conn cannot resume a handshake whose
 // reader failed, temporary or not, so the handshake must block waiting

@@ -46,61 +46,6 @@ type transport struct {
 	rec records // the inbound stream's record boundaries
 }
 
-// records follows the record boundaries of the inbound ciphertext (every
-// record begins with a 5-byte header whose last two bytes give its length,
-// encrypted or not), so that an established connection hands crypto/tls
-// whole records only and knows when it has read them all: a partial
-// record waits here, not in crypto/tls's buffer, and no read is made only
-// to learn that the ciphertext is used up (each read of crypto/tls's from
-// its transport allocates; one per delivery is left).
-type records struct {
-	recvd    int64 // stream bytes received
-	given    int64 // stream bytes handed to crypto/tls
-	wholeEnd int64 // stream offset where the last whole record received ends
-	whole    int64 // whole records received
-	consumed int64 // records crypto/tls has surely read: at most what it has
-	hn       int   // bytes of the current record's header seen (0-5)
-	body     int   // bytes of the current record's body still to come
-}
-
-// maxRecordBody is the largest record body any TLS version allows; a
-// header announcing more is handed over at once, for crypto/tls to refuse.
-const maxRecordBody = 16384 + 2048
-
-// frame follows b, the next bytes of the stream.
-func (r *records) frame(b []byte) {
-	for len(b) > 0 {
-		if r.hn < 5 {
-			switch r.hn {
-			case 3:
-				r.body = int(b[0]) << 8
-			case 4:
-				r.body |= int(b[0])
-			}
-			r.hn++
-			r.recvd++
-			b = b[1:]
-			if r.hn == 5 && (r.body == 0 || r.body > maxRecordBody) {
-				r.whole++
-				r.wholeEnd = r.recvd
-				if r.body == 0 {
-					r.hn = 0
-				}
-			}
-			continue
-		}
-		k := min(r.body, len(b))
-		r.body -= k
-		r.recvd += int64(k)
-		b = b[k:]
-		if r.body == 0 {
-			r.hn = 0
-			r.whole++
-			r.wholeEnd = r.recvd
-		}
-	}
-}
-
 func (t *transport) init(ec *engine.Conn, limit int) {
 	t.ec, t.limit = ec, limit
 	t.wake = make(chan struct{}, 1)
@@ -244,18 +189,31 @@ func (t *transport) readOne() {
 
 // stash copies what crypto/tls did not read of the delivery (a partial
 // record, or reading paused) so that it outlives the engine's buffer (on
-// the loop, established). A buffer left empty is let go: an established
-// connection reads from the engine's buffer and needs its own only for
-// what is left, so an idle one holds none.
+// the loop, established). A partial record goes into a pooled buffer of a
+// record's size; a buffer left empty is let go: an established connection
+// reads from the engine's buffer and needs its own only for what is left,
+// so an idle one holds none.
 func (t *transport) stash() {
 	if len(t.src) > 0 {
+		if t.buf == nil && len(t.src) <= recordBufSize {
+			t.buf = recordPool.Get().(*[recordBufSize]byte)[:0]
+		}
 		t.buf = append(t.buf, t.src...)
 	}
 	t.src = nil
 	if t.pending() == 0 {
+		if cap(t.buf) == recordBufSize {
+			recordPool.Put((*[recordBufSize]byte)(t.buf[:recordBufSize]))
+		}
 		t.buf, t.off = nil, 0
 	}
 }
+
+// recordBufSize holds the largest record: what a stream split between
+// deliveries leaves behind each time.
+const recordBufSize = 5 + maxRecordBody
+
+var recordPool = sync.Pool{New: func() any { return new([recordBufSize]byte) }}
 
 // establish makes Read non-blocking and resumes reading if the handshake
 // had paused it (on the loop).
