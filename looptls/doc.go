@@ -107,9 +107,8 @@
 // record split between deliveries waiting in a pooled buffer. CPU profiles
 // of BenchmarkServerEcho (crypto/tls clients on net; looptls and crypto/tls
 // on net serving in the same run; 1 KiB, the loop parked, io_uring and
-// epoll; the code before
-// and after alternating, 600,000 messages each, 19:10-19:26 that day, the
-// machine busy):
+// epoll; the code before and after alternating, 600,000 messages each,
+// 19:10-19:26 that day, the machine busy):
 //
 //	go test -run '^$' -bench 'ServerEcho/c(64|1)-1024/' -benchtime 600000x -cpuprofile cpu.out ./looptls
 //
