@@ -3,7 +3,10 @@ package looptls_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,5 +177,113 @@ func BenchmarkHandshake(b *testing.B) {
 			defer ln.Close()
 			run(b, ln.Addr().String())
 		})
+	}
+}
+
+// BenchmarkServerEcho: conns crypto/tls clients on net (a goroutine each)
+// send messages (1 KiB; 256 KiB: records split between deliveries) and
+// read them back, against crypto/tls on net's
+// listener (a goroutine per connection) or looptls on one loop. ns/op and
+// allocs/op are per message, clients and server together: the clients'
+// share is the same in every sub-benchmark, so the differences are the
+// servers'.
+func BenchmarkServerEcho(b *testing.B) {
+	p := testenv.NewPKI(b)
+	cfg := &tls.Config{Certificates: []tls.Certificate{p.Leaf(b, "localhost", "localhost")}}
+	run := func(b *testing.B, addr string, conns, size int) {
+		clients := make([]*tls.Conn, conns)
+		for i := range clients {
+			tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.Pool, ServerName: "localhost"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tc.Close()
+			clients[i] = tc
+		}
+		var left atomic.Int64
+		exchange := func(n int64) {
+			left.Store(n)
+			var wg sync.WaitGroup
+			for _, tc := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					msg, got := make([]byte, size), make([]byte, size)
+					for left.Add(-1) >= 0 {
+						if _, err := tc.Write(msg); err != nil {
+							b.Error(err)
+							return
+						}
+						if _, err := io.ReadFull(tc, got); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		}
+		exchange(int64(20 * conns)) // warm up
+		b.ReportAllocs()
+		b.ResetTimer()
+		exchange(int64(b.N))
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	}
+	for _, cs := range [][2]int{{1, 1024}, {64, 1024}, {1, 256 << 10}} {
+		conns, size := cs[0], cs[1]
+		b.Run(fmt.Sprintf("c%d-%d/net+crypto-tls", conns, size), func(b *testing.B) {
+			ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			defer ln.Close()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer c.Close()
+						buf := make([]byte, 16<<10)
+						for {
+							n, err := c.Read(buf)
+							if err != nil {
+								return
+							}
+							if _, err := c.Write(buf[:n]); err != nil {
+								return
+							}
+						}
+					}()
+				}
+			}()
+			run(b, ln.Addr().String(), conns, size)
+		})
+		for _, c := range testenv.Combos() {
+			if c.Profile != "native" {
+				continue
+			}
+			b.Run(fmt.Sprintf("c%d-%d/looptls/%s/%s", conns, size, c.Backend, c.Threading), func(b *testing.B) {
+				c.Need(b)
+				loop, err := engine.New(c.Options()...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer loop.Close()
+				ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", looptls.Server(echo{}, cfg))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer ln.Close()
+				run(b, ln.Addr().String(), conns, size)
+			})
+		}
 	}
 }

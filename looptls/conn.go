@@ -140,25 +140,33 @@ func (t *hsDone) Run() {
 }
 
 // readRecords decrypts the records the transport holds and delivers their
-// plaintext, batched up to a pooled buffer's size, until crypto/tls needs
-// more ciphertext, reading is paused or the connection closes. On the loop.
+// plaintext, batched up to a pooled buffer's size, until every whole record
+// received is read, reading is paused or the connection closes. On the
+// loop.
 func (c *Conn) readRecords() {
+	if !c.tr.more() {
+		return
+	}
 	bp := plainPool.Get().(*[]byte)
 	buf, n := *bp, 0
 	for c.st == stOpen && !c.paused {
 		m, err := c.tc.Read(buf[n:])
 		n += m
-		if err == nil && n < len(buf) {
-			continue
+		if m > 0 {
+			c.tr.readOne()
+		}
+		more := err == nil && c.tr.more()
+		if more && len(buf)-n >= maxPlaintext {
+			continue // room for another record's plaintext, whole
 		}
 		if n > 0 {
 			c.deliver(buf[:n])
 			n = 0
 		}
-		if err == nil {
+		if more {
 			continue
 		}
-		if err != errWouldBlock && c.st == stOpen {
+		if err != nil && err != errWouldBlock && c.st == stOpen {
 			if err == io.EOF { // close_notify
 				if c.hs.rh == nil {
 					c.closeWith(io.EOF) // answer it and close
@@ -174,6 +182,10 @@ func (c *Conn) readRecords() {
 	}
 	plainPool.Put(bp)
 }
+
+// maxPlaintext is the most plaintext a record carries: a read of
+// crypto/tls's given room for it takes a whole record's.
+const maxPlaintext = 16384
 
 // peerDone tells a HalfCloseHandler that the peer's TCP FIN ended its
 // sending, once the records before it are delivered (a paused reader hears

@@ -42,6 +42,8 @@ type transport struct {
 	limit   int    // bytes buffered during the handshake before reading pauses
 	wake    chan struct{}
 	waiting bool // the handshake goroutine waits on wake
+
+	rec records // the inbound stream's record boundaries
 }
 
 func (t *transport) init(ec *engine.Conn, limit int) {
@@ -60,6 +62,7 @@ func (t *transport) feed(b []byte) {
 	t.mu.Lock()
 	if t.err == nil {
 		t.buf = append(t.buf, b...)
+		t.rec.frame(b)
 	}
 	over := t.pending() > t.limit && !t.steady
 	if over {
@@ -83,12 +86,20 @@ func (t *transport) signal() {
 	}
 }
 
-// Read gives crypto/tls the ciphertext received.
+// Read gives crypto/tls the ciphertext received: during the handshake all
+// of it, blocking until there is some; once established whole records
+// only, never blocking (and all of it once the transport is closed, for
+// crypto/tls to judge a truncated record). Only the handshake goroutine
+// reads steady unlocked before it is set, and nothing sets it meanwhile.
 func (t *transport) Read(p []byte) (int, error) {
+	if t.steady && t.err == nil {
+		return t.readWhole(p)
+	}
 	t.mu.Lock()
 	for {
 		if t.pending() > 0 {
 			n := copy(p, t.buf[t.off:])
+			t.rec.given += int64(n)
 			t.off += n
 			if t.off == len(t.buf) {
 				t.buf, t.off = t.buf[:0], 0
@@ -105,6 +116,7 @@ func (t *transport) Read(p []byte) (int, error) {
 		}
 		if len(t.src) > 0 {
 			n := copy(p, t.src)
+			t.rec.given += int64(n)
 			t.src = t.src[n:]
 			t.mu.Unlock()
 			return n, nil
@@ -114,10 +126,6 @@ func (t *transport) Read(p []byte) (int, error) {
 			t.mu.Unlock()
 			return 0, err
 		}
-		if t.steady {
-			t.mu.Unlock()
-			return 0, errWouldBlock
-		}
 		t.waiting = true
 		t.mu.Unlock()
 		<-t.wake
@@ -125,30 +133,87 @@ func (t *transport) Read(p []byte) (int, error) {
 	}
 }
 
+// An established transport is the loop's alone: the handshake goroutine
+// has ended (hsDone runs after it), its timer stopped before firing, and
+// only the loop calls what follows, with no lock.
+
+// readWhole is Read once established: whole records only, first those
+// stashed, then the delivery's.
+func (t *transport) readWhole(p []byte) (int, error) {
+	lim := t.rec.wholeEnd - t.rec.given
+	if lim <= 0 {
+		// crypto/tls asks past the whole records: it has read them.
+		t.rec.consumed = t.rec.whole
+		return 0, errWouldBlock
+	}
+	if int64(len(p)) > lim {
+		p = p[:lim]
+	}
+	n := 0
+	if t.pending() > 0 {
+		n = copy(p, t.buf[t.off:])
+		t.off += n
+		if t.off == len(t.buf) {
+			t.buf, t.off = t.buf[:0], 0
+		}
+	}
+	if n < len(p) && len(t.src) > 0 {
+		m := copy(p[n:], t.src)
+		t.src = t.src[m:]
+		n += m
+	}
+	t.rec.given += int64(n)
+	return n, nil
+}
+
 // deliver makes b, the engine's buffer, what Read returns next (on the
 // loop, established).
 func (t *transport) deliver(b []byte) {
-	t.mu.Lock()
 	t.src = b
-	t.mu.Unlock()
+	t.rec.frame(b)
 }
 
-// stash copies what crypto/tls did not read of the delivery (reading
-// paused) so that it outlives the engine's buffer (on the loop). A buffer
-// left empty is let go: an established connection reads from the engine's
-// buffer and needs its own only while reading is paused, so an idle one
-// holds none.
+// more reports whether crypto/tls may have a whole record left to read,
+// or the end of the stream to hear of (on the loop, established).
+func (t *transport) more() bool {
+	return t.rec.consumed < t.rec.whole || t.err != nil
+}
+
+// readOne counts a record crypto/tls surely read: a read of its that
+// returned plaintext, into room for a whole record's, read at least one.
+func (t *transport) readOne() {
+	if t.rec.consumed < t.rec.whole {
+		t.rec.consumed++
+	}
+}
+
+// stash copies what crypto/tls did not read of the delivery (a partial
+// record, or reading paused) so that it outlives the engine's buffer (on
+// the loop, established). A partial record goes into a pooled buffer of a
+// record's size; a buffer left empty is let go: an established connection
+// reads from the engine's buffer and needs its own only for what is left,
+// so an idle one holds none.
 func (t *transport) stash() {
-	t.mu.Lock()
 	if len(t.src) > 0 {
+		if t.buf == nil && len(t.src) <= recordBufSize {
+			t.buf = recordPool.Get().(*[recordBufSize]byte)[:0]
+		}
 		t.buf = append(t.buf, t.src...)
 	}
 	t.src = nil
 	if t.pending() == 0 {
+		if cap(t.buf) == recordBufSize {
+			recordPool.Put((*[recordBufSize]byte)(t.buf[:recordBufSize]))
+		}
 		t.buf, t.off = nil, 0
 	}
-	t.mu.Unlock()
 }
+
+// recordBufSize holds the largest record: what a stream split between
+// deliveries leaves behind each time.
+const recordBufSize = 5 + maxRecordBody
+
+var recordPool = sync.Pool{New: func() any { return new([recordBufSize]byte) }}
 
 // establish makes Read non-blocking and resumes reading if the handshake
 // had paused it (on the loop).
