@@ -55,8 +55,8 @@ type readyBatch struct {
 	bufOf []int32  // per queued op, its receive buffer or -1
 	nrecv int      // receives queued: buffers 0..nrecv-1 are theirs
 	gen   uint32
-	pin   runtime.Pinner // send buffers, while the ring holds them
-	bufs  []byte         // receive buffers, mmapped: count x size
+	pins  []runtime.Pinner // send buffers, while the ring holds them: pinsPer each
+	bufs  []byte           // receive buffers, mmapped: count x size
 	size  int
 	count int
 
@@ -172,11 +172,7 @@ func (b *readyBatch) Flush() {
 		b.end()
 		return
 	}
-	for i := range b.ops {
-		if b.ops[i].data != nil {
-			b.pin.Pin(b.ops[i].data)
-		}
-	}
+	b.pinSends()
 	r := &b.raw
 	next, pending := 0, n
 	for b.broken == 0 && pending > 0 {
@@ -219,9 +215,36 @@ func (b *readyBatch) Flush() {
 	b.end()
 }
 
+// pinsPer is how many pointers a runtime.Pinner holds in its own storage;
+// a Pinner given more grows a slice, which its Unpin then drops, so a flush
+// of many sends would allocate every time. Each Pinner of the batch is
+// given at most this many.
+const pinsPer = 5
+
+// pinSends pins the queued sends' buffers, pinsPer to a Pinner.
+func (b *readyBatch) pinSends() {
+	k := 0
+	for i := range b.ops {
+		if b.ops[i].data == nil {
+			continue
+		}
+		if k/pinsPer == len(b.pins) {
+			b.pins = append(b.pins, runtime.Pinner{}) // grows with the largest batch only
+		}
+		b.pins[k/pinsPer].Pin(b.ops[i].data)
+		k++
+	}
+}
+
+func (b *readyBatch) unpin() {
+	for i := range b.pins {
+		b.pins[i].Unpin()
+	}
+}
+
 // end releases what the flush held and starts the next generation.
 func (b *readyBatch) end() {
-	b.pin.Unpin()
+	b.unpin()
 	clear(b.ops) // drop the send buffers' references
 	b.ops, b.keys, b.bufOf = b.ops[:0], b.keys[:0], b.bufOf[:0]
 	b.nrecv = 0
@@ -324,7 +347,7 @@ func (b *readyBatch) Reasons() []string {
 }
 
 func (b *readyBatch) Close() error {
-	b.pin.Unpin()
+	b.unpin()
 	b.ops, b.nrecv = nil, 0
 	if b.ring != nil {
 		b.ring.Close()
