@@ -90,7 +90,7 @@ func (cs *conn) serveStd(r *Request) {
 		sr.run()
 		return
 	}
-	go sr.run()
+	cs.ls.workers.run(sr)
 }
 
 // optionsStar answers "OPTIONS *" as net/http does, without the handler.

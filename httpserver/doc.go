@@ -113,10 +113,17 @@
 // down. (On the fast API, Deferred.Finish and Flush return ErrShutdown
 // then.) Where it runs:
 //
-//   - default: each request on its own goroutine, as net/http does; the
+//   - default: each request on a goroutine of its own, as on net/http; the
 //     response goes back to the loop as one task when the handler returns
 //     (or per Flush, the handler waiting while the client is slower). A
-//     blocking handler blocks only itself.
+//     blocking handler blocks only itself. The goroutines are workers kept
+//     between requests (per loop, idle ones released after a second): a
+//     goroutine started per request grows its stack, copying it, on its
+//     way to the handler every time, which cost 11% of the server's CPU at
+//     50 keep-alive connections. Like net/http's per-connection goroutine,
+//     a worker runs requests one after another, so goroutine-local state a
+//     handler leaves (pprof labels set without pprof.Do) is seen by later
+//     requests.
 //   - WithInlineHTTP: on the loop, like the fast API. It saves the goroutine
 //     and the hand-off but a blocking handler stalls the loop, and Flush
 //     cannot wait for a slow client (its output is bounded only once the
@@ -127,15 +134,14 @@
 // the whole head (the target, names and values are substrings of it), the
 // request's state (which holds a plain target's URL, the response's first
 // 512 bytes of body and 256 of header lines, the sync.WaitGroup a
-// streaming handler waits on, and the request's context), and, on a
-// goroutine, the goroutine's start. The context makes the context
+// streaming handler waits on, and the request's context). The context makes the context
 // package's cancel context (two allocations more) only when a handler
 // waits on it, reads a value from it or derives one; Err and Deadline do
 // not need it. A sniffed Content-Type goes on the wire rather than into
 // the handler's map. Nothing is pooled: no object a handler can still
-// reach after it returns is reused (BenchmarkServer: 8 allocations for a
-// hello-world handler that itself makes 3, against net/http's 18; 7
-// inline).
+// reach after it returns is reused (BenchmarkServer: 7 allocations for a
+// hello-world handler that itself makes 3, on a worker as inline, against
+// net/http's 18).
 //
 // The bench harness (make bench-compare) measures both modes against
 // net/http (bench/results/latest.md). Inline pays most when

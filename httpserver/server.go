@@ -231,9 +231,12 @@ func (s *Server) finishClose() error {
 	servers := s.servers
 	s.mu.Unlock()
 	s.loops.Range(func(_, v any) bool {
-		if ls := v.(*loopState); ls.tick != nil {
+		ls := v.(*loopState)
+		if ls.tick != nil {
 			ls.tick.Cancel()
 		}
+		ls.loop.RemoveShutdownHook(ls.hook)
+		ls.workers.close()
 		return true
 	})
 	for _, g := range servers {
@@ -259,6 +262,8 @@ type loopState struct {
 	date    []byte
 	dateSec int64
 	tick    *timers.Scheduled
+	workers workers // the adapter's goroutines
+	hook    engine.HookID
 	resp    Response
 	req     Request
 	scratch []byte
@@ -273,6 +278,9 @@ func (s *Server) stateFor(l *engine.Loop) *loopState {
 	}
 	ls := &loopState{s: s, loop: l}
 	ls.onTick()
+	// A loop that shuts down under the server releases its idle workers
+	// (its tick, which trims them, stops).
+	ls.hook = l.AddShutdownHook(ls.workers.close)
 	if !s.closing.Load() {
 		// stateFor runs on l (OnOpen), where scheduling starts the timer at
 		// once, without the task ring a user may bound; it fails only once l
@@ -298,6 +306,7 @@ func (ls *loopState) onTick() {
 	t := time.Now()
 	ls.now = t.UnixNano()
 	ls.updateDate(t)
+	ls.workers.trim(ls.now)
 	for i := 0; i < len(ls.conns); i++ {
 		cs := ls.conns[i]
 		if cs.deadline != 0 && cs.deadline <= ls.now {
