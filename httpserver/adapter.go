@@ -87,10 +87,10 @@ func (cs *conn) serveStd(r *Request) {
 	cs.inflight = sr
 	cs.set(flagBusy)
 	if sr.inline {
-		sr.run()
+		sr.Run()
 		return
 	}
-	cs.ls.workers.run(sr)
+	cs.ls.pool.Go(sr)
 }
 
 // optionsStar answers "OPTIONS *" as net/http does, without the handler.
@@ -231,8 +231,9 @@ func declaredTrailers(h http.Header) (http.Header, *parseError) {
 	return tr, nil
 }
 
-// run calls the handler and sends what it left.
-func (sr *stdRequest) run() {
+// Run calls the handler and sends what it left (on a worker, or inline on
+// the loop).
+func (sr *stdRequest) Run() {
 	w := &sr.w
 	defer func() {
 		if p := recover(); p != nil {

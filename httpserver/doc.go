@@ -117,10 +117,11 @@
 //     response goes back to the loop as one task when the handler returns
 //     (or per Flush, the handler waiting while the client is slower). A
 //     blocking handler blocks only itself. The goroutines are workers kept
-//     between requests (per loop, idle ones released after a second): a
-//     goroutine started per request grows its stack, copying it, on its
-//     way to the handler every time, which cost 11% of the server's CPU at
-//     50 keep-alive connections. Like net/http's per-connection goroutine,
+//     between requests (each loop's, idle ones released after a second
+//     and at the loop's shutdown): a goroutine started per request grows
+//     its stack, copying it, on its way to the handler every time, which
+//     cost 11% of the server's CPU at 50 keep-alive connections (package
+//     internal/workers). Like net/http's per-connection goroutine,
 //     a worker runs requests one after another, so goroutine-local state a
 //     handler leaves (pprof labels set without pprof.Do) is seen by later
 //     requests.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
+	"github.com/ringloop/ringloop/internal/workers"
 	"github.com/ringloop/ringloop/loopgroup"
 	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/timers"
@@ -231,12 +232,9 @@ func (s *Server) finishClose() error {
 	servers := s.servers
 	s.mu.Unlock()
 	s.loops.Range(func(_, v any) bool {
-		ls := v.(*loopState)
-		if ls.tick != nil {
+		if ls := v.(*loopState); ls.tick != nil {
 			ls.tick.Cancel()
 		}
-		ls.loop.RemoveShutdownHook(ls.hook)
-		ls.workers.close()
 		return true
 	})
 	for _, g := range servers {
@@ -262,8 +260,7 @@ type loopState struct {
 	date    []byte
 	dateSec int64
 	tick    *timers.Scheduled
-	workers workers // the adapter's goroutines
-	hook    engine.HookID
+	pool    *workers.Pool // the adapter's goroutines
 	resp    Response
 	req     Request
 	scratch []byte
@@ -278,9 +275,7 @@ func (s *Server) stateFor(l *engine.Loop) *loopState {
 	}
 	ls := &loopState{s: s, loop: l}
 	ls.onTick()
-	// A loop that shuts down under the server releases its idle workers
-	// (its tick, which trims them, stops).
-	ls.hook = l.AddShutdownHook(ls.workers.close)
+	ls.pool = workers.For(l)
 	if !s.closing.Load() {
 		// stateFor runs on l (OnOpen), where scheduling starts the timer at
 		// once, without the task ring a user may bound; it fails only once l
@@ -306,7 +301,6 @@ func (ls *loopState) onTick() {
 	t := time.Now()
 	ls.now = t.UnixNano()
 	ls.updateDate(t)
-	ls.workers.trim(ls.now)
 	for i := 0; i < len(ls.conns); i++ {
 		cs := ls.conns[i]
 		if cs.deadline != 0 && cs.deadline <= ls.now {

@@ -79,7 +79,7 @@ func newConn(w *wrapper, ec *engine.Conn) *Conn {
 	return c
 }
 
-// handshake runs on its own goroutine: crypto/tls's handshake cannot be
+// handshake runs on a goroutine (a worker): crypto/tls's handshake cannot be
 // resumed after its reader fails, so it must block for the peer's flights
 // where blocking is allowed. The loop feeds it (transport.feed); it ends
 // within the handshake timeout, or when the connection closes.
