@@ -71,13 +71,12 @@ func (r *benchRing) put(opcode, sqeFlags uint8, ioprio uint16, fd int32, p []byt
 	atomic.StoreUint32(r.raw.SQTail, tail+1)
 }
 
-// enter submits the queued SQEs, waits for min completions and collects
-// every CQE posted into r.cqes. Buffers passed to put are benchmark-owned
-// and outlive the ring, so they need no pinning here.
-func (r *benchRing) enter(b *testing.B, min int) {
+// enter submits the queued SQEs, waits for wait completions and collects
+// every CQE posted into r.cqes.
+func (r *benchRing) enter(b *testing.B, wait int) {
 	toSubmit := *r.raw.SQTail - atomic.LoadUint32(r.raw.SQHead)
 	for {
-		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.raw.FD), uintptr(toSubmit), uintptr(min), liburing.EnterGetEvent, 0, 0)
+		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.raw.FD), uintptr(toSubmit), uintptr(wait), liburing.EnterGetEvent, 0, 0)
 		if errno == 0 {
 			break
 		}
@@ -93,6 +92,17 @@ func (r *benchRing) enter(b *testing.B, min int) {
 		r.cqes = append(r.cqes, benchCQE{ud: *(*uint64)(c), res: *(*int32)(unsafe.Add(c, liburing.CQEOffRes)), flags: *(*uint32)(unsafe.Add(c, 12))})
 	}
 	atomic.StoreUint32(r.raw.CQHead, head)
+}
+
+// benchBuf returns n bytes outside the Go heap: the kernel reads and
+// writes it while the goroutine may move its stack, and needs no pin.
+func benchBuf(b *testing.B, n int) []byte {
+	p, err := mmap(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { unix.Munmap(p) })
+	return p
 }
 
 // cpuClock is the process's user+system CPU time.
@@ -128,7 +138,7 @@ func BenchmarkFixedFiles(b *testing.B) {
 				}
 				fc, fs, flags = 0, 1, iosqeFixedFile
 			}
-			msg, buf := make([]byte, 128), make([]byte, 4096)
+			msg, buf := benchBuf(b, 128), benchBuf(b, 4096)
 			const dw = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
 			b.ReportAllocs()
 			start := cpuClock()
@@ -184,7 +194,7 @@ func benchSend(b *testing.B, size int, zc bool) {
 		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 1<<20)
 		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 1<<20)
 	}
-	msg, buf := make([]byte, size), make([]byte, size)
+	msg, buf := benchBuf(b, size), benchBuf(b, size)
 	opcode, ioprio := uint8(liburing.IORingOpSend), uint16(0)
 	if zc {
 		opcode, ioprio = liburing.IORingOpSendZC, sendZCReportUsage
