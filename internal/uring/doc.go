@@ -154,14 +154,16 @@
 //
 //	design            measured           figure                 verdict
 //	registered files  BenchmarkFixed-    CPU per round trip     not used: no gain
-//	(FIXED_FILE)      Files, 4 SQEs      9.6-10.2 µs plain,     beyond noise
-//	                  an enter           9.6-10.3 registered
-//	                                     (paired 0.99x)
+//	(FIXED_FILE)      Files, 4 SQEs      9.4-11.5 µs plain,     beyond noise
+//	                  an enter           9.4-10.5 registered;
+//	                                     paired medians
+//	                                     0.94-1.00x
 //	SEND_ZC           BenchmarkSendZC    CPU vs SEND: 128 B     not used: loopback
-//	                  (send + recv +     1.19x, 1 KiB 1.29x,    copies anyway
-//	                  notification)      16 KiB 1.43x, 64 KiB
-//	                                     1.48x; 1 notif/op,
-//	                                     all ZC_COPIED
+//	                  (send + recv +     1.19-1.31x, 1 KiB      copies anyway
+//	                  notification)      1.24-1.33x, 16 KiB
+//	                                     1.40-1.56x, 64 KiB
+//	                                     1.48-1.64x; 1 notif
+//	                                     an op, all ZC_COPIED
 //	SQPOLL, locked    bench harness,     CPU µs/req plain ->    not used: the SQ
 //	variant           5 runs each        SQPOLL: c1 29-50 ->    thread spins on
 //	                                     59-84, c64 6.6-7.5 ->  the loop's core
@@ -169,11 +171,16 @@
 //	                                     6.7-8.2 -> 9.6-24;
 //	                                     rates no higher
 //
+// The micro-benchmark figures are from three runs of six rounds, each
+// variant one -count 1 run a round, alternated; ratios are per round, the
+// median of each run given.
+//
 // Registered files spare a request the fget and fput of its socket (atomic
 // in a Go process, whose file table many threads share); the saving is
 // below the benchmark's noise, and using them would add a registration
 // update at every accept and close, while the parked variant's one-op
 // flushes use send(2) and recv(2), which cannot name a registered file.
+// The least disturbed rounds of the two variants were equal (9.4 µs).
 //
 // SEND_ZC asked the kernel to report copies (IORING_SEND_ZC_REPORT_USAGE):
 // every notification carried IORING_NOTIF_USAGE_ZC_COPIED. Loopback copies
@@ -195,19 +202,23 @@
 // counts it: sampled from /proc/PID/task, it held most of the process's
 // ticks (about 80%) while the loop thread slept in io_uring_enter. It
 // inherits the server's affinity, core 0, and competes there with the loop
-// it serves: involuntary context switches per request 4-30x, p50 latency at
+// it serves: involuntary context switches per request 3-30x, p50 latency at
 // one connection 10-25 µs lower in each pair but p99 higher, no rate gained
 // (c64 43k-112k msgs/s against 87k-142k). Put on the client's core with
-// IORING_SETUP_SQ_AFF it took that core: 0.2-0.3x the rate. SQPOLL buys
-// fewer system calls with a core; here the calls are about 1% of the CPU
-// and there is no core to spare. Commands (the harness with the experiment
-// build, which read the variable, alternated with the same command without
-// it; the parked rows of each run are the control):
+// IORING_SETUP_SQ_AFF (one run) it took that core: 0.25-0.42x the rate of
+// the same run's parked rows. SQPOLL buys fewer system calls with a core;
+// here submission is about 1% of the CPU (the profile above) and there is
+// no core to spare. The harness ran the experiment build with the variable
+// it read, alternated with the same command without it (the parked rows of
+// each run are the control); the micro-benchmarks ran as -count 1 runs of
+// one sub-benchmark each, -bench 'FixedFiles/plain$' then
+// 'FixedFiles/registered$', 'SendZC/128/send$' then 'SendZC/128/send_zc$',
+// and so on:
 //
 //	cd bench && RINGLOOP_EXP_SQPOLL=50 go run ./cmd/bench -mode full \
 //	    -cases p1-echo-c64-128,p1-echo-c1-128,p1-http-c50 \
 //	    -peers ringloop-uring,ringloop-http-uring
-//	go test -run '^$' -bench 'FixedFiles|SendZC' -count 5 ./internal/uring
+//	go test -run '^$' -bench 'FixedFiles|SendZC' -count 1 ./internal/uring
 //
 // # Benchmarks
 //
