@@ -169,7 +169,8 @@
 //	                                     59-84, c64 6.6-7.5 ->  the loop's core
 //	                                     8.6-22, HTTP c50
 //	                                     6.7-8.2 -> 9.6-24;
-//	                                     rates no higher
+//	                                     rates no higher,
+//	                                     syscalls/msg the same
 //
 // The micro-benchmark figures are from three runs of six rounds, each
 // variant one -count 1 run a round, alternated; ratios are per round, the
@@ -193,27 +194,31 @@
 // notification; not measured here.
 //
 // SQPOLL was an experiment build: the locked variant's rings set up
-// SQPOLL|SINGLE_ISSUER (the kernel refuses the TASKRUN flags with SQPOLL),
-// idle 50 ms, io_uring_enter only to wait for completions or, with
+// SQPOLL|SINGLE_ISSUER (with SQPOLL the kernel refuses the TASKRUN flags:
+// EINVAL), idle 50 ms, io_uring_enter only to wait for completions or, with
 // IORING_ENTER_SQ_WAKEUP, when the kernel set IORING_SQ_NEED_WAKEUP; a
 // group's later rings could ATTACH_WQ to the first (two rings then showed
 // one iou-sqp thread; the harness's servers run one loop). The SQ thread is
-// a thread of the server process, so the harness's /proc/PID/stat CPU
-// counts it: sampled from /proc/PID/task, it held most of the process's
-// ticks (about 80%) while the loop thread slept in io_uring_enter. It
-// inherits the server's affinity, core 0, and competes there with the loop
-// it serves: involuntary context switches per request 3-30x, p50 latency at
-// one connection 10-25 µs lower in each pair but p99 higher, no rate gained
-// (c64 43k-112k msgs/s against 87k-142k). Put on the client's core with
+// a thread of the server process, so the harness's /proc/PID/stat CPU counts
+// it: sampled from /proc/PID/task, it held most of the process's ticks
+// (about 80%) while the loop thread slept in io_uring_enter. It inherits the
+// server's affinity, core 0, and competes there with the loop it serves:
+// involuntary context switches per request 3-30x, p50 latency at one
+// connection 10-25 µs lower in each pair but p99 higher, no rate gained (c64
+// 43k-112k msgs/s against 87k-142k). Put on the client's core with
 // IORING_SETUP_SQ_AFF (one run) it took that core: 0.25-0.42x the rate of
-// the same run's parked rows. SQPOLL buys fewer system calls with a core;
-// here submission is about 1% of the CPU (the profile above) and there is
-// no core to spare. The harness ran the experiment build with the variable
-// it read, alternated with the same command without it (the parked rows of
-// each run are the control); the micro-benchmarks ran as -count 1 runs of
-// one sub-benchmark each, -bench 'FixedFiles/plain$' then
-// 'FixedFiles/registered$', 'SendZC/128/send$' then 'SendZC/128/send_zc$',
-// and so on:
+// the same run's parked rows. Nor did it save system calls: 0.29-0.40 per
+// message against 0.28-0.38 (p1-sys-echo-c64, two runs each), for the loop's
+// calls are mostly the waits for completions, which SQPOLL leaves; saving
+// those too means polling the CQ, a second spinner on the same core. SQPOLL
+// trades a core for the submission path; here submission is about 1% of the
+// CPU (the profile above) and there is no core to spare.
+//
+// The harness ran the experiment build with the variable it read, alternated
+// with the same command without it (the parked rows of each run are the
+// control); the micro-benchmarks ran as -count 1 runs of one sub-benchmark
+// each, -bench 'FixedFiles/plain$' then 'FixedFiles/registered$',
+// 'SendZC/128/send$' then 'SendZC/128/send_zc$', and so on:
 //
 //	cd bench && RINGLOOP_EXP_SQPOLL=50 go run ./cmd/bench -mode full \
 //	    -cases p1-echo-c64-128,p1-echo-c1-128,p1-http-c50 \
