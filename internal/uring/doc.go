@@ -144,6 +144,87 @@
 // allocates nothing: the op table, tag index, descriptor and CQE arrays are
 // reused, and Send's pin reuses a Pinner per op slot.
 //
+// # Designs measured and not used
+//
+// Measured 2026-11-26 on the shared 2-core VM (Linux 6.18) while other
+// builds ran (load average 2-5): ranges over repeated runs, variants
+// alternated; process CPU time is the steadier figure. A CPU profile of the
+// parked echo server (64 connections x 128 B) has 91% of its CPU in the
+// kernel's TCP path, fget 0.7%, io_submit_sqes 0.8%: little to win here.
+//
+//	design            measured           figure                 verdict
+//	registered files  BenchmarkFixed-    CPU per round trip     not used: no gain
+//	(FIXED_FILE)      Files, 4 SQEs      9.4-11.5 µs plain,     beyond noise
+//	                  an enter           9.4-10.5 registered;
+//	                                     paired medians
+//	                                     0.94-1.00x
+//	SEND_ZC           BenchmarkSendZC    CPU vs SEND: 128 B     not used: loopback
+//	                  (send + recv +     1.19-1.31x, 1 KiB      copies anyway
+//	                  notification)      1.24-1.33x, 16 KiB
+//	                                     1.40-1.56x, 64 KiB
+//	                                     1.48-1.64x; 1 notif
+//	                                     an op, all ZC_COPIED
+//	SQPOLL, locked    bench harness,     CPU µs/req plain ->    not used: the SQ
+//	variant           5 runs each        SQPOLL: c1 29-50 ->    thread spins on
+//	                                     59-84, c64 6.6-7.5 ->  the loop's core
+//	                                     8.6-22, HTTP c50
+//	                                     6.7-8.2 -> 9.6-24;
+//	                                     rates no higher,
+//	                                     syscalls/msg the same
+//
+// The micro-benchmark figures are from three runs of six rounds, each
+// variant one -count 1 run a round, alternated; ratios are per round, the
+// median of each run given.
+//
+// Registered files spare a request the fget and fput of its socket (atomic
+// in a Go process, whose file table many threads share); the saving is
+// below the benchmark's noise, and using them would add a registration
+// update at every accept and close, while the parked variant's one-op
+// flushes use send(2) and recv(2), which cannot name a registered file.
+// The least disturbed rounds of the two variants were equal (9.4 µs).
+//
+// SEND_ZC asked the kernel to report copies (IORING_SEND_ZC_REPORT_USAGE):
+// every notification carried IORING_NOTIF_USAGE_ZC_COPIED. Loopback copies
+// a zerocopy skb's pages when it delivers it to a local socket
+// (skb_orphan_frags_rx, from __netif_receive_skb_core and
+// ip_local_deliver_finish; the "Loopback" section of the kernel's
+// MSG_ZEROCOPY documentation), so SEND_ZC adds page pinning and a second
+// CQE and saves nothing. Off loopback it may pay for sends over about
+// 10 KB (the same documentation), with the buffer held until the
+// notification; not measured here.
+//
+// SQPOLL was an experiment build: the locked variant's rings set up
+// SQPOLL|SINGLE_ISSUER (with SQPOLL the kernel refuses the TASKRUN flags:
+// EINVAL), idle 50 ms, io_uring_enter only to wait for completions or, with
+// IORING_ENTER_SQ_WAKEUP, when the kernel set IORING_SQ_NEED_WAKEUP; a
+// group's later rings could ATTACH_WQ to the first (two rings then showed
+// one iou-sqp thread; the harness's servers run one loop). The SQ thread is
+// a thread of the server process, so the harness's /proc/PID/stat CPU counts
+// it: sampled from /proc/PID/task, it held most of the process's ticks
+// (about 80%) while the loop thread slept in io_uring_enter. It inherits the
+// server's affinity, core 0, and competes there with the loop it serves:
+// involuntary context switches per request 3-30x, p50 latency at one
+// connection 10-25 µs lower in each pair but p99 higher, no rate gained (c64
+// 43k-112k msgs/s against 87k-142k). Put on the client's core with
+// IORING_SETUP_SQ_AFF (one run) it took that core: 0.25-0.42x the rate of
+// the same run's parked rows. Nor did it save system calls: 0.29-0.40 per
+// message against 0.28-0.38 (p1-sys-echo-c64, two runs each), for the loop's
+// calls are mostly the waits for completions, which SQPOLL leaves; saving
+// those too means polling the CQ, a second spinner on the same core. SQPOLL
+// trades a core for the submission path; here submission is about 1% of the
+// CPU (the profile above) and there is no core to spare.
+//
+// The harness ran the experiment build with the variable it read, alternated
+// with the same command without it (the parked rows of each run are the
+// control); the micro-benchmarks ran as -count 1 runs of one sub-benchmark
+// each, -bench 'FixedFiles/plain$' then 'FixedFiles/registered$',
+// 'SendZC/128/send$' then 'SendZC/128/send_zc$', and so on:
+//
+//	cd bench && RINGLOOP_EXP_SQPOLL=50 go run ./cmd/bench -mode full \
+//	    -cases p1-echo-c64-128,p1-echo-c1-128,p1-http-c50 \
+//	    -peers ringloop-uring,ringloop-http-uring
+//	go test -run '^$' -bench 'FixedFiles|SendZC' -count 1 ./internal/uring
+//
 // # Benchmarks
 //
 //	go test -run '^$' -bench . ./internal/uring
@@ -151,4 +232,5 @@
 // measures a no-op and a loopback send and receive per op, one op or 32 per
 // Wait: batching 32 costs one io_uring_enter and one cgo call for all of
 // them (dated figures: the micro-benchmarks section of bench/README.md).
+// BenchmarkFixedFiles and BenchmarkSendZC measure two of the designs above.
 package uring
