@@ -12,6 +12,7 @@ import (
 	gws "github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/websocket"
 )
@@ -91,7 +92,7 @@ func fragSender(errs chan error) *scripted {
 
 // TestNextWriterGorilla: gorilla's client reads the fragmented messages
 // whole, compressed (one deflate stream over the fragments, RSV1 on the
-// first only, which gorilla checks) and not.
+// first only) and not.
 func TestNextWriterGorilla(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -116,7 +117,8 @@ func TestNextWriterGorilla(t *testing.T) {
 	})
 }
 
-// TestNextWriterCoder: coder/websocket's client likewise.
+// TestNextWriterCoder: coder/websocket's client likewise (it refuses RSV1 on
+// a continuation frame).
 func TestNextWriterCoder(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -305,22 +307,28 @@ func TestNextWriterClosed(t *testing.T) {
 }
 
 // TestNextWriterDial: Dial's client sends fragmented messages (every frame
-// masked, which the server checks) to this package's server and to
-// gorilla's, compressed and not, and gets them back whole.
+// masked, which the server checks) to this package's server (ws and wss)
+// and to gorilla's, compressed and not, and gets them back whole.
 func TestNextWriterDial(t *testing.T) {
+	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		for _, compress := range []bool{false, true} {
-			for _, gorilla := range []bool{false, true} {
+			for _, server := range []string{"own", "gorilla", "own-wss"} {
+				opts := []websocket.Option{websocket.WithCompression(compress)}
 				var url string
-				if gorilla {
+				switch server {
+				case "own":
+					url = "ws://" + serve(t, c, newEcho(), opts) + "/echo"
+				case "gorilla":
 					url = "ws://" + gorillaServer(t, compress, nil) + "/"
-				} else {
-					url = "ws://" + serve(t, c, newEcho(), []websocket.Option{websocket.WithCompression(compress)}) + "/echo"
+				case "own-wss":
+					url = "wss://" + serveTLS(t, c, p, newEcho(), opts) + "/echo"
+					opts = append(opts, wssClient(p))
 				}
 				loop := newLoop(t, c)
 				cl := newClient()
-				ws := dial(t, loop, url, cl, websocket.WithCompression(compress))
+				ws := dial(t, loop, url, cl, opts...)
 				require.Equal(t, compress, websocket.Deflate(ws))
 				require.NoError(t, onLoop(t, ws, func() error {
 					for _, m := range fragMessages() {
@@ -333,11 +341,133 @@ func TestNextWriterDial(t *testing.T) {
 				for i, m := range fragMessages() {
 					got := cl.next(t)
 					require.Equal(t, m.kind, got.kind)
-					require.True(t, bytes.Equal(m.whole(), got.p), "gorilla %v compressed %v message %d", gorilla, compress, i)
+					require.True(t, bytes.Equal(m.whole(), got.p), "server %s compressed %v message %d", server, compress, i)
 				}
 				require.NoError(t, ws.Close(websocket.CloseNormal, ""))
 				require.Equal(t, 1000, cl.closed(t).code)
 			}
+		}
+	})
+}
+
+// openMore is a handler for the tests below: "open" opens a binary message
+// and writes "a" to it, "more" writes "b" and closes it, "send" sends
+// fragMessages; errors go to errs.
+func openMore(errs chan error) *scripted {
+	var w *websocket.MessageWriter
+	return newScripted(func(c *websocket.Conn, _ websocket.MessageKind, p []byte) {
+		var err error
+		switch string(p) {
+		case "open":
+			if w, err = c.NextWriter(websocket.Binary); err == nil {
+				_, err = w.Write([]byte("a"))
+			}
+		case "more":
+			if _, err = w.Write([]byte("b")); err == nil {
+				err = w.Close()
+			}
+		case "send":
+			for _, m := range fragMessages() {
+				if err = sendFragmented(c, m); err != nil {
+					break
+				}
+			}
+		}
+		errs <- err
+	})
+}
+
+// TestNextWriterWSS: over wss (the frames held by looptls's async writes)
+// gorilla reads the fragmented messages, compressed, and an
+// AsyncWriteMessage sent during an open message whole after it.
+func TestNextWriterWSS(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		errs := make(chan error, 16)
+		h := openMore(errs)
+		addr := serveTLS(t, c, p, h, []websocket.Option{websocket.WithCompression(true)})
+		ws, _ := dialGorillaTLS(t, p, addr, true)
+		conn := <-h.opens
+		require.NoError(t, ws.WriteMessage(gws.TextMessage, []byte("send")))
+		require.NoError(t, <-errs)
+		for i, m := range fragMessages() {
+			kind, got, err := ws.ReadMessage()
+			require.NoError(t, err, "message %d", i)
+			require.Equal(t, int(m.kind), kind)
+			require.True(t, bytes.Equal(m.whole(), got), "message %d", i)
+		}
+		require.NoError(t, ws.WriteMessage(gws.TextMessage, []byte("open")))
+		require.NoError(t, <-errs)
+		require.NoError(t, conn.AsyncWriteMessage(websocket.Text, []byte("async")))
+		require.NoError(t, onLoop(t, conn, func() error { return nil })) // its task has run, held
+		require.NoError(t, ws.WriteMessage(gws.TextMessage, []byte("more")))
+		require.NoError(t, <-errs)
+		kind, got, err := ws.ReadMessage()
+		require.NoError(t, err)
+		require.Equal(t, gws.BinaryMessage, kind)
+		require.Equal(t, "ab", string(got))
+		kind, got, err = ws.ReadMessage()
+		require.NoError(t, err)
+		require.Equal(t, gws.TextMessage, kind)
+		require.Equal(t, "async", string(got))
+	})
+}
+
+// TestNextWriterShutdown: the loop shuts down while a message is open: the
+// client gets the close frame (1001) after the fragments sent, the partial
+// message is never delivered, and OnClose reports 1001.
+func TestNextWriterShutdown(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		errs := make(chan error, 16)
+		h := openMore(errs)
+		loop, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		addr := listenOn(t, loop, "Upgrade", h)
+		ws := dialGorilla(t, addr)
+		conn := <-h.opens
+		require.NoError(t, ws.WriteMessage(gws.TextMessage, []byte("open")))
+		require.NoError(t, <-errs)
+		require.NoError(t, conn.AsyncWriteMessage(websocket.Text, []byte("dropped")))
+		require.NoError(t, loop.Close())
+		_, _, err = ws.ReadMessage()
+		var ce *gws.CloseError
+		require.True(t, errors.As(err, &ce), "read after the shutdown: %v", err)
+		require.Equal(t, websocket.CloseGoingAway, ce.Code)
+		cl := <-h.closes
+		require.Equal(t, websocket.CloseGoingAway, cl.code)
+		require.ErrorIs(t, cl.err, engine.ErrShutdown)
+	})
+}
+
+// TestNextWriterHubLimit: a broadcast that would pass the async write
+// limit of a member sending a fragmented message is missed (Hub.Dropped);
+// one within it follows the message.
+func TestNextWriterHubLimit(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		errs := make(chan error, 16)
+		h := openMore(errs)
+		addr := serve(t, c, h, nil, engine.WithAsyncWriteLimit(4096))
+		rc := dialRaw(t, addr)
+		conn := <-h.opens
+		hub := websocket.NewHub()
+		require.NoError(t, onLoop(t, conn, func() error { hub.Add(conn); return nil }))
+		_, err := rc.Write(frame(finText, []byte("open"), true))
+		require.NoError(t, err)
+		require.NoError(t, <-errs)
+		require.NoError(t, hub.Broadcast(websocket.Binary, make([]byte, 8192)))
+		require.NoError(t, hub.Broadcast(websocket.Text, []byte("hub")))
+		require.NoError(t, onLoop(t, conn, func() error { return nil })) // delivered
+		require.EqualValues(t, 1, hub.Dropped())
+		_, err = rc.Write(frame(finText, []byte("more"), true))
+		require.NoError(t, err)
+		require.NoError(t, <-errs)
+		for i, f := range []serverFrame{{0x02, []byte("a")}, {0x00, []byte("b")}, {0x80, []byte{}}, {finText, []byte("hub")}} {
+			got, err := rc.read()
+			require.NoError(t, err, "frame %d", i)
+			require.Equal(t, f.String(), got.String(), "frame %d", i)
 		}
 	})
 }
