@@ -34,7 +34,7 @@
 // closes once it is flushed; OnClose reports CloseGoingAway and
 // engine.ErrShutdown.
 //
-// Backpressure: WriteMessage on the loop never refuses; past the engine's
+// Backpressure: WriteMessage on the loop never refuses for size; past the engine's
 // high watermark the connection by default stops reading the peer until its
 // output drains (PauseReading), or is dropped (CloseSlow, for fan-out).
 // AsyncWriteMessage from other goroutines is bounded by the engine's async
