@@ -26,8 +26,9 @@ var (
 // other goroutines is accepted as usual (within the async write limit, which
 // the held frames count against) and sent behind the message once it is
 // closed; a Hub broadcast waits with them (or, past that limit, the member
-// misses it, counted in Hub.Dropped). Control frames (Ping, the answer to
-// the peer's pings, Close) may come between fragments, as the RFC allows.
+// misses it, counted in Hub.Dropped); so does a Ping called off the loop.
+// Control frames sent on the loop (Ping, the answer to the peer's pings,
+// Close) may come between fragments, as the RFC allows.
 //
 // A close of the connection while a message is open (Close, a protocol
 // failure, the loop's shutdown) ends it unfinished: the close frame follows
@@ -72,7 +73,7 @@ func (c *Conn) NextWriter(kind MessageKind) (*MessageWriter, error) {
 		return nil, errBadKind
 	case !c.t.ec.Loop().InEventLoop():
 		return nil, errWriterOffLoop
-	case c.closeSent || c.closeDone:
+	case c.closeSent || c.closeDone || c.ended:
 		return nil, ErrClosed
 	case c.wr.open:
 		return nil, ErrMessageOpen
@@ -161,7 +162,11 @@ func (w *MessageWriter) frame(fin bool, p []byte) error {
 			p = p[:len(p)-4]
 		}
 	}
-	return w.c.writeRaw(fin, rsv1, op, p)
+	err := w.c.writeRaw(fin, rsv1, op, p)
+	if err != nil && (w.c.closeSent || w.c.closeDone) {
+		err = ErrClosed // the write closed it (CloseSlow) or found it closing
+	}
+	return err
 }
 
 // end closes the message: the compressor goes back to the pool and the

@@ -471,3 +471,43 @@ func TestNextWriterHubLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestNextWriterSlowConsumer: fragments follow the slow-consumer policy as
+// WriteMessage's frames do: under CloseSlow a peer that does not read is
+// dropped past the high watermark, the open message with it (Write then
+// reports ErrClosed, OnClose 1008). NextWriter off the loop is refused.
+func TestNextWriterSlowConsumer(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		results := make(chan error, 4)
+		h := newScripted(func(c *websocket.Conn, _ websocket.MessageKind, p []byte) {
+			w, err := c.NextWriter(websocket.Binary)
+			if err != nil {
+				results <- err
+				return
+			}
+			chunk := make([]byte, 16<<10)
+			for range 1024 { // 16 MiB at most: far past the socket buffers and the watermark
+				if _, err = w.Write(chunk); err != nil {
+					break
+				}
+			}
+			results <- err
+			results <- w.Close()
+		})
+		wm := engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: 64 << 10})
+		buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+		addr := serve(t, c, h, []websocket.Option{websocket.WithSlowConsumer(websocket.CloseSlow)}, wm, buf)
+		rc := dialRaw(t, addr)
+		conn := <-h.opens
+		_, err := conn.NextWriter(websocket.Text)
+		require.Error(t, err, "NextWriter off the loop")
+		_, err = rc.Write(frame(finText, []byte("go"), true))
+		require.NoError(t, err)
+		require.ErrorIs(t, <-results, websocket.ErrClosed)
+		require.ErrorIs(t, <-results, websocket.ErrClosed)
+		cl := <-h.closes
+		require.Equal(t, websocket.ClosePolicyViolation, cl.code)
+		require.ErrorIs(t, cl.err, websocket.ErrSlowConsumer)
+	})
+}
