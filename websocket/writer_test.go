@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,8 +127,9 @@ func TestNextWriterCoder(t *testing.T) {
 			errs := make(chan error, 16)
 			addr := serve(t, c, fragSender(errs), []websocket.Option{websocket.WithCompression(true)})
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			ws, _, err := coder.Dial(ctx, "ws://"+addr+"/frag", &coder.DialOptions{CompressionMode: mode})
+			ws, resp, err := coder.Dial(ctx, "ws://"+addr+"/frag", &coder.DialOptions{CompressionMode: mode})
 			require.NoError(t, err)
+			require.Equal(t, mode != coder.CompressionDisabled, strings.Contains(resp.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate"))
 			ws.SetReadLimit(4 << 20)
 			require.NoError(t, ws.Write(ctx, coder.MessageText, []byte("send")))
 			for i, m := range fragMessages() {
