@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -511,5 +514,56 @@ func TestNextWriterSlowConsumer(t *testing.T) {
 		cl := <-h.closes
 		require.Equal(t, websocket.ClosePolicyViolation, cl.code)
 		require.ErrorIs(t, cl.err, websocket.ErrSlowConsumer)
+	})
+}
+
+// TestNextWriterDeflateFrames: with permessage-deflate, read frame by
+// frame by a client written here: RSV1 on the first frame only, every
+// fragment but the last ends on a sync flush (so it can be inflated as it
+// arrives), and the payloads together inflate to the message.
+func TestNextWriterDeflateFrames(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		errs := make(chan error, 16)
+		addr := serve(t, c, fragSender(errs), []websocket.Option{websocket.WithCompression(true)})
+		conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		require.NoError(t, err)
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+		_, err = io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Key: "+b64key()+"\r\nSec-WebSocket-Version: 13\r\n"+
+			"Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n")
+		require.NoError(t, err)
+		rc := &rawConn{conn, newReader(conn)}
+		resp, err := http.ReadResponse(rc.r, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+		require.Contains(t, resp.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate")
+		_, err = rc.Write(frame(finText, []byte("send"), true))
+		require.NoError(t, err)
+		for i, m := range fragMessages() {
+			var payload []byte
+			for j := 0; ; j++ {
+				f, err := rc.read()
+				require.NoError(t, err, "message %d frame %d", i, j)
+				fin, rsv1, op := f.b0&0x80 != 0, f.b0&0x40 != 0, f.b0&0x0F
+				require.Equal(t, j == 0, rsv1, "message %d frame %d: RSV1", i, j)
+				if j == 0 {
+					require.EqualValues(t, m.kind, op, "message %d", i)
+				} else {
+					require.Zero(t, op, "message %d frame %d: continuation", i, j)
+				}
+				if !fin {
+					require.True(t, bytes.HasSuffix(f.payload, []byte{0, 0, 0xff, 0xff}), "message %d frame %d ends on a sync flush", i, j)
+				}
+				payload = append(payload, f.payload...)
+				if fin {
+					require.Equal(t, len(m.pieces)+1, j+1, "message %d: a frame per Write and the final one", i)
+					break
+				}
+			}
+			require.True(t, bytes.Equal(m.whole(), inflated(t, payload)), "message %d", i)
+		}
+		require.Empty(t, errs)
 	})
 }
