@@ -28,6 +28,7 @@ type asyncWriter struct {
 	err     error  // non-nil once closing: what AsyncWrite returns
 	drain   asyncDrain
 	loopBuf atomic.Int64 // the loop's Buffered(), published each flush
+	held    bool         // HoldAsync: drains leave buf where it is (loop only)
 }
 
 // AsyncWrite copies p and writes it on the loop; safe from any goroutine.
@@ -80,6 +81,9 @@ type asyncDrain struct{ c *Conn }
 
 func (d *asyncDrain) Run() {
 	c := d.c
+	if c.async.held {
+		return // queued stays set: ReleaseAsync drains
+	}
 	b := c.async.take(nil)
 	if len(b) == 0 {
 		return
@@ -126,4 +130,41 @@ func (c *Conn) closeAsync(err error, keep bool) {
 		c.out = append(c.out, b...)
 		c.queueFlush()
 	}
+}
+
+// HoldAsync keeps the bytes AsyncWrite accepts out of the connection's
+// output until ReleaseAsync, for a protocol whose loop-side writes must not
+// be interleaved with other goroutines' for a while (a WebSocket message
+// sent in fragments). Held bytes still count against the async write limit,
+// so AsyncWrite refuses past it as usual; a close sends them (or an abort
+// drops them) as any accepted bytes. Loop only: elsewhere it does nothing.
+func (c *Conn) HoldAsync() {
+	if c.loop.InEventLoop() {
+		c.async.held = true
+	}
+}
+
+// ReleaseAsync ends HoldAsync: the bytes held are written now, behind what
+// the loop wrote meanwhile. Loop only: elsewhere it does nothing.
+func (c *Conn) ReleaseAsync() {
+	if !c.loop.InEventLoop() || !c.async.held {
+		return
+	}
+	c.async.held = false
+	c.async.drain.Run()
+}
+
+// DiscardAsync drops the bytes AsyncWrite accepted that the loop has not
+// yet written (those HoldAsync holds) and returns how many there were: for
+// a protocol that must close before it could send them (a close frame
+// cannot follow an unfinished message's data). Loop only: elsewhere it
+// returns 0.
+func (c *Conn) DiscardAsync() int {
+	if !c.loop.InEventLoop() {
+		return 0
+	}
+	b := c.async.take(nil)
+	n := len(b)
+	c.async.recycle(b)
+	return n
 }

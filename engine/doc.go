@@ -21,8 +21,9 @@
 // it). Optional interfaces add writability changes (WritabilityHandler),
 // half-close (HalfCloseHandler), idle timeouts (IdleHandler) and a last
 // word before the loop's shutdown closes the connection (ShutdownHandler). Other
-// goroutines reach a connection through AsyncWrite and the Conn methods that
-// hand themselves to the loop, and the loop through Execute, Submit and the
+// goroutines reach a connection through AsyncWrite (which the loop can hold
+// back for a while: HoldAsync) and the Conn methods that hand themselves to
+// the loop, and the loop through Execute, Submit and the
 // Schedule family. Dial and DialAsync connect; Adopt and ListenFD serve
 // sockets the process inherited; SetHandler hands a connection to another
 // handler (a protocol upgrade). Package loopgroup runs groups of loops.

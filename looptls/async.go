@@ -18,6 +18,7 @@ type asyncWriter struct {
 	spare  []byte
 	queued bool
 	err    error
+	held   bool // HoldAsync: Run leaves buf where it is (loop only)
 }
 
 // AsyncWrite copies p and has the loop encrypt and send it; safe from any
@@ -58,7 +59,46 @@ func (c *Conn) AsyncWrite(p []byte) error {
 }
 
 // Run encrypts the accepted plaintext on the loop.
-func (a *asyncWriter) Run() { a.flush() }
+func (a *asyncWriter) Run() {
+	if !a.held { // held: queued stays set, ReleaseAsync flushes
+		a.flush()
+	}
+}
+
+// HoldAsync keeps the plaintext AsyncWrite accepts out of the stream until
+// ReleaseAsync, as engine.Conn.HoldAsync: held bytes count against the
+// async write limit, and a close still sends them ahead of close_notify.
+// Loop only: elsewhere it does nothing.
+func (c *Conn) HoldAsync() {
+	if c.ec.Loop().InEventLoop() {
+		c.async.held = true
+	}
+}
+
+// ReleaseAsync ends HoldAsync: the held plaintext is encrypted and written
+// now, behind what the loop wrote meanwhile. Loop only.
+func (c *Conn) ReleaseAsync() {
+	if !c.ec.Loop().InEventLoop() || !c.async.held {
+		return
+	}
+	c.async.held = false
+	c.async.flush()
+}
+
+// DiscardAsync drops the plaintext AsyncWrite accepted that the loop has
+// not yet encrypted and returns how many bytes it was. Loop only:
+// elsewhere it returns 0.
+func (c *Conn) DiscardAsync() int {
+	if !c.ec.Loop().InEventLoop() {
+		return 0
+	}
+	a := &c.async
+	a.mu.Lock()
+	n := len(a.buf)
+	a.buf, a.queued = a.buf[:0], false
+	a.mu.Unlock()
+	return n
+}
 
 func (a *asyncWriter) flush() {
 	a.mu.Lock()

@@ -119,6 +119,9 @@ type Conn struct {
 	pingTimer *timers.Scheduled
 	pingOut   bool // a ping was sent and nothing has arrived since
 
+	// The message NextWriter is sending (loop only).
+	wr MessageWriter
+
 	// Hub memberships (loop only); ended is set when OnClose begins.
 	hubs  []hubRef
 	ended bool
@@ -150,13 +153,17 @@ func (c *Conn) Writable() bool { return c.t.ec.Writable() }
 // WriteMessage sends p as one frame of kind. On the loop the frame is
 // copied into the connection's output and never refused for size (past the
 // high watermark the connection turns unwritable); off the loop it is
-// AsyncWriteMessage. It returns ErrClosed once a close frame was sent.
+// AsyncWriteMessage. It returns ErrClosed once a close frame was sent, and
+// on the loop ErrMessageOpen while a NextWriter message is being sent.
 func (c *Conn) WriteMessage(kind MessageKind, p []byte) error {
 	if kind != Text && kind != Binary {
 		return errBadKind
 	}
 	if !c.t.ec.Loop().InEventLoop() {
 		return c.AsyncWriteMessage(kind, p)
+	}
+	if c.wr.open && !c.closeSent && !c.closeDone {
+		return ErrMessageOpen
 	}
 	return c.writeFrame(opcode(kind), p)
 }
@@ -172,8 +179,18 @@ func (c *Conn) writeFrame(op opcode, p []byte) error {
 		putFrame(bp)
 		return err
 	}
+	return c.writeRaw(true, false, op, p)
+}
+
+// writeRaw writes one frame with payload p as it is (no compression) on
+// the loop: fin ends the message, rsv1 marks a compressed one's first
+// frame.
+func (c *Conn) writeRaw(fin, rsv1 bool, op opcode, p []byte) error {
 	var hb [maxHeader]byte
-	h, key := c.appendHeader(hb[:0], op, len(p))
+	h, key := c.appendHeader(hb[:0], fin, op, len(p))
+	if rsv1 {
+		h[0] |= 0x40
+	}
 	if c.t.tc != nil {
 		return c.t.stage(h, p, c.client, key)
 	}
@@ -214,17 +231,17 @@ func (c *Conn) writeMasked(key [4]byte, p []byte) error {
 
 // appendHeader appends the header of a frame this side sends: a client's
 // is masked with a fresh key, returned for the payload.
-func (c *Conn) appendHeader(dst []byte, op opcode, n int) ([]byte, [4]byte) {
+func (c *Conn) appendHeader(dst []byte, fin bool, op opcode, n int) ([]byte, [4]byte) {
 	if !c.client {
-		return appendHeader(dst, true, op, n, false, [4]byte{}), [4]byte{}
+		return appendHeader(dst, fin, op, n, false, [4]byte{}), [4]byte{}
 	}
 	key := maskKey()
-	return appendHeader(dst, true, op, n, true, key), key
+	return appendHeader(dst, fin, op, n, true, key), key
 }
 
 // appendFrame appends a whole frame with payload p, masked on a client.
 func (c *Conn) appendFrame(dst []byte, op opcode, p []byte) []byte {
-	dst, key := c.appendHeader(dst, op, len(p))
+	dst, key := c.appendHeader(dst, true, op, len(p))
 	start := len(dst)
 	dst = append(dst, p...)
 	if c.client {
@@ -408,6 +425,13 @@ func (c *Conn) queueClose(code int, reason string) bool {
 	c.asyncShut = true
 	var b [maxHeader + maxControlPayload]byte
 	f := c.appendFrame(b[:0], opClose, p)
+	if c.wr.open {
+		// The close frame ends the fragmented message unfinished; the
+		// frames held behind it cannot follow it and are dropped.
+		c.t.DiscardAsync()
+		c.wr.end()
+		return c.t.Write(f) == nil
+	}
 	if c.usedAsync.Load() {
 		// The close frame goes behind the async frames already accepted.
 		return c.t.AsyncWrite(f) == nil

@@ -34,7 +34,7 @@
 // closes once it is flushed; OnClose reports CloseGoingAway and
 // engine.ErrShutdown.
 //
-// Backpressure: WriteMessage on the loop never refuses; past the engine's
+// Backpressure: WriteMessage on the loop never refuses for size; past the engine's
 // high watermark the connection by default stops reading the peer until its
 // output drains (PauseReading), or is dropped (CloseSlow, for fan-out).
 // AsyncWriteMessage from other goroutines is bounded by the engine's async
@@ -129,7 +129,31 @@
 // with ErrHubBacklog, an engine.ErrRejected; once the loops have shut down
 // it returns engine.ErrShutdown.
 //
+// # Fragmented messages
+//
+// WriteMessage sends a message as one frame. NextWriter, on the loop, opens
+// a message sent in fragments, for one whose size is not known in advance
+// or too large to hold whole: each Write of its MessageWriter is a frame,
+// Close sends the final one.
+//
+//	w, err := c.NextWriter(websocket.Text)
+//	...
+//	err = json.NewEncoder(w).Encode(v) // a frame per Write
+//	err = w.Close()
+//
+// No data frame may come between a message's fragments (RFC 6455 §5.4):
+// while it is open WriteMessage on the loop returns ErrMessageOpen, and the
+// frames of AsyncWriteMessage and of Hub broadcasts wait, held by the
+// transport within the async write limit (engine.Conn.HoldAsync), until its
+// Close; pings, pongs and the close frame may come between fragments. Text
+// is checked as it is written (a fragment may split a code point; the
+// message as a whole must be UTF-8). With permessage-deflate every
+// fragmented message is compressed: RSV1 on its first frame, its payloads
+// one deflate stream, flushed at each Write. A close of the connection
+// while a message is open (Close, a failure, the loop's shutdown) ends it
+// unfinished, and the frames held behind it are dropped. MessageWriter's
+// doc has the details.
+//
 // Not supported yet: other extensions, so every other RSV bit is refused;
-// sending a message in fragments (each message is sent as one frame;
-// fragmented messages are received).
+// sending fragments from another goroutine (NextWriter is for the loop).
 package websocket

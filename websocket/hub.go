@@ -22,6 +22,11 @@ import (
 // member therefore never holds more than the high watermark and one frame
 // of broadcasts.
 //
+// A member sending a fragmented message (NextWriter) gets a broadcast after
+// that message, with its AsyncWriteMessage frames: they are held within its
+// async write limit, and past it the member misses the broadcast, counted
+// in Dropped too.
+//
 // Compression: when a member negotiated permessage-deflate, a message of 64
 // bytes or more is deflated once per broadcast and the compressed frame is
 // shared by every such member (no context takeover makes each message a
@@ -88,8 +93,9 @@ type hubRef struct {
 // Len returns the number of members; safe from any goroutine.
 func (h *Hub) Len() int { return int(h.n.Load()) }
 
-// Dropped returns how many messages PauseReading members missed because
-// they were not writable when a broadcast reached them.
+// Dropped returns how many messages members missed: PauseReading members
+// that were not writable when a broadcast reached them, and members whose
+// frames held behind a fragmented message filled their async write limit.
 func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
 
 // Add makes c a member. Call it on c's loop, typically in OnOpen; off the
@@ -347,17 +353,40 @@ func (hl *hubLoop) deliver(f *hubFrame) (dropped int) {
 			dropped++
 			continue
 		}
+		if c.wr.open {
+			// A fragmented message is being sent: the frame waits with
+			// the member's async frames until it ends.
+			if c.holdFrame(f) != nil {
+				dropped++
+			}
+			continue
+		}
 		if c.client { // a client masks each frame with a key of its own
 			_ = c.writeFrame(f.op, f.plain[f.hdr:])
 			continue
 		}
-		b := f.plain
-		if c.deflate && f.deflated != nil {
-			b = f.deflated
-		}
-		_ = c.t.Write(b) // fails only once closing: nothing to deliver
+		_ = c.t.Write(f.frameFor(c)) // fails only once closing: nothing to deliver
 	}
 	return dropped
+}
+
+// frameFor returns the encoded frame for a server member.
+func (f *hubFrame) frameFor(c *Conn) []byte {
+	if c.deflate && f.deflated != nil {
+		return f.deflated
+	}
+	return f.plain
+}
+
+// holdFrame queues f for a member that is sending a fragmented message: it
+// goes through the async writes the message holds back, bounded by the
+// async write limit (past it the member misses f).
+func (c *Conn) holdFrame(f *hubFrame) error {
+	if c.client {
+		return c.asyncFrame(f.op, f.plain[f.hdr:])
+	}
+	c.usedAsync.Store(true) // the close frame goes behind it
+	return c.t.AsyncWrite(f.frameFor(c))
 }
 
 // compact closes the holes Remove left during a delivery.

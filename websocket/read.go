@@ -249,6 +249,9 @@ func (c *Conn) closed(err error) {
 		why = err // the handshake completed but the close did not flush
 	}
 	c.msg, c.ctl = nil, nil
+	if c.wr.open {
+		c.wr.end()
+	}
 	c.ended = true
 	c.leaveHubs()
 	c.h.OnClose(c, code, reason, why)

@@ -70,6 +70,31 @@ func (t transport) AsyncWrite(p []byte) error {
 	return t.tc.AsyncWrite(p)
 }
 
+// HoldAsync, ReleaseAsync and DiscardAsync keep other goroutines' frames
+// out of the stream while a fragmented message is sent (on the loop).
+func (t transport) HoldAsync() {
+	if t.tc == nil {
+		t.ec.HoldAsync()
+		return
+	}
+	t.tc.HoldAsync()
+}
+
+func (t transport) ReleaseAsync() {
+	if t.tc == nil {
+		t.ec.ReleaseAsync()
+		return
+	}
+	t.tc.ReleaseAsync()
+}
+
+func (t transport) DiscardAsync() int {
+	if t.tc == nil {
+		return t.ec.DiscardAsync()
+	}
+	return t.tc.DiscardAsync()
+}
+
 // Keep and Reading are for the OnData that frames are parsed in.
 func (t transport) Keep(p []byte) error {
 	if t.tc == nil {

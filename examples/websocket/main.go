@@ -7,7 +7,9 @@
 // member is first told which loop serves it ("welcome, loop NAME"), then
 // every message any member sends goes to all of them, through a
 // websocket.Hub (one task per loop per message, whatever the number of
-// members). SIGINT stops the server. Given -cert and -key (PEM files) it
+// members). /lines answers a number n with one text message of n
+// numbered lines, streamed in 4 KiB fragments (websocket's NextWriter)
+// rather than built whole. SIGINT stops the server. Given -cert and -key (PEM files) it
 // serves wss instead, TLS run by the loops too (no goroutine per
 // connection either):
 //
@@ -15,12 +17,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/loopgroup"
@@ -35,6 +40,33 @@ func (echo) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
 	_ = c.WriteMessage(kind, p) // p is valid during the call: it is copied out
 }
 func (echo) OnClose(c *websocket.Conn, code int, reason string, err error) {}
+
+// lines answers n with one message of n lines, written as it is produced:
+// a bufio.Writer over the message's writer sends a frame per 4 KiB.
+type lines struct{}
+
+// maxLines bounds what one request may ask for.
+const maxLines = 1 << 20
+
+func (lines) OnOpen(c *websocket.Conn) {}
+func (lines) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
+	n, err := strconv.Atoi(string(p))
+	if err != nil || n < 0 || n > maxLines {
+		_ = c.WriteMessage(websocket.Text, []byte("send a number of lines, 0 to 1048576"))
+		return
+	}
+	w, err := c.NextWriter(websocket.Text)
+	if err != nil {
+		return // closing
+	}
+	bw := bufio.NewWriterSize(w, 4<<10)
+	for i := range n {
+		fmt.Fprintf(bw, "line %d\n", i+1)
+	}
+	_ = bw.Flush()
+	_ = w.Close()
+}
+func (lines) OnClose(c *websocket.Conn, code int, reason string, err error) {}
 
 // room relays each message to every member, on whichever loop it is. A
 // member that does not read is dropped (websocket.CloseSlow) rather than
@@ -73,11 +105,13 @@ func main() {
 		switch string(r.Path()) {
 		case "/echo":
 			_ = websocket.Upgrade(w, r, echo{}) // on error it answered 4xx
+		case "/lines":
+			_ = websocket.Upgrade(w, r, lines{})
 		case "/chat":
 			_ = websocket.Upgrade(w, r, chat, websocket.WithSlowConsumer(websocket.CloseSlow))
 		default:
 			w.SetStatus(404)
-			_, _ = w.WriteString("try /echo or /chat\n")
+			_, _ = w.WriteString("try /echo, /lines or /chat\n")
 		}
 	}))
 	if err != nil {

@@ -39,7 +39,8 @@ func read(t *testing.T, ws *gws.Conn) string {
 	return string(p)
 }
 
-// TestWebSocket runs the command: /echo answers; /chat welcomes each
+// TestWebSocket runs the command: /echo answers; /lines streams 5000
+// lines as one message; /chat welcomes each
 // member naming its loop, and two members on different loops each get
 // both their messages (each in the hub before the other speaks, as the
 // welcome proves); a close is answered, and SIGINT stops it with exit 0.
@@ -72,6 +73,15 @@ func exercise(t *testing.T, p *testenv.MainProcess, base string, cfg *tls.Config
 	}
 	if got := read(t, e); got != "hello" {
 		t.Fatalf("echo: %q", got)
+	}
+
+	l := open(base + "/lines")
+	if err := l.WriteMessage(gws.TextMessage, []byte("5000")); err != nil {
+		t.Fatal(err)
+	}
+	got := read(t, l)
+	if n := strings.Count(got, "\n"); n != 5000 || !strings.HasPrefix(got, "line 1\n") || !strings.HasSuffix(got, "line 5000\n") {
+		t.Fatalf("lines: %d lines, %q...%q", n, got[:min(20, len(got))], got[max(0, len(got)-20):])
 	}
 
 	a := open(base + "/chat")

@@ -1,0 +1,62 @@
+package looptls_test
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/looptls"
+)
+
+// holder hands its connection to the test and ignores what it reads.
+type holder chan *looptls.Conn
+
+func (h holder) OnOpen(c *looptls.Conn)               { h <- c }
+func (h holder) OnData(*looptls.Conn, []byte)         {}
+func (h holder) OnClose(*looptls.Conn, error)         {}
+func (h holder) OnHandshakeError(*engine.Conn, error) {}
+
+// onLoop runs fn on c's loop and waits for it.
+func onLoop(t *testing.T, c *looptls.Conn, fn func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := engine.Submit(c.Engine().Loop(), func() (struct{}, error) { fn(); return struct{}{}, nil }).Await(ctx)
+	require.NoError(t, err)
+}
+
+// TestHoldAsync: plaintext AsyncWrite accepts while held stays behind what
+// the loop writes until ReleaseAsync; DiscardAsync drops it; a close sends
+// what is held.
+func TestHoldAsync(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		h := make(holder, 1)
+		addr := serve(t, c, h, serverConfig(t, p))
+		tc := dial(t, addr, clientConfig(p))
+		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
+		sc := <-h
+		write := func(s string) { _, _ = sc.Write([]byte(s)) }
+		onLoop(t, sc, func() { sc.HoldAsync(); write("first-") })
+		require.NoError(t, sc.AsyncWrite([]byte("async-")))
+		onLoop(t, sc, func() {}) // the held task has run
+		onLoop(t, sc, func() { write("second-"); sc.ReleaseAsync(); write("third-") })
+		var n int
+		onLoop(t, sc, func() { sc.HoldAsync() })
+		require.NoError(t, sc.AsyncWrite([]byte("dropped")))
+		onLoop(t, sc, func() {}) // the held task has run
+		onLoop(t, sc, func() { n = sc.DiscardAsync() })
+		require.NoError(t, sc.AsyncWrite([]byte("held")))
+		onLoop(t, sc, func() { _ = sc.Close() })
+		got, err := io.ReadAll(tc)
+		require.NoError(t, err)
+		require.Equal(t, "first-second-async-third-held", string(got))
+		require.Equal(t, len("dropped"), n)
+	})
+}
