@@ -81,6 +81,10 @@ var (
 	ErrPingTimeout = errors.New("websocket: peer did not answer a ping")
 	// ErrSlowConsumer: the peer did not read (CloseSlow).
 	ErrSlowConsumer = errors.New("websocket: peer does not read (slow consumer)")
+	// ErrAsyncDropped: frames AsyncWriteMessage had accepted were dropped
+	// because the connection closed while a NextWriter message was open
+	// (they could not follow its close frame); OnClose's error wraps it.
+	ErrAsyncDropped = errors.New("websocket: accepted asynchronous frames dropped by a close during a fragmented message")
 	errBadKind      = errors.New("websocket: message kind must be Text or Binary")
 	errControlSize  = errors.New("websocket: ping payload over 125 bytes")
 )
@@ -112,6 +116,7 @@ type Conn struct {
 	closeCode  int
 	closeWhy   string
 	closeErr   error
+	dropped    int // bytes of accepted async frames a close during a fragmented message dropped
 	closeTimer *timers.Scheduled
 	paused     bool // PauseReading paused the connection
 
@@ -427,8 +432,9 @@ func (c *Conn) queueClose(code int, reason string) bool {
 	f := c.appendFrame(b[:0], opClose, p)
 	if c.wr.open {
 		// The close frame ends the fragmented message unfinished; the
-		// frames held behind it cannot follow it and are dropped.
-		c.t.DiscardAsync()
+		// frames held behind it cannot follow it and are dropped (OnClose
+		// reports it: ErrAsyncDropped).
+		c.dropped += c.t.DiscardAsync()
 		c.wr.end()
 		return c.t.Write(f) == nil
 	}

@@ -248,6 +248,9 @@ func (c *Conn) closed(err error) {
 	case why == nil && err != nil && !errors.Is(err, engine.ErrConnClosed):
 		why = err // the handshake completed but the close did not flush
 	}
+	if c.dropped > 0 {
+		why = errors.Join(why, fmt.Errorf("%w: %d bytes", ErrAsyncDropped, c.dropped))
+	}
 	c.msg, c.ctl = nil, nil
 	if c.wr.open {
 		c.wr.end()

@@ -34,7 +34,8 @@ var (
 // failure, the loop's shutdown) ends it unfinished: the close frame follows
 // the fragments sent, the peer drops the partial message, and the
 // AsyncWriteMessage frames held behind it are dropped too (they could not
-// follow the close frame). A message left open holds those frames back
+// follow the close frame; OnClose's error then wraps ErrAsyncDropped with
+// their size). A message left open holds those frames back
 // until the connection closes.
 //
 // Text: the message as a whole must be UTF-8, and a fragment may split a

@@ -306,7 +306,9 @@ func TestNextWriterClosed(t *testing.T) {
 		_, err = rc.Write(frame(finClose, closePayload(4000, ""), true))
 		require.NoError(t, err)
 		rc.expectEOF(t)
-		require.Equal(t, 4000, (<-h.closes).code)
+		cl := <-h.closes
+		require.Equal(t, 4000, cl.code)
+		require.ErrorIs(t, cl.err, websocket.ErrAsyncDropped, "the held frame's loss is reported")
 		require.ErrorIs(t, conn.AsyncWriteMessage(websocket.Text, []byte("late")), websocket.ErrClosed)
 	})
 }
