@@ -108,7 +108,8 @@ type Conn struct {
 	gen  uint32
 	st   connState
 
-	flags connFlags // the loop's view of the connection, one word
+	flags  connFlags // the loop's view of the connection, one word
+	trimAt int32     // index in the loop's trim list while flagTrimListed
 
 	out     []byte // written this iteration, not yet handed to the driver
 	sending []byte // handed to the driver, until its completion
@@ -750,6 +751,7 @@ func (c *Conn) maybeRelease() {
 		return
 	}
 	c.loop.reg.remove(c.idx, c.gen)
+	c.unlistTrim()
 	c.loop.bufs.put(c.out)
 	c.loop.bufs.put(c.sending)
 	c.out, c.sending = nil, nil

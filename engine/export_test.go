@@ -78,5 +78,9 @@ func WithFaultHook(fn func(at string)) Option {
 // writes nothing before the sweep releases its send buffers.
 func (l *Loop) SetTrimPeriod(d time.Duration) { l.trim.period = d }
 
+// TrimListed (tests only, on the loop) is how many connections the
+// send-buffer sweep lists.
+func (l *Loop) TrimListed() int { return len(l.trim.conns) }
+
 // TrimSweep (tests only, on the loop) runs the send-buffer sweep now.
 func (l *Loop) TrimSweep() { l.trim.task.Run() }

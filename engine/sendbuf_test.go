@@ -275,3 +275,66 @@ func TestReleaseSendBuffers(t *testing.T) {
 		require.NoError(t, conn.Close())
 	})
 }
+
+// echoCounted echoes and counts the connections it has seen close.
+type echoCounted struct{ closed chan struct{} }
+
+func (echoCounted) OnOpen(*engine.Conn)             {}
+func (echoCounted) OnData(c *engine.Conn, b []byte) { _, _ = c.Write(b) }
+func (e echoCounted) OnClose(*engine.Conn, error)   { e.closed <- struct{}{} }
+
+// TestClosedConnsLeaveTrimList: a connection that wrote is listed for the
+// send-buffer sweep; once it closes it is off the list at once, not at the
+// next sweep (which would keep every closed connection, and all it
+// references, reachable until then), in whatever order connections close,
+// before and after a sweep compacts the list.
+func TestClosedConnsLeaveTrimList(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		l.SetTrimPeriod(time.Hour)
+		t.Cleanup(func() { _ = l.Close() })
+		h := echoCounted{closed: make(chan struct{}, 64)}
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h)
+		require.NoError(t, err)
+		defer ln.Close()
+		const n = 12
+		peers := make([]net.Conn, n)
+		for i := range peers {
+			p, err := net.Dial("tcp", ln.Addr().String())
+			require.NoError(t, err)
+			defer p.Close()
+			require.NoError(t, p.SetDeadline(time.Now().Add(30*time.Second)))
+			_, err = p.Write([]byte("ping"))
+			require.NoError(t, err)
+			_, err = io.ReadFull(p, make([]byte, 4))
+			require.NoError(t, err)
+			peers[i] = p
+		}
+		listed := func() int { return onLoop(t, l, l.TrimListed) }
+		require.Equal(t, n, listed())
+		closeAll := func(idx ...int) {
+			for _, i := range idx {
+				require.NoError(t, peers[i].Close())
+			}
+			for range idx {
+				select {
+				case <-h.closed:
+				case <-time.After(30 * time.Second):
+					t.Fatal("a connection the peer closed did not close")
+				}
+			}
+		}
+		closeAll(0, 5, 11, 3) // first, middle, last: the list stays consistent
+		require.Equal(t, n-4, listed(), "closed connections still listed")
+		// A sweep keeps those that wrote since the last one; then
+		// connections write and close again.
+		onLoop(t, l, func() int { l.TrimSweep(); return 0 })
+		require.Equal(t, n-4, listed())
+		closeAll(1, 10, 6)
+		require.Equal(t, n-7, listed())
+		closeAll(2, 4, 7, 8, 9)
+		require.Equal(t, 0, listed())
+	})
+}

@@ -41,6 +41,7 @@ func (c *Conn) noteWrite() {
 	}
 	c.set(flagWrote | flagTrimListed)
 	l := c.loop
+	c.trimAt = int32(len(l.trim.conns))
 	l.trim.conns = append(l.trim.conns, c)
 	if !l.trim.timer.Pending() {
 		l.heap.Start(&l.trim.timer, now()+int64(l.trim.period))
@@ -60,6 +61,7 @@ func (t *trimTask) Run() {
 			c.clear(flagTrimListed) // its release takes the buffers
 		case c.has(flagWrote) || c.has(flagInFlight) || len(c.out) > 0:
 			c.clear(flagWrote)
+			c.trimAt = int32(len(kept))
 			kept = append(kept, c)
 		default:
 			c.releaseSendBuffers()
@@ -71,6 +73,24 @@ func (t *trimTask) Run() {
 	if len(kept) > 0 {
 		l.heap.Start(&l.trim.timer, now()+int64(l.trim.period))
 	}
+}
+
+// unlistTrim takes a released connection off the list at once: listed
+// until the next sweep, a closed connection would keep everything it
+// references (its handler's state, a TLS connection's buffers) reachable
+// for up to two periods, which at thousands of short connections a second
+// is thousands of dead connections in the live heap.
+func (c *Conn) unlistTrim() {
+	if !c.has(flagTrimListed) {
+		return
+	}
+	c.clear(flagTrimListed)
+	list := c.loop.trim.conns
+	i, last := int(c.trimAt), len(list)-1
+	list[i] = list[last]
+	list[i].trimAt = int32(i)
+	list[last] = nil
+	c.loop.trim.conns = list[:last]
 }
 
 // releaseSendBuffers gives up the connection's empty send buffers; nothing
