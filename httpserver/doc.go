@@ -187,9 +187,9 @@
 //
 // crypto/tls itself runs on the loops (package looptls): records are
 // decrypted and encrypted on the connection's loop, and an established
-// connection costs no goroutine; each handshake runs on a short-lived
-// goroutine, bounded by the read-header timeout (or the read timeout, as
-// net/http bounds it). ALPN offers "http/1.1" and never "h2", which
+// connection costs no goroutine; each handshake runs on one of the loop's
+// kept goroutines (package internal/workers), bounded by the read-header
+// timeout (or the read timeout, as net/http bounds it). ALPN offers "http/1.1" and never "h2", which
 // ListenTLS removes from the configuration's NextProtos: this server has
 // no HTTP/2, and a client told "h2" would speak it. A connection that
 // negotiates another protocol listed there (ACME's "acme-tls/1") is closed

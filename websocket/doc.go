@@ -61,7 +61,7 @@
 // decrypted and encrypted on the connection's loop, and the frames ride on
 // the looptls connection exactly as they do on the engine connection for
 // ws (the same code: a Conn writes to either), so a wss connection costs
-// no goroutine either once its TLS handshake (on a short-lived goroutine)
+// no goroutine either once its TLS handshake (on one of the loop's kept goroutines)
 // is done. Upgrade over httpserver's ListenTLS hands the connection over
 // with Response.UpgradeTLS; TLSHandler serves a looptls listener:
 //
