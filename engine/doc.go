@@ -153,12 +153,13 @@
 // backend in both modes beside its peers, and its results
 // (bench/results/latest.md) hold the "automatic default against the best
 // configuration", "each configuration scored as the default" and "io_uring
-// against epoll" tables. Two sweeps on a 2-core VM (2026-11-24 and -26)
-// score io_uring parked best of the four: within 5% of the best row of its
-// family in 30 of 34 and 23 of 37 cases, 0.98 and 0.91 of the best's
-// throughput in geometric mean, against 21 of 34 and 20 of 37 (0.92, 0.91)
-// for epoll parked and at most 18 (0.85) for either locked mode. No single
-// configuration is within 5% everywhere: a case's rounds spread by ±10%.
+// against epoll" tables. Three sweeps on a 2-core VM (2026-11-24, and
+// two on -26) score io_uring parked best of the four: within 5% of the
+// best row of its family in 30 of 34, 23 of 37 and 27 of 37 cases, 0.98,
+// 0.91 and 0.93 of the best's throughput in geometric mean, against 21 of
+// 34, 20 and 21 of 37 (0.92, 0.91, 0.91) for epoll parked and at most 21
+// (0.86) for either locked mode. No single configuration is within 5%
+// everywhere: a case's rounds spread by ±10%.
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses up to
