@@ -142,9 +142,7 @@
 //     epoll_pwait) when idle; io_uring runs SINGLE_ISSUER|DEFER_TASKRUN
 //     where the kernel has them. While it sleeps the Go runtime sees a
 //     goroutine in a system call holding a P, so every goroutine it wakes
-//     or is woken by costs thread hand-offs. With a spare P it spins before
-//     it sleeps (WithAdaptiveSpin: up to 50 µs, learnt from its idle gaps,
-//     at most GOMAXPROCS/2 loops, never at GOMAXPROCS=1). CPU affinity and
+//     or is woken by costs thread hand-offs. CPU affinity and
 //     thread-init hooks need it (loopgroup's WithCPUAffinity,
 //     WithThreadNames and WithThreadInit select it); a group runs
 //     GOMAXPROCS-1 locked loops (at least one).
@@ -172,6 +170,40 @@
 // trip leave nothing to batch, and an io_uring_enter per op costs more than
 // the call it replaces.
 // Pick locked for a loop that owns a core (affinity, thread-init hooks).
+//
+// # Adaptive spin
+//
+// With a spare P (GOMAXPROCS ≥ 2) a loop of either mode may poll its driver
+// for a while after its work instead of sleeping at once (WithAdaptiveSpin:
+// up to 50 µs, at most GOMAXPROCS/2 loops of the process at a time, never at
+// GOMAXPROCS=1). A sleeping loop's next work waits for a wake-up, tens of
+// microseconds on a virtual machine; a peer in another process that answers
+// sooner than that is caught by the spin. But a spin can also slow the loop
+// down: where the peer is a goroutine of the same process, a parked loop
+// that sleeps lets the peer's thread run it next on the same thread with no
+// wake-up at all, while a spinning loop keeps its P and leaves the peer's
+// thread to sleep and be woken for every reply. So each loop measures both
+// policies on its own traffic (wall time per unit of work, by epochs of 64
+// busy iterations), spins only while spinning measures at least a tenth
+// faster (else sleeping costs less CPU), and runs the other policy one
+// epoch in 32 to follow a change. Measured 2026-11-27 (echo, one
+// connection × 128 B, msgs/s, runs alternating the spin as it was before
+// this design — parked loops never, locked ones always — and adaptive;
+// cd bench && go run ./cmd/bench -mode full -cases
+// p2-echo-c1-128,p4-echo-c1-128,i2-echo-c1-128 -peers ringloop-uring):
+//
+//	                                     before   adaptive
+//	io_uring parked, other process, P=2  14–15k   31–32k (CPU/msg 31 → 29–30 µs)
+//	io_uring parked, other process, P=4  11k      33k    (39 → 28 µs)
+//	io_uring parked, same process        56–60k   49–55k
+//	io_uring locked, other process       27–32k   27–30k
+//	io_uring locked, same process        32–37k   29–34k
+//
+// (Spinning always, a parked loop with its peer in the same process makes
+// 23–25k.) Loops pay a little for the measuring where one policy is twice
+// as slow: one epoch in 32 runs it. At
+// GOMAXPROCS=1 nothing changes, and a loop whose work comes less often than
+// the window stops spinning (see spinner).
 //
 // # Builds
 //

@@ -147,7 +147,7 @@ func New(opts ...Option) (*Loop, error) {
 		tailQ:     tasks.NewQueue(c.maxPending),
 		ctlQ:      tasks.NewUnbounded(0),
 	}
-	if th == ThreadingLocked && c.busyPoll == 0 {
+	if c.busyPoll == 0 {
 		l.spin.limit = int64(c.spinLimit)
 	}
 	l.ctl.Store(withState(0, NotStarted))

@@ -45,7 +45,7 @@ type Metrics struct {
 	Registered   int           // live connections, listeners and watches, as of the last iteration
 	Connections  int           // live connections, as of the last iteration
 	Handoffs     uint64        // accepted connections this loop's listeners handed to other loops
-	Spins        uint64        // driver polls a locked loop made spinning instead of blocking (WithAdaptiveSpin)
+	Spins        uint64        // driver polls the loop made spinning instead of sleeping (WithAdaptiveSpin)
 }
 
 // Metrics returns the loop's counters; cheap, from any goroutine.

@@ -24,7 +24,7 @@ type config struct {
 	stallThreshold time.Duration
 	onStall        func(StallReport)
 	busyPoll       time.Duration
-	spinLimit      time.Duration                              // locked loops' adaptive spin (WithAdaptiveSpin)
+	spinLimit      time.Duration                              // adaptive spin (WithAdaptiveSpin)
 	threading      Threading                                  // 0: RINGLOOP_THREADING, else the backend's DefaultThreading
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
 	testFault      func(at string)                            // tests: called as the engine's own code (see export_test.go)
@@ -166,13 +166,14 @@ func WithBusyPoll(d time.Duration) Option {
 	}
 }
 
-// WithAdaptiveSpin sets the longest a locked loop polls its driver before
-// it blocks (DefaultSpinLimit; 0 turns the spin off). The loop learns the
+// WithAdaptiveSpin sets the longest a loop polls its driver before it
+// sleeps (DefaultSpinLimit; 0 turns the spin off). The loop learns the
 // window from its idle gaps and spins only while work comes back sooner than
-// the limit, and only while fewer than GOMAXPROCS/2 loops of the process
+// the limit, only while spinning measures shorter gaps than sleeping (see
+// the package doc: a peer in the same process is often reached faster by
+// sleeping), and only while fewer than GOMAXPROCS/2 loops of the process
 // spin; so never at GOMAXPROCS=1, and at most once per idle stretch when
-// work is sparse. Parked loops never spin (their goroutine gives its P to
-// the goroutines that make their work), nor do loops with WithBusyPoll.
+// work is sparse. Loops with WithBusyPoll do not spin.
 func WithAdaptiveSpin(limit time.Duration) Option {
 	return func(c *config) error {
 		if limit < 0 {

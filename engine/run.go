@@ -181,7 +181,7 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	ran := l.runTasks(end, budget)
 	if l.completions > 0 || ran > 0 {
 		if l.spin.limit > 0 {
-			l.spin.worked(end-l.lastActive, spinning)
+			l.spin.worked(end-l.lastActive, spinning, l.completions+ran)
 		}
 		l.lastActive = end
 	}

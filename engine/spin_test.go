@@ -24,26 +24,26 @@ func TestSpinLearnsTheGap(t *testing.T) {
 	if s.poll(0) {
 		t.Fatal("spins before any gap was seen")
 	}
-	s.worked(80*us, false)
+	s.worked(80*us, false, 1)
 	if s.window != 0 || s.poll(0) {
 		t.Fatalf("a gap over the limit turned the spin on (window %d)", s.window)
 	}
-	s.worked(10*us, false)
+	s.worked(10*us, false, 1)
 	if s.window != 20*us {
 		t.Fatalf("window %d after a 10 µs gap, want 20 µs", s.window)
 	}
 	if !s.poll(5*us) || !s.slot {
 		t.Fatal("no spin 5 µs into a 20 µs window")
 	}
-	s.worked(15*us, true) // caught: grows to twice the gap
+	s.worked(15*us, true, 1) // caught: grows to twice the gap
 	if s.window != 30*us || s.slot {
 		t.Fatalf("after a caught 15 µs gap: window %d, slot %v; want 30 µs, released", s.window, s.slot)
 	}
-	s.worked(40*us, true) // capped by the limit
+	s.worked(40*us, true, 1) // capped by the limit
 	if s.window != 50*us {
 		t.Fatalf("window %d, want the 50 µs limit", s.window)
 	}
-	s.worked(2*us, true) // a shorter gap does not shrink it
+	s.worked(2*us, true, 1) // a shorter gap does not shrink it
 	if s.window != 50*us {
 		t.Fatalf("window %d after a short caught gap, want 50 µs", s.window)
 	}
@@ -86,7 +86,7 @@ func TestSpinSlots(t *testing.T) {
 	if c.poll(0) {
 		t.Fatal("a third spinner at GOMAXPROCS=4")
 	}
-	a.worked(3*us, true)
+	a.worked(3*us, true, 1)
 	if !c.poll(0) {
 		t.Fatal("no slot after one was given back")
 	}
@@ -106,10 +106,10 @@ func TestSpinSlots(t *testing.T) {
 	}
 }
 
-// TestSpinOnlyLockedWithoutBusyPoll: the spin is a locked loop's; parked
-// loops, loops with WithBusyPoll or WithAdaptiveSpin(0) never spin, and a
-// negative limit is refused.
-func TestSpinOnlyLockedWithoutBusyPoll(t *testing.T) {
+// TestSpinLimitOptions: loops of both threading modes may spin; loops with
+// WithBusyPoll or WithAdaptiveSpin(0) never do, and a negative limit is
+// refused.
+func TestSpinLimitOptions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts []Option
@@ -119,7 +119,9 @@ func TestSpinOnlyLockedWithoutBusyPoll(t *testing.T) {
 		{"locked 10µs", []Option{WithThreading(ThreadingLocked), WithAdaptiveSpin(10 * time.Microsecond)}, 10 * us},
 		{"locked off", []Option{WithThreading(ThreadingLocked), WithAdaptiveSpin(0)}, 0},
 		{"locked busy poll", []Option{WithThreading(ThreadingLocked), WithBusyPoll(time.Millisecond)}, 0},
-		{"parked", []Option{WithThreading(ThreadingParked)}, 0},
+		{"parked", []Option{WithThreading(ThreadingParked)}, int64(DefaultSpinLimit)},
+		{"parked off", []Option{WithThreading(ThreadingParked), WithAdaptiveSpin(0)}, 0},
+		{"parked busy poll", []Option{WithThreading(ThreadingParked), WithBusyPoll(time.Millisecond)}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := New(append(tc.opts, WithBackend(BackendEpoll))...)
@@ -134,5 +136,77 @@ func TestSpinOnlyLockedWithoutBusyPoll(t *testing.T) {
 	}
 	if _, err := New(WithAdaptiveSpin(-time.Microsecond)); err == nil {
 		t.Fatal("a negative spin limit was accepted")
+	}
+}
+
+// TestSpinRanksPolicies: a spinner spins only while epochs that spun ran
+// faster than those that slept, tries the policy ranked second for one
+// epoch in spinExplore, and follows the traffic when it changes.
+func TestSpinRanksPolicies(t *testing.T) {
+	withProcs(t, 4)
+	s := spinner{limit: 50 * us}
+	var spinGap, sleepGap int64
+	spinWork, sleepWork := 1, 1
+	// run simulates n busy iterations of a closed-loop peer: the idle gap
+	// before each and the work it finds depend on whether the loop spun.
+	// It returns the iterations the loop spun before.
+	run := func(n int) (spun int) {
+		for range n {
+			gap, work := sleepGap, sleepWork
+			if !s.off && s.window > 0 {
+				gap, work = spinGap, spinWork
+			}
+			caught := false
+			for idle := int64(0); idle < gap && s.poll(idle); idle += us {
+				caught = true
+			}
+			if caught {
+				spun++
+			}
+			s.worked(gap, caught, work)
+		}
+		return spun
+	}
+	const n = 64 * spinEpoch * spinExplore
+	// Peer in another process: sleeping adds a wake-up (30 µs gaps), a spin
+	// catches the reply at 12 µs.
+	spinGap, sleepGap = 12*us, 30*us
+	if got := run(n); got < n*8/10 {
+		t.Fatalf("spun through %d of %d round trips where spinning halves the gap", got, n)
+	}
+	// Peer goroutine in the same process: spinning keeps the peer's thread
+	// asleep (40 µs), sleeping lets it run the loop at once (8 µs).
+	spinGap, sleepGap = 40*us, 8*us
+	run(n / 8) // the means follow within a few epochs
+	if got := run(n); got > n/spinExplore+n/100 {
+		t.Fatalf("spun through %d of %d round trips where spinning lengthens the gap (want about %d, the explorations)", got, n, n/spinExplore)
+	} else if got == 0 {
+		t.Fatal("never tried spinning again: a change in the traffic would go unseen")
+	}
+	// Spinning 5% faster: not worth its CPU, so the loop sleeps.
+	spinGap, sleepGap = 19*us, 20*us
+	run(n / 8)
+	if got := run(n); got > n/spinExplore+n/100 {
+		t.Fatalf("spun through %d of %d round trips where spinning gains too little", got, n)
+	}
+	// Many connections: a spin catches each completion sooner (5 µs), but
+	// takes CPU from the goroutines that make the work, so that a loop that
+	// sleeps finds eight at a time every 20 µs: per unit of work, sleeping
+	// is faster.
+	spinGap, sleepGap, spinWork, sleepWork = 5*us, 20*us, 1, 8
+	run(n / 8)
+	if got := run(n); got > n/spinExplore+n/100 {
+		t.Fatalf("spun before %d of %d iterations where spinning makes less work", got, n)
+	}
+	spinWork, sleepWork = 1, 1
+	// And back.
+	spinGap, sleepGap = 12*us, 30*us
+	run(n / 8)
+	if got := run(n); got < n*8/10 {
+		t.Fatalf("spun through %d of %d round trips after spinning became faster again", got, n)
+	}
+	s.release()
+	if n := spinners.Load(); n != 0 {
+		t.Fatalf("%d spinning slots held", n)
 	}
 }
