@@ -151,13 +151,14 @@
 // backend in both modes beside its peers, and its results
 // (bench/results/latest.md) hold the "automatic default against the best
 // configuration", "each configuration scored as the default" and "io_uring
-// against epoll" tables. Three sweeps on a 2-core VM (2026-11-24, and
-// two on -26) score io_uring parked best of the four: within 5% of the
-// best row of its family in 30 of 34, 23 of 37 and 27 of 37 cases, 0.98,
-// 0.91 and 0.93 of the best's throughput in geometric mean, against 21 of
-// 34, 20 and 21 of 37 (0.92, 0.91, 0.91) for epoll parked and at most 21
-// (0.86) for either locked mode. No single configuration is within 5%
-// everywhere: a case's rounds spread by ±10%.
+// against epoll" tables. Four sweeps on a 2-core VM (2026-11-24, two on
+// -26, and -27 with the adaptive spin) score io_uring parked best of the
+// four: within 5% of the best row of its family in 30 of 34, 23, 27 and 27
+// of 37 cases, 0.98, 0.91, 0.93 and 0.96 of the best's throughput in
+// geometric mean, against 21 of 34, 20, 21 and 23 of 37 (0.92, 0.91, 0.91,
+// 0.94) for epoll parked and at most 21 (0.86) for either locked mode. No
+// single configuration is within 5% everywhere: a case's rounds spread by
+// ±10%.
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses up to
@@ -186,24 +187,26 @@
 // policies on its own traffic (wall time per unit of work, by epochs of 64
 // busy iterations), spins only while spinning measures at least a tenth
 // faster (else sleeping costs less CPU), and runs the other policy one
-// epoch in 32 to follow a change. Measured 2026-11-27 (echo, one
-// connection × 128 B, msgs/s, runs alternating the spin as it was before
-// this design — parked loops never, locked ones always — and adaptive;
-// cd bench && go run ./cmd/bench -mode full -cases
-// p2-echo-c1-128,p4-echo-c1-128,i2-echo-c1-128 -peers ringloop-uring):
+// epoch in 32 to follow a change, more rarely (down to one in 512) while
+// those epochs confirm the ranking. Measured 2026-11-27 (echo, one
+// connection × 128 B unless said, msgs/s, medians of 5 rounds over 2 runs;
+// "before": parked loops never spun, locked ones always did; cd bench &&
+// go run ./cmd/bench -mode full -cases
+// p2-echo-c1-128,p4-echo-c1-128,i2-echo-c1-128,i2-echo-c64-128 -peers
+// ringloop-uring,net):
 //
-//	                                     before   adaptive
-//	io_uring parked, other process, P=2  14–15k   31–32k (CPU/msg 31 → 29–30 µs)
-//	io_uring parked, other process, P=4  11k      33k    (39 → 28 µs)
-//	io_uring parked, same process        56–60k   49–55k
-//	io_uring locked, other process       27–32k   27–30k
-//	io_uring locked, same process        32–37k   29–34k
+//	                                       before   adaptive  net
+//	io_uring parked, other process, P=2    14–15k   32–33k    13–16k
+//	io_uring parked, other process, P=4    11k      25–34k    13–16k
+//	io_uring parked, same process          56–60k   55–57k    66–69k
+//	io_uring parked, same process, 64 conn 138–144k 132–146k  113–125k
+//	io_uring locked, same process          32–37k   33–37k
 //
-// (Spinning always, a parked loop with its peer in the same process makes
-// 23–25k.) Loops pay a little for the measuring where one policy is twice
-// as slow: one epoch in 32 runs it. At
-// GOMAXPROCS=1 nothing changes, and a loop whose work comes less often than
-// the window stops spinning (see spinner).
+// CPU per message with the peer in another process fell too (31–39 µs to
+// 29–38): a wake-up costs more than the spin. Spinning always, a parked
+// loop with its peer in the same process made 16–25k. At GOMAXPROCS=1
+// nothing changes, and a loop whose work comes less often than the window
+// stops spinning (see spinner).
 //
 // # Builds
 //

@@ -45,8 +45,8 @@ var spinners atomic.Int32
 // goroutines that make the work it makes less work in all. It spins while
 // spinning measures at least a tenth faster, else sleeps at once (cheaper
 // in CPU where the two are even, as under a steady request rate), and runs
-// the policy ranked second for one epoch in spinExplore to follow a change
-// in the traffic.
+// the policy ranked second for one epoch in spinExplore (less often while
+// it stays second) to follow a change in the traffic.
 //
 // It is loop-only state; only the slot count is shared.
 type spinner struct {
@@ -64,14 +64,21 @@ type spinner struct {
 	epochWork  int64    // completions and tasks in this epoch
 	epochIters int32    // busy iterations in this epoch
 	epochs     uint32
+	explore    uint32 // epochs between explorations, spinExplore to spinExploreMax
+	exploring  bool   // this epoch runs the policy ranked second
 }
 
 // spinEpoch is how many busy iterations an epoch of one policy lasts;
 // spinExplore, how often (one epoch in so many) the policy ranked second
-// runs: at 20-60 µs a busy iteration, every 40-120 ms.
+// runs at first: at 20-60 µs a busy iteration, every 40-120 ms. Each
+// exploration that confirms the ranking doubles the interval, up to
+// spinExploreMax (where the policy ranked second is twice as slow, an
+// exploration every 32 epochs cost 3-9% of the throughput); one whose
+// epoch alone ranks the other way brings it back to spinExplore.
 const (
-	spinEpoch   = 64
-	spinExplore = 32
+	spinEpoch      = 64
+	spinExplore    = 32
+	spinExploreMax = 512
 )
 
 // poll reports whether the loop, with nothing to do and idle for idle
@@ -146,16 +153,34 @@ func (s *spinner) rank(gap int64, work int) {
 		*m += (min(per, 2*(*m)) - *m) / 4 // one stalled epoch moves it a quarter at most
 	}
 	s.epochTime, s.epochWork, s.epochIters = 0, 0, 0
+	if s.exploring {
+		// An exploration whose epoch alone ranks its policy first makes
+		// the next ones come soon; one that confirms the ranking, later.
+		epoch := s.per
+		epoch[i] = per
+		if spinWins(epoch) == (i == 1) {
+			s.explore = spinExplore
+		} else {
+			s.explore = min(2*s.explore, spinExploreMax)
+		}
+	}
 	s.epochs++
+	s.exploring = false
 	switch {
 	case s.per[0] == 0 || s.per[1] == 0:
 		s.off = s.per[0] == 0 // measure the policy not measured yet
-	case s.epochs%spinExplore == 0:
-		s.off = 10*s.per[1] <= 9*s.per[0] // the one ranked second
+		s.explore = spinExplore
+	case s.epochs%s.explore == 0:
+		s.off, s.exploring = spinWins(s.per), true // the one ranked second
 	default:
-		s.off = 10*s.per[1] > 9*s.per[0]
+		s.off = !spinWins(s.per)
 	}
 }
+
+// spinWins ranks the policies by their time per unit of work (sleeping,
+// spinning): spinning wins if it is at least a tenth faster, as sleeping
+// costs less CPU.
+func spinWins(per [2]int64) bool { return 10*per[1] <= 9*per[0] }
 
 // release gives the spinning slot back.
 func (s *spinner) release() {
