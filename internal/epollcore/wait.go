@@ -72,19 +72,25 @@ func (d *Driver) parkedWait(timeout time.Duration, fn func(*driver.Completion)) 
 	return n, err
 }
 
-// parkPoll collects the set's ready list (all of it: events left behind
-// would raise no new edge) and hands out completions without blocking. It
-// goes round again while work waits for the next Wait rather than for an
-// event: parking then would strand it.
+// parkPoll hands out completions without blocking. Before the Waiter parks
+// (it returns 0), the set's ready list has been collected since the poller
+// forgot the epoll fd's readiness, all of it: events left behind would raise
+// no new edge. A call that hands out completions already queued (a send's)
+// need not call epoll_wait, under Wait's every-other-Wait rule: nothing
+// parks on it, and the next parkPoll collects. It goes round again while
+// work waits for the next Wait rather than for an event: parking then would
+// strand it.
 func (d *Driver) parkPoll() (int, error) {
 	for {
-		d.polledLast = false // make the Wait call epoll_wait
 		n, err := d.Wait(driver.NoWait, d.parkFn)
 		if err == nil && n == 0 && d.closed.Load() { // closed by a callback
 			err = driver.ErrClosed
 		}
-		if n > 0 || err != nil || !d.full && len(d.subq) == 0 && len(d.runq) == 0 && d.pendAt >= len(d.pending) {
+		if n > 0 || err != nil {
 			return n, err
+		}
+		if d.polledLast && !d.full && len(d.subq) == 0 && len(d.runq) == 0 && d.pendAt >= len(d.pending) {
+			return 0, nil
 		}
 	}
 }

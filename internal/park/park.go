@@ -27,10 +27,12 @@ import (
 type Waiter struct {
 	woken atomic.Bool
 
-	fd int // the driver's fd the file duplicates, -1 when none
-	f  *os.File
-	rc syscall.RawConn
-	dl bool // a read deadline is set
+	fd   int // the driver's fd the file duplicates, -1 when none
+	f    *os.File
+	rc   syscall.RawConn
+	dl   time.Time // the read deadline set on f, zero when none
+	want time.Time // the deadline this Wait asked for, zero when none
+	sets int       // deadlines set on f (tests)
 
 	// The driver's poll and step are func values made once, so that a park
 	// allocates nothing; the rest is one Wait's state, read by step.
@@ -63,11 +65,7 @@ func (w *Waiter) Wait(timeout time.Duration) (int, error) {
 	if w.f == nil {
 		return 0, errors.New("park: Wait before Use")
 	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
-	if err := w.setDeadline(deadline); err != nil {
+	if err := w.setDeadline(timeout); err != nil {
 		return 0, err
 	}
 	for {
@@ -83,7 +81,16 @@ func (w *Waiter) Wait(timeout time.Duration) (int, error) {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// Timed out (perhaps before step ran): a last look.
 			if !w.polled {
-				return w.poll()
+				if n, err := w.poll(); n > 0 || err != nil {
+					return n, err
+				}
+			}
+			if w.want.After(time.Now()) {
+				// A deadline kept from an earlier Wait came first.
+				if err := w.setFD(w.want); err != nil {
+					return 0, err
+				}
+				continue
 			}
 			return 0, nil
 		case err != nil:
@@ -133,15 +140,46 @@ func (w *Waiter) Use(fd int) error {
 		return fmt.Errorf("park: fd %d is not pollable: %w", fd, err)
 	}
 	w.Close() // the previous fd's duplicate, once the new one is in place
-	w.fd, w.f, w.rc, w.dl = fd, f, rc, false
+	w.fd, w.f, w.rc, w.dl = fd, f, rc, time.Time{}
 	return nil
 }
 
-func (w *Waiter) setDeadline(t time.Time) error {
-	if t.IsZero() && !w.dl {
+// deadlineLate is how much later than asked a deadline already set on the
+// fd may end a park. The loop's nearest timer (a connection's idle timeout,
+// the send-buffer sweep) stays put across thousands of parks while the
+// timeout each park gets from it shrinks, so each park's deadline differs
+// from the last only by the time between the loop's clock read and this
+// one. Setting it again would cost a runtime timer update per park.
+const deadlineLate = 20 * time.Microsecond
+
+// deadlineEarly is how much earlier than asked it may end one: a loop whose
+// next timer moved a little later wakes once, finds nothing due and parks
+// again with the new deadline, which costs less than re-arming every park.
+const deadlineEarly = time.Millisecond
+
+// setDeadline gives the fd the read deadline timeout from now (none when
+// negative), keeping the one set if it is still ahead and within
+// deadlineLate after, or deadlineEarly before, the one asked for; Wait
+// parks again if the kept one ends it early.
+func (w *Waiter) setDeadline(timeout time.Duration) error {
+	w.want = time.Time{}
+	if timeout <= 0 {
+		if w.dl.IsZero() {
+			return nil
+		}
+		return w.setFD(time.Time{})
+	}
+	now := time.Now()
+	w.want = now.Add(timeout)
+	if !w.dl.IsZero() && w.dl.After(now) && !w.dl.After(w.want.Add(deadlineLate)) && w.want.Sub(w.dl) <= deadlineEarly {
 		return nil
 	}
-	w.dl = !t.IsZero()
+	return w.setFD(w.want)
+}
+
+func (w *Waiter) setFD(t time.Time) error {
+	w.dl = t
+	w.sets++
 	return w.f.SetReadDeadline(t)
 }
 
@@ -149,6 +187,6 @@ func (w *Waiter) setDeadline(t time.Time) error {
 func (w *Waiter) Close() {
 	if w.f != nil {
 		w.f.Close()
-		w.f, w.rc, w.fd, w.dl = nil, nil, -1, false
+		w.f, w.rc, w.fd, w.dl = nil, nil, -1, time.Time{}
 	}
 }

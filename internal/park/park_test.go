@@ -195,3 +195,57 @@ func TestWaitAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlineKeptAcrossParks: parks whose timeouts all end at one instant
+// (a loop's next timer, which stays put while it serves traffic) set the
+// fd's read deadline once, not once per park; a park with no timeout clears
+// it, and a timeout that moves the instant sets it again.
+func TestDeadlineKeptAcrossParks(t *testing.T) {
+	c := newCounter(t)
+	w := newWaiter(t, c)
+	at := time.Now().Add(time.Hour)
+	for i := 0; i < 100; i++ {
+		c.signal(t)
+		if n, err := w.Wait(time.Until(at)); n != 1 || err != nil {
+			t.Fatalf("Wait = %d, %v; want 1, nil", n, err)
+		}
+	}
+	if got := w.DeadlineSets(); got != 1 {
+		t.Fatalf("100 parks toward one deadline set it %d times, want 1", got)
+	}
+	c.signal(t)
+	if n, err := w.Wait(-1); n != 1 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 1, nil", n, err)
+	}
+	c.signal(t)
+	if n, err := w.Wait(time.Minute); n != 1 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 1, nil", n, err)
+	}
+	if got := w.DeadlineSets(); got != 3 {
+		t.Fatalf("deadline sets = %d after clearing it and asking an earlier one, want 3", got)
+	}
+}
+
+// TestKeptDeadlineDoesNotEndParkEarly: a deadline kept from an earlier park
+// that falls before the one asked for (the loop's next timer moved a little
+// later) does not end the park before its timeout.
+func TestKeptDeadlineDoesNotEndParkEarly(t *testing.T) {
+	c := newCounter(t)
+	w := newWaiter(t, c)
+	first := time.Now().Add(30 * time.Millisecond)
+	c.signal(t)
+	if n, err := w.Wait(time.Until(first)); n != 1 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 1, nil", n, err)
+	}
+	want := first.Add(500 * time.Microsecond)
+	n, err := w.Wait(time.Until(want))
+	if n != 0 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 0, nil", n, err)
+	}
+	if early := want.Sub(time.Now()); early > 0 {
+		t.Fatalf("the park ended %v before its deadline", early)
+	}
+	if got := w.DeadlineSets(); got != 2 {
+		t.Fatalf("deadline sets = %d, want 2 (the first, then the one asked for)", got)
+	}
+}
