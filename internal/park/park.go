@@ -96,17 +96,15 @@ func (w *Waiter) Wait(timeout time.Duration) (int, error) {
 		case err != nil:
 			return 0, fmt.Errorf("park: waiting on fd %d: %w", w.fd, err)
 		}
-		// Only the driver's own completions, or a stale edge: park again.
+		// A Wake taken by an earlier Wait's last look: park again.
 	}
 }
 
-// stepFn runs inside RawConn.Read, after the poller forgot fd's earlier
-// readiness: the first call polls (so an edge after the poll's drain is
-// kept and ends the park), the second follows the edge that ended it.
+// stepFn runs inside RawConn.Read: first after the poller forgot the fd's
+// earlier readiness, then after each edge. Every call polls: an edge that
+// comes after a poll's drain is kept by the poller and ends the next wait,
+// so none is lost, and one RawConn.Read serves a park and its wake-up.
 func (w *Waiter) stepFn(uintptr) bool {
-	if w.polled {
-		return true
-	}
 	w.polled = true
 	w.n, w.pollErr = w.poll()
 	return w.n > 0 || w.pollErr != nil || w.woken.Load()
