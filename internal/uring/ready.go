@@ -89,7 +89,7 @@ type readyStats struct {
 	waited    uint64 // enters that waited for a completion not posted inline
 	failed    uint64 // ops failed because the ring refused them
 	submitted uint64
-	direct    uint64 // flushes of one op, done with recv(2) or send(2)
+	direct    uint64 // ops done with recv(2) or send(2) (flushes of up to directMax)
 }
 
 func newReadyBatch(cfg driver.Config) (*readyBatch, error) {
@@ -167,7 +167,7 @@ func (b *readyBatch) Flush() {
 	if b.broken != 0 {
 		b.fail(n, b.broken)
 	}
-	if n == 1 && b.broken == 0 {
+	if n <= directMax && b.broken == 0 {
 		b.direct()
 		b.end()
 		return
@@ -251,24 +251,33 @@ func (b *readyBatch) end() {
 	b.gen++
 }
 
-// direct performs a flush of one op with its own system call, recv(2) or
-// send(2) with the same flags, which is what the SQE would have done inline:
-// one io_uring_enter per op costs more than the call it replaces (the SQE
-// and CQE round trip on top of the system call), so the ring pays only from
-// two ops a flush on. It never blocks (MSG_DONTWAIT).
+// directMax is the most ops a flush does with their own system calls,
+// recv(2) or send(2) with the same flags, which is what the SQEs would have
+// done inline. An io_uring_enter costs the SQE and CQE round trip and the
+// send buffers' pinning on top of the calls it replaces, and pays only
+// where it replaces enough of them. Measured (server CPU per request, HTTP
+// fast API, 50 connections, open loop at 1,000 req/s, GOMAXPROCS=1, 3 runs
+// each): 1 → 56.9 µs, 2 → 54.3, 3 → 52.4, 4 → 53.5 (epoll: 52.5); at
+// 5,000 req/s and on a 64-connection echo (many ops a flush) no difference.
+const directMax = 3
+
+// direct performs a flush of up to directMax ops with a system call each.
+// None blocks (MSG_DONTWAIT).
 func (b *readyBatch) direct() {
-	op := &b.ops[0]
-	nr := uintptr(unix.SYS_RECVFROM)
-	if op.opcode == liburing.IORingOpSend {
-		nr = unix.SYS_SENDTO
+	for i := range b.ops {
+		op := &b.ops[i]
+		nr := uintptr(unix.SYS_RECVFROM)
+		if op.opcode == liburing.IORingOpSend {
+			nr = unix.SYS_SENDTO
+		}
+		b.stats.direct++
+		n, _, errno := unix.RawSyscall6(nr, uintptr(op.fd), uintptr(op.addr), uintptr(op.len), uintptr(op.flags), 0, 0)
+		res := int32(n)
+		if errno != 0 {
+			res = -int32(errno)
+		}
+		b.res = append(b.res, readyResult{key: b.keys[i], res: res, buf: b.bufOf[i], idx: int32(i)})
 	}
-	b.stats.direct++
-	n, _, errno := unix.RawSyscall6(nr, uintptr(op.fd), uintptr(op.addr), uintptr(op.len), uintptr(op.flags), 0, 0)
-	res := int32(n)
-	if errno != 0 {
-		res = -int32(errno)
-	}
-	b.res = append(b.res, readyResult{key: b.keys[0], res: res, buf: b.bufOf[0], idx: 0})
 }
 
 // writeSQE writes op i into SQ slot idx.
@@ -342,7 +351,7 @@ func (b *readyBatch) Reasons() []string {
 		"variant: readiness from epoll, I/O through the ring (parked loop: completions inline on the calling thread, no poll arming, no task work)",
 		fmt.Sprintf("recv: one RECV with MSG_DONTWAIT per ready fd per Wait into one of %d buffers of %d B, all in one io_uring_enter; EAGAIN waits for the next edge", b.count, b.size),
 		"send: one SEND with MSG_DONTWAIT per fd in the same io_uring_enter; EPOLLOUT edge continues partial sends",
-		"one op: a Wait with a single RECV or SEND does it with recv(2) or send(2), cheaper than one io_uring_enter for one op",
+		"few ops: a Wait with up to 3 RECVs and SENDs does them with recv(2) and send(2), cheaper than one io_uring_enter for so few",
 	}
 }
 

@@ -176,11 +176,12 @@ func TestReadyGoexitInCallbackLosesNothing(t *testing.T) {
 	drivertest.GoexitLosesNothing(t, d)
 }
 
-// TestReadyOneOpIsDirect: a flush of one op is one plain system call, not
-// an io_uring_enter, and delivers the same result a ring op would: a send's
+// TestReadyFewOpsAreDirect: a flush of up to three ops is one plain
+// system call each, not an io_uring_enter, and delivers the same result a
+// ring op would: a send's
 // bytes reach the peer, a receive's bytes reach the callback, a receive on
 // an empty socket waits for the next edge rather than failing.
-func TestReadyOneOpIsDirect(t *testing.T) {
+func TestReadyFewOpsAreDirect(t *testing.T) {
 	for _, p := range drivertest.Profiles() {
 		t.Run(string(p), func(t *testing.T) {
 			d, b := newReadyWithBatch(t, driver.Config{Profile: p, Parked: true})
@@ -226,11 +227,38 @@ func TestReadyOneOpIsDirect(t *testing.T) {
 			if got != "pong" {
 				t.Fatalf("received %q, want pong", got)
 			}
-			if b.stats.direct-direct < 2 {
-				t.Fatalf("%d direct flushes, want at least 2 (one send, one receive)", b.stats.direct-direct)
+			// Three sends prepared before one Wait: one flush.
+			const few = 3
+			more := readyPairs(t, few)
+			done := 0
+			for i, fds := range more {
+				if _, err := unix.Read(fds[1], make([]byte, 1)); err != nil {
+					t.Fatal(err)
+				}
+				d.Send(fds[1], driver.Tag(100+i), []byte{'x', byte('0' + i)})
+			}
+			for done < few && time.Now().Before(deadline) {
+				if _, err := d.Wait(time.Second, func(c *driver.Completion) {
+					if c.Tag >= 100 {
+						if c.Res != 2 {
+							t.Errorf("send %d result %d, want 2", c.Tag, c.Res)
+						}
+						done++
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, fds := range more {
+				if n, err := unix.Read(fds[0], buf); err != nil || string(buf[:n]) != string([]byte{'x', byte('0' + i)}) {
+					t.Fatalf("peer %d read %q, %v", i, buf[:n], err)
+				}
+			}
+			if got := b.stats.direct - direct; got < 2+few {
+				t.Fatalf("%d direct ops, want at least %d (one send, one receive, then %d sends)", got, 2+few, few)
 			}
 			if e := b.stats.enters - enters; e != 0 {
-				t.Fatalf("single ops took %d io_uring_enter, want 0", e)
+				t.Fatalf("flushes of up to %d ops took %d io_uring_enter, want 0", few, e)
 			}
 		})
 	}
