@@ -150,9 +150,10 @@ func (w *Waiter) Use(fd int) error {
 // one. Setting it again would cost a runtime timer update per park.
 const deadlineLate = 20 * time.Microsecond
 
-// deadlineEarly is how much earlier than asked it may end one: a loop whose
-// next timer moved a little later wakes once, finds nothing due and parks
-// again with the new deadline, which costs less than re-arming every park.
+// deadlineEarly is how much earlier than asked a deadline already set may
+// fall (the loop's next timer moved a little later): a park it ends early
+// sets the one asked for and goes on parking, once, which costs less than
+// setting it at every park.
 const deadlineEarly = time.Millisecond
 
 // setDeadline gives the fd the read deadline timeout from now (none when
