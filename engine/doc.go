@@ -156,7 +156,9 @@
 // four: within 5% of the best row of its family in 30 of 34, 23, 27 and 27
 // of 37 cases, 0.98, 0.91, 0.93 and 0.96 of the best's throughput in
 // geometric mean, against 21 of 34, 20, 21 and 23 of 37 (0.92, 0.91, 0.91,
-// 0.94) for epoll parked and at most 21 (0.86) for either locked mode. No
+// 0.94) for epoll parked and at most 21 (0.86) for either locked mode. The
+// fifth (2026-11-27 04:37) ties the two parked modes: io_uring 23 of 37,
+// 0.940, epoll 26, 0.945; both reach the best row's spread in all 37. No
 // single configuration is within 5% everywhere: a case's rounds spread by
 // ±10%.
 //
@@ -166,10 +168,10 @@
 // the modes are within a few per cent. So parked is the default everywhere,
 // and on io_uring the readiness variant makes it as cheap as epoll or
 // cheaper where there are many connections (one system call per iteration
-// for all the I/O). At one connection doing one request-response at a time,
-// epoll parked leads by a few per cent: one receive and one send per round
-// trip leave nothing to batch, and an io_uring_enter per op costs more than
-// the call it replaces.
+// for all the I/O). At one connection doing one request-response at a time
+// there is nothing to batch: the variant then makes the receive and send
+// calls itself, as epoll does (an io_uring_enter for up to three ops costs
+// more than the calls it replaces), and the two are within a few per cent.
 // Pick locked for a loop that owns a core (affinity, thread-init hooks).
 //
 // # Adaptive spin
