@@ -242,7 +242,7 @@ func TestKeptDeadlineDoesNotEndParkEarly(t *testing.T) {
 	if n != 0 || err != nil {
 		t.Fatalf("Wait = %d, %v; want 0, nil", n, err)
 	}
-	if early := want.Sub(time.Now()); early > 0 {
+	if early := time.Until(want); early > 0 {
 		t.Fatalf("the park ended %v before its deadline", early)
 	}
 }
