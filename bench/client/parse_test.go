@@ -125,3 +125,18 @@ func TestOpenLoopChargesASlowServer(t *testing.T) {
 	require.Less(t, res.Achieved, 100.0, "40 answers at ≥20 ms each take ≥0.8 s")
 	require.Greater(t, res.Latency.Max, 500_000.0, "the last request waited behind the others (µs)")
 }
+
+// TestRunWrkWantsLatency: a wrk report with totals but no latency
+// percentiles is ErrWrkNoLatency (the harness runs wrk again), not a row
+// without its p99. A shell stands in for wrk through the argv prefix.
+func TestRunWrkWantsLatency(t *testing.T) {
+	noLatency := "  4 threads and 4 connections\n  1000 requests in 1.00s, 1.00MB read\nRequests/sec:   1000.00\n"
+	_, err := RunWrk(context.Background(), WrkConfig{Addr: "127.0.0.1:1", Conns: 4, Duration: time.Second,
+		Wrap: []string{"sh", "-c", "printf '" + noLatency + "'", "--"}})
+	require.ErrorIs(t, err, ErrWrkNoLatency)
+
+	r, err := RunWrk(context.Background(), WrkConfig{Addr: "127.0.0.1:1", Conns: 4, Duration: time.Second,
+		Wrap: []string{"sh", "-c", "printf '" + strings.ReplaceAll(wrkOut, "%", "%%") + "'", "--"}})
+	require.NoError(t, err)
+	require.InDelta(t, 1200, r.P99, 1e-6)
+}

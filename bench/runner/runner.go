@@ -372,8 +372,17 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Achieved), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)
 		total = float64(res.Total)
 	case LoadWrk:
-		res, err := client.RunWrk(ctx, client.WrkConfig{Addr: srv.addr, Conns: c.Conns, Duration: c.Duration, Depth: c.Depth,
-			Script: filepath.Join(r.Root, "scripts", "pipeline.lua"), Wrap: r.wrap(c), TLS: c.Kind == peers.HTTPS})
+		cfg := client.WrkConfig{Addr: srv.addr, Conns: c.Conns, Duration: c.Duration, Depth: c.Depth,
+			Script: filepath.Join(r.Root, "scripts", "pipeline.lua"), Wrap: r.wrap(c), TLS: c.Kind == peers.HTTPS}
+		res, err := client.RunWrk(ctx, cfg)
+		if errors.Is(err, client.ErrWrkNoLatency) {
+			r.logf("%s: %v; running wrk again", c.ID, err)
+			if s0, err = proc.Read(pid); err != nil {
+				return err
+			}
+			m0, haveAllocs = srv.mallocs(ctx)
+			res, err = client.RunWrk(ctx, cfg)
+		}
 		if err != nil {
 			return err
 		}
