@@ -93,12 +93,9 @@
 // variant; it has no MSG_RING (loops message it through task rings). A
 // Wait with up to three receives and sends does them with recv(2) and
 // send(2) instead: an io_uring_enter costs the SQE and CQE round trip and
-// the send buffers' pinning on top of the system calls it replaces
-// (measured: one op, the bench harness's in-process echo, one connection,
-// about 5% more messages a second; up to three, the HTTP fast API at 1,000
-// requests a second, 8% less server CPU per request, the same from 5,000
-// and on a 64-connection echo; TestReadyFewOpsAreDirect), so the ring pays
-// from four ops a Wait (directMax).
+// the send buffers' pinning on top of the system calls it replaces, so the
+// ring pays from four ops a Wait (directMax has the measurements;
+// TestReadyFewOpsAreDirect).
 //
 // The batch is written into the ring's shared memory from Go and entered
 // with a raw system call (no cgo call): a cgo call as long as a batch of

@@ -259,6 +259,8 @@ func (b *readyBatch) end() {
 // fast API, 50 connections, open loop at 1,000 req/s, GOMAXPROCS=1, 3 runs
 // each): 1 → 56.9 µs, 2 → 54.3, 3 → 52.4, 4 → 53.5 (epoll: 52.5); at
 // 5,000 req/s and on a 64-connection echo (many ops a flush) no difference.
+// A single op alone gained about 5% more messages a second on the bench
+// harness's in-process one-connection echo.
 const directMax = 3
 
 // direct performs a flush of up to directMax ops with a system call each.
