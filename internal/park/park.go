@@ -33,6 +33,7 @@ type Waiter struct {
 	dl   time.Time // the read deadline set on f, zero when none
 	want time.Time // the deadline this Wait asked for, zero when none
 	sets int       // deadlines set on f (tests)
+	now  func() time.Time
 
 	// The driver's poll and step are func values made once, so that a park
 	// allocates nothing; the rest is one Wait's state, read by step.
@@ -48,7 +49,7 @@ type Waiter struct {
 // it looks for completions. Pass a method value made once per driver: a
 // func value made per Wait would cost an allocation per park.
 func New(poll func() (int, error)) *Waiter {
-	w := &Waiter{fd: -1, poll: poll}
+	w := &Waiter{fd: -1, poll: poll, now: time.Now}
 	w.step = w.stepFn
 	return w
 }
@@ -85,7 +86,7 @@ func (w *Waiter) Wait(timeout time.Duration) (int, error) {
 					return n, err
 				}
 			}
-			if w.want.After(time.Now()) {
+			if w.want.After(w.now()) {
 				// A deadline kept from an earlier Wait came first.
 				if err := w.setFD(w.want); err != nil {
 					return 0, err
@@ -168,7 +169,7 @@ func (w *Waiter) setDeadline(timeout time.Duration) error {
 		}
 		return w.setFD(time.Time{})
 	}
-	now := time.Now()
+	now := w.now()
 	w.want = now.Add(timeout)
 	if !w.dl.IsZero() && w.dl.After(now) && !w.dl.After(w.want.Add(deadlineLate)) && w.want.Sub(w.dl) <= deadlineEarly {
 		return nil
