@@ -2,6 +2,9 @@ package epoll_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -492,4 +495,71 @@ func TestPollPRI(t *testing.T) {
 	if mask&unix.POLLPRI == 0 {
 		t.Fatalf("poll reported %#x, want POLLPRI", mask)
 	}
+}
+
+// TestParkedWakesWithoutTheEventfd: a parked driver's Wake ends a parked
+// Wait with no write to the eventfd (the Waiter's past read deadline does),
+// and still ends a blocking Wait called from a completion callback, the one
+// case where a parked driver waits in epoll_wait: that Wake writes it.
+func TestParkedWakesWithoutTheEventfd(t *testing.T) {
+	d, err := epoll.New(driver.Config{Profile: driver.Native, Parked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := 0; i < 50; i++ {
+		go d.Wake()
+		if _, err := d.Wait(driver.WaitForever, func(*driver.Completion) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := eventfdCount(t, d); n != 0 {
+		t.Fatalf("eventfd count %d after 50 wakes of a parked Wait, want 0", n)
+	}
+	fd, peer := drivertest.TCPPair(t)
+	defer unix.Close(fd)
+	defer peer.Close()
+	d.Recv(fd, 1)
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	inner := 0
+	for inner == 0 {
+		if _, err := d.Wait(driver.WaitForever, func(c *driver.Completion) {
+			if c.Tag != 1 || inner != 0 {
+				return
+			}
+			inner = 1
+			go d.Wake()
+			if _, err := d.Wait(driver.WaitForever, func(*driver.Completion) {}); err != nil {
+				t.Error(err)
+			}
+			inner = 2
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inner != 2 {
+		t.Fatal("the Wait inside the callback did not return")
+	}
+}
+
+// eventfdCount reads the count of d's eventfd from /proc/self/fdinfo.
+func eventfdCount(t *testing.T, d *epoll.Driver) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", epoll.WakeFD(d)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "eventfd-count:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatalf("fdinfo %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no eventfd-count in fdinfo:\n%s", b)
+	return 0
 }

@@ -11,3 +11,6 @@ import (
 func Pwait2Timeout(d *Driver) time.Duration { return epollcore.Pwait2Timeout(d) }
 
 func ResetPwait2Timeout(d *Driver) { epollcore.ResetPwait2Timeout(d) }
+
+// WakeFD returns d's eventfd (see epollcore.WakeFD).
+func WakeFD(d *Driver) int { return epollcore.WakeFD(d) }

@@ -75,6 +75,10 @@ type Driver struct {
 
 	park   *park.Waiter // parked loops (Config.Parked) sleep on epfd in Go's netpoller
 	parkFn func(*driver.Completion)
+	// rawWaits counts a parked loop's Waits blocked in epoll_wait instead
+	// (one called from a completion callback, while the Waiter is busy):
+	// only those need Wake's eventfd write.
+	rawWaits atomic.Int32
 
 	batch Batch // performs receives and sends (NewBatched); nil: the driver does
 }
@@ -162,8 +166,12 @@ func (d *Driver) probe() driver.Features {
 			"send: tried in Wait's submission phase; EPOLLOUT edge continues partial sends")
 	}
 	f.Reasons = append(f.Reasons,
-		fmt.Sprintf("accept: accept4 NONBLOCK|CLOEXEC, up to %d per listener per Wait", AcceptBudget),
-		"wake: eventfd, edge-triggered, never read")
+		fmt.Sprintf("accept: accept4 NONBLOCK|CLOEXEC, up to %d per listener per Wait", AcceptBudget))
+	if d.cfg.Parked {
+		f.Reasons = append(f.Reasons, "wake: a past read deadline on the parked epoll fd readies the loop goroutine with no system call (eventfd only for a Wait inside a callback)")
+	} else {
+		f.Reasons = append(f.Reasons, "wake: eventfd, edge-triggered, never read")
+	}
 	return f
 }
 
@@ -204,6 +212,9 @@ func (d *Driver) Wake() error {
 		return driver.ErrClosed
 	}
 	d.park.Wake()
+	if d.cfg.Parked && d.rawWaits.Load() == 0 {
+		return nil // the Waiter ends a park by itself
+	}
 	for {
 		_, err := unix.Write(d.efd, wakeVal[:])
 		switch err {

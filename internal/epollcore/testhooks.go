@@ -9,3 +9,7 @@ func Pwait2Timeout(d *Driver) time.Duration { return time.Duration(d.ts.Nano()) 
 
 // ResetPwait2Timeout clears what Pwait2Timeout reports.
 func ResetPwait2Timeout(d *Driver) { d.ts.Sec, d.ts.Nsec = 0, 0 }
+
+// WakeFD (tests) returns d's eventfd, whose count (in /proc/self/fdinfo)
+// says how many Wakes wrote it: the eventfd is never read.
+func WakeFD(d *Driver) int { return d.efd }

@@ -16,9 +16,30 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 	if d.closed.Load() {
 		return 0, driver.ErrClosed
 	}
-	if d.cfg.Parked && timeout != 0 && d.fn == nil {
-		return d.parkedWait(timeout, fn)
+	if d.cfg.Parked && timeout != 0 {
+		if d.fn == nil {
+			return d.parkedWait(timeout, fn)
+		}
+		return d.rawParkedWait(timeout, fn)
 	}
+	return d.wait(timeout, fn)
+}
+
+// rawParkedWait is a parked loop's Wait called from a completion callback,
+// while its Waiter is busy: it blocks in epoll_wait, so Wake must write the
+// eventfd. A Wake whose rawWaits check came first has left its flag, seen
+// here: both sides store before they load.
+func (d *Driver) rawParkedWait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
+	d.rawWaits.Add(1)
+	defer d.rawWaits.Add(-1)
+	if d.park.Woken() {
+		timeout = driver.NoWait
+	}
+	return d.wait(timeout, fn)
+}
+
+// wait is Wait in epoll_wait.
+func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)

@@ -6,15 +6,16 @@
 // retakes its P, needs a thread hand-off to run again; a goroutine parked in
 // the netpoller gives both back and is resumed by whichever thread polls the
 // network next. The fd waited on must turn readable (a new edge for Go's
-// edge-triggered poller) after every Wake and whenever a completion may be
-// ready: the io_uring driver waits on an eventfd registered with its ring,
-// the epoll driver on its epoll fd, which is itself pollable.
+// edge-triggered poller) whenever a completion may be ready: the drivers
+// wait on their epoll fd, which is itself pollable. A Wake needs no signal
+// on the fd: it ends a park with a past read deadline (see Wake).
 package park
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ import (
 // goroutine; Wake may be called from any goroutine.
 type Waiter struct {
 	woken atomic.Bool
+	wf    atomic.Pointer[os.File] // f, for Wake
 
 	fd   int // the driver's fd the file duplicates, -1 when none
 	f    *os.File
@@ -54,9 +56,25 @@ func New(poll func() (int, error)) *Waiter {
 	return w
 }
 
-// Wake records a wake-up; the driver calls it before it signals the fd, so
-// that Wait can tell a Wake from a completion the driver keeps to itself.
-func (w *Waiter) Wake() { w.woken.Store(true) }
+// Wake makes a parked or the next Wait return. It ends a park by giving the
+// fd a read deadline in the past, which readies the parked goroutine inside
+// the runtime: no system call, no trip through the kernel's wait queues and
+// Go's netpoll, and the loop goroutine goes to the waker's P to run next,
+// where an eventfd write would have it found by whichever thread polls the
+// network next. The driver need not signal the fd.
+func (w *Waiter) Wake() {
+	w.woken.Store(true) // before the deadline: a Wait that overwrites it sees the flag
+	if f := w.wf.Load(); f != nil {
+		_ = f.SetReadDeadline(longAgo) // fails only once Close closed f
+	}
+}
+
+// Woken reports a Wake that no Wait has taken yet.
+func (w *Waiter) Woken() bool { return w.woken.Load() }
+
+// longAgo is the read deadline Wake sets: any instant in the past ends a
+// park at once.
+var longAgo = time.Unix(1, 0)
 
 // Wait calls poll and, while poll finds nothing and nobody called Wake,
 // parks until the fd given to Use turns readable or timeout passes
@@ -78,6 +96,16 @@ func (w *Waiter) Wait(timeout time.Duration) (int, error) {
 		case w.n > 0:
 			return w.n, nil
 		case w.woken.Swap(false):
+			w.dl = longAgo // Wake's deadline, set or about to be
+			if err != nil {
+				// Wake readied this goroutine to run next on the waker's
+				// P, ahead of the goroutines already runnable there: often
+				// more work for this loop (other connections' handlers
+				// about to hand it their writes). Yielding once lets them
+				// run first, so one iteration serves them all, as when
+				// the netpoller found the loop.
+				runtime.Gosched()
+			}
 			return 0, nil
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// Timed out (perhaps before step ran): a last look.
@@ -86,8 +114,10 @@ func (w *Waiter) Wait(timeout time.Duration) (int, error) {
 					return n, err
 				}
 			}
-			if w.want.After(w.now()) {
-				// A deadline kept from an earlier Wait came first.
+			if w.want.IsZero() || w.want.After(w.now()) {
+				// A deadline kept from an earlier Wait came first, or a
+				// Wake whose flag an earlier Wait took set its deadline
+				// late: neither ends this park.
 				if err := w.setFD(w.want); err != nil {
 					return 0, err
 				}
@@ -140,6 +170,7 @@ func (w *Waiter) Use(fd int) error {
 	}
 	w.Close() // the previous fd's duplicate, once the new one is in place
 	w.fd, w.f, w.rc, w.dl = fd, f, rc, time.Time{}
+	w.wf.Store(f)
 	return nil
 }
 
@@ -186,6 +217,7 @@ func (w *Waiter) setFD(t time.Time) error {
 // Close releases the duplicate fd.
 func (w *Waiter) Close() {
 	if w.f != nil {
+		w.wf.Store(nil)
 		w.f.Close()
 		w.f, w.rc, w.fd, w.dl = nil, nil, -1, time.Time{}
 	}

@@ -122,6 +122,42 @@ func TestWakeEndsWaitWithNothingToReport(t *testing.T) {
 	}
 }
 
+// TestWakeAloneEndsPark: Wake ends a parked Wait with no signal on the fd
+// (it sets a past read deadline), with and without a timeout; afterwards a
+// Wait parks again until its fd's signal or its own timeout, not returning
+// early on the deadline a Wake left behind.
+func TestWakeAloneEndsPark(t *testing.T) {
+	c := newCounter(t)
+	w := newWaiter(t, c)
+	for i := 0; i < 200; i++ {
+		timeout := time.Duration(-1)
+		if i%2 == 1 {
+			timeout = time.Hour
+		}
+		go w.Wake()
+		if n, err := w.Wait(timeout); n != 0 || err != nil {
+			t.Fatalf("round %d: Wait = %d, %v; want 0, nil", i, n, err)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		go c.signal(t)
+		if n, err := w.Wait(-1); n != 1 || err != nil {
+			t.Fatalf("round %d: Wait = %d, %v; want the signal (1, nil)", i, n, err)
+		}
+	}
+	w.Wake()
+	if n, err := w.Wait(-1); n != 0 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 0, nil", n, err)
+	}
+	start := time.Now()
+	if n, err := w.Wait(20 * time.Millisecond); n != 0 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 0, nil", n, err)
+	}
+	if el := time.Since(start); el < 20*time.Millisecond {
+		t.Fatalf("returned after %v, before its 20ms timeout", el)
+	}
+}
+
 func TestWaitTimesOut(t *testing.T) {
 	c := newCounter(t)
 	w := newWaiter(t, c)
@@ -192,6 +228,15 @@ func TestWaitAllocatesNothing(t *testing.T) {
 		round() // warms the poller's timer
 		if a := testing.AllocsPerRun(1000, round); a != 0 {
 			t.Errorf("timeout %v: %v allocations per Wait", timeout, a)
+		}
+		woken := func() {
+			w.Wake()
+			if n, err := w.Wait(timeout); n != 0 || err != nil {
+				t.Fatalf("Wait = %d, %v; want 0, nil", n, err)
+			}
+		}
+		if a := testing.AllocsPerRun(1000, woken); a != 0 {
+			t.Errorf("timeout %v: %v allocations per Wake and Wait", timeout, a)
 		}
 	}
 }
