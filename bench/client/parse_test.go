@@ -128,7 +128,7 @@ func TestOpenLoopChargesASlowServer(t *testing.T) {
 
 // TestRunWrkWantsLatency: a wrk report with totals but no latency
 // percentiles is ErrWrkNoLatency (the harness runs wrk again), not a row
-// without its p99. A shell stands in for wrk through the argv prefix.
+// without its p99, unless wrk pipelined (it never has them then). A shell stands in for wrk through the argv prefix.
 func TestRunWrkWantsLatency(t *testing.T) {
 	noLatency := "  4 threads and 4 connections\n  1000 requests in 1.00s, 1.00MB read\nRequests/sec:   1000.00\n"
 	_, err := RunWrk(context.Background(), WrkConfig{Addr: "127.0.0.1:1", Conns: 4, Duration: time.Second,
@@ -139,4 +139,10 @@ func TestRunWrkWantsLatency(t *testing.T) {
 		Wrap: []string{"sh", "-c", "printf '" + strings.ReplaceAll(wrkOut, "%", "%%") + "'", "--"}})
 	require.NoError(t, err)
 	require.InDelta(t, 1200, r.P99, 1e-6)
+
+	// Pipelined: wrk prints zero percentiles above p50; the rate stands.
+	r, err = RunWrk(context.Background(), WrkConfig{Addr: "127.0.0.1:1", Conns: 4, Duration: time.Second, Depth: 16, Script: "pipeline.lua",
+		Wrap: []string{"sh", "-c", "printf '" + noLatency + "'", "--"}})
+	require.NoError(t, err)
+	require.InDelta(t, 1000, r.Rate, 1e-6)
 }
