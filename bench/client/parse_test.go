@@ -128,7 +128,8 @@ func TestOpenLoopChargesASlowServer(t *testing.T) {
 
 // TestRunWrkWantsLatency: a wrk report with totals but no latency
 // percentiles is ErrWrkNoLatency (the harness runs wrk again), not a row
-// without its p99, unless wrk pipelined (it never has them then). A shell stands in for wrk through the argv prefix.
+// without its p99, unless wrk pipelined (it never has them then). A shell
+// stands in for wrk through the argv prefix.
 func TestRunWrkWantsLatency(t *testing.T) {
 	noLatency := "  4 threads and 4 connections\n  1000 requests in 1.00s, 1.00MB read\nRequests/sec:   1000.00\n"
 	_, err := RunWrk(context.Background(), WrkConfig{Addr: "127.0.0.1:1", Conns: 4, Duration: time.Second,

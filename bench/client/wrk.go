@@ -63,9 +63,8 @@ func RunWrk(ctx context.Context, c WrkConfig) (WrkResult, error) {
 // ErrWrkNoLatency: wrk's report (run with --latency), without pipelining,
 // had its totals but no latency percentiles above zero; the harness runs
 // wrk again once on it. Pipelined reports are taken as they come: wrk
-// times one request of each pipelined batch and, at a million requests a
-// second, prints its percentiles above p50 as zero in every run (the
-// report's n/a).
+// printed their percentiles above p50 as zero in every pipelined round of
+// the 2026-11-27 08:13 sweep (the report's n/a).
 var ErrWrkNoLatency = errors.New("wrk: no latency percentiles in its report")
 
 // ParseWrk reads wrk's text report (run with --latency).
