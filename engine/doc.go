@@ -167,9 +167,11 @@
 // 0.940, epoll 26, 0.945; both reach the best row's spread in all 37. The
 // sixth (2026-11-27 08:13, wakes through a past read deadline) ranks
 // io_uring parked first again: 24 of 36, 0.944, against 18, 0.944 for
-// epoll parked; only it reaches the best row's spread in all 36. No
-// single configuration is within 5% everywhere: a case's rounds spread by
-// ±10%.
+// epoll parked; only it reaches the best row's spread in all 36. The
+// seventh and quietest (2026-11-27 11:01, load 0.6) ranks it first by
+// more: 30 of 37, 0.976 (CPU 1.039), against 25, 0.959 (1.050) for epoll
+// parked and 21-22, 0.86 (1.15) for the locked modes. No single
+// configuration is within 5% everywhere: a case's rounds spread by ±10%.
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses up to
