@@ -157,21 +157,14 @@
 // backend in both modes beside its peers, and its results
 // (bench/results/latest.md) hold the "automatic default against the best
 // configuration", "each configuration scored as the default" and "io_uring
-// against epoll" tables. Four sweeps on a 2-core VM (2026-11-24, two on
-// -26, and -27 with the adaptive spin) score io_uring parked best of the
-// four: within 5% of the best row of its family in 30 of 34, 23, 27 and 27
-// of 37 cases, 0.98, 0.91, 0.93 and 0.96 of the best's throughput in
-// geometric mean, against 21 of 34, 20, 21 and 23 of 37 (0.92, 0.91, 0.91,
-// 0.94) for epoll parked and at most 21 (0.86) for either locked mode. The
-// fifth (2026-11-27 04:37) ties the two parked modes: io_uring 23 of 37,
-// 0.940, epoll 26, 0.945; both reach the best row's spread in all 37. The
-// sixth (2026-11-27 08:13, wakes through a past read deadline) ranks
-// io_uring parked first again: 24 of 36, 0.944, against 18, 0.944 for
-// epoll parked; only it reaches the best row's spread in all 36. The
-// seventh and quietest (2026-11-27 11:01, load 0.6) ranks it first by
-// more: 30 of 37, 0.976 (CPU 1.039), against 25, 0.959 (1.050) for epoll
-// parked and 21-22, 0.86 (1.15) for the locked modes. No single
-// configuration is within 5% everywhere: a case's rounds spread by ±10%.
+// against epoll" tables. Seven sweeps on a 2-core VM (2026-11-24 to -27)
+// ranked io_uring parked first of the four configurations in six and tied
+// it with epoll parked in one. The latest and quietest (2026-11-27 11:01,
+// load 0.6): io_uring parked within 5% of its family's best row in 30 of
+// 37 cases, 0.976 of the best's throughput and 1.039 of its CPU per request
+// in geometric mean, against 25, 0.959 and 1.050 for epoll parked and
+// 21-22, 0.86 and 1.15 for the locked modes. No single configuration is
+// within 5% everywhere: a case's rounds spread by ±10%.
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses up to
