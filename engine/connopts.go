@@ -3,7 +3,13 @@ package engine
 import (
 	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ConnOption configures Listen and Dial and the connections they make.
@@ -33,7 +39,6 @@ type connConfig struct {
 
 // Connection defaults (Netty's, where it has one).
 const (
-	DefaultBacklog       = 1024
 	DefaultHighWatermark = 64 << 10
 	DefaultLowWatermark  = 32 << 10
 	// DefaultCloseTimeout bounds a graceful Close against a peer that does
@@ -47,7 +52,7 @@ const (
 func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 	c := &connConfig{
 		network:   network,
-		backlog:   DefaultBacklog,
+		backlog:   systemBacklog(),
 		noDelay:   true,
 		highWater: DefaultHighWatermark,
 		lowWater:  DefaultLowWatermark,
@@ -68,7 +73,9 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 // (a clock read) only when something will look at it.
 func (c *connConfig) idle() bool { return c.readIdle > 0 || c.writeIdle > 0 || c.allIdle > 0 }
 
-// WithBacklog sets the listen backlog (default 1024).
+// WithBacklog sets the listen backlog: how many connections the kernel
+// queues for accept. The default is the system's limit (net.core.somaxconn),
+// as with net.Listen and Netty; the kernel lowers a larger n to that limit.
 func WithBacklog(n int) ConnOption {
 	return func(c *connConfig) error {
 		if n <= 0 {
@@ -255,3 +262,18 @@ func WithKeepLimit(n int) ConnOption {
 		return nil
 	}
 }
+
+// systemBacklog is net.core.somaxconn, read once: the most a listen backlog
+// can be. A burst of connects beyond the backlog waits out a SYN retransmit
+// (a second) and, under load, can be reset, so the default takes it all.
+var systemBacklog = sync.OnceValue(func() int {
+	b, err := os.ReadFile("/proc/sys/net/core/somaxconn")
+	if err != nil {
+		return unix.SOMAXCONN
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return unix.SOMAXCONN
+	}
+	return n
+})

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +113,30 @@ func TestSocketBuffersReachTheSocket(t *testing.T) {
 	rcv, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
 	require.NoError(t, err)
 	require.Equal(t, [2]int{2 * 24 << 10, 2 * 20 << 10}, [2]int{snd, rcv})
+}
+
+// TestListenBacklog: by default a listener's accept queue is as long as the
+// system allows (net.core.somaxconn), so a burst of connects as large as
+// net.Listen takes is not dropped (the peers then wait out a SYN retransmit
+// and, past it, can be reset); WithBacklog sets a shorter one. The kernel
+// reports a listener's backlog in TCP_INFO's tcpi_sacked.
+func TestListenBacklog(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/core/somaxconn")
+	require.NoError(t, err)
+	somaxconn, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		opts []ConnOption
+		want int
+	}{{nil, somaxconn}, {[]ConnOption{WithBacklog(16)}, 16}} {
+		cfg, err := newConnConfig("tcp", tc.opts)
+		require.NoError(t, err)
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		require.NoError(t, err)
+		require.NoError(t, listenOn(fd, unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}, cfg))
+		info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+		unix.Close(fd)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, int(info.Sacked), "the listener's backlog")
+	}
 }

@@ -51,12 +51,13 @@
 //
 // # Options
 //
-// Socket and connection options (backlog 1024, TCP_NODELAY on, socket
-// buffers, keep-alive, watermarks, idle timeouts) are engine.ConnOption
-// values and mean the same wherever they go. A function whose only options
-// are these takes them directly (engine.Listen, engine.Dial, Group.Dial,
-// httpserver's Listen); one with options of its own takes them through
-// WithConnOptions, spelt the same in loopgroup (Serve) and netconn. Loop
+// Socket and connection options (backlog the system's limit, TCP_NODELAY
+// on, socket buffers, keep-alive, watermarks, idle timeouts) are
+// engine.ConnOption values and mean the same wherever they go. A function
+// whose only options are these takes them directly (engine.Listen,
+// engine.Dial, Group.Dial, httpserver's Listen); one with options of its own
+// takes them through WithConnOptions, spelt the same in loopgroup (Serve)
+// and netconn. Loop
 // options (engine.Option) reach every loop of a group through
 // WithEngineOptions. engine.WithReusePort sets SO_REUSEPORT on a listening
 // socket and nothing more; WithListenerPerLoop is the server model that

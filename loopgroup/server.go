@@ -56,8 +56,8 @@ func WithTaskHandoff() ServerOption {
 
 // WithConnOptions passes engine.ConnOption values to the listening socket
 // and every accepted connection (Netty's option and childOption): backlog
-// (default 1024), TCP_NODELAY (default on), socket buffers, keep-alive,
-// watermarks, idle timeouts. netconn.WithConnOptions is the same option for
+// (default net.core.somaxconn), TCP_NODELAY (default on), socket buffers,
+// keep-alive, watermarks, idle timeouts. netconn.WithConnOptions is the same option for
 // netconn; Group.Dial takes engine.ConnOption values directly.
 func WithConnOptions(opts ...engine.ConnOption) ServerOption {
 	return func(c *serverConfig) error { c.conn = append(c.conn, opts...); return nil }

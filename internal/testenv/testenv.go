@@ -5,10 +5,12 @@ package testenv
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,7 +122,9 @@ func CountFDs(t testing.TB) int {
 // that are finishing; generous, since only a failing test waits it out).
 func CheckLeaks(t testing.TB) {
 	t.Helper()
+	netpollOnce.Do(startNetpoll)
 	fds := CountFDs(t)
+	before := openFDs()
 	gs := runtime.NumGoroutine()
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -135,12 +139,49 @@ func CheckLeaks(t testing.TB) {
 			if time.Now().After(deadline) {
 				buf := make([]byte, 1<<16)
 				n := runtime.Stack(buf, true)
-				t.Errorf("leak: fds %d → %d, goroutines %d → %d\n%s", fds, nf, gs, ng, trimStacks(string(buf[:n])))
+				t.Errorf("leak: fds %d → %d (%s), goroutines %d → %d\n%s", fds, nf, newFDs(before), gs, ng,
+					trimStacks(string(buf[:n])))
 				return
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	})
+}
+
+var netpollOnce sync.Once
+
+// startNetpoll makes Go's runtime open its netpoller (an epoll fd and an
+// eventfd, opened on first use and kept for the process's life), so the first
+// test to use the network is not charged with them.
+func startNetpoll() {
+	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
+		ln.Close()
+	}
+}
+
+// openFDs maps each open descriptor to what it refers to ("socket:[123]",
+// "anon_inode:[io_uring]"), so a leak report can name what leaked.
+func openFDs() map[string]string {
+	out := map[string]string{}
+	ents, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range ents {
+		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		out[e.Name()] = target
+	}
+	return out
+}
+
+// newFDs lists the descriptors open now that were not (or referred to
+// something else) in before.
+func newFDs(before map[string]string) string {
+	var out []string
+	for fd, target := range openFDs() {
+		if before[fd] != target {
+			out = append(out, fd+"→"+target)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }
 
 func trimStacks(s string) string {
