@@ -1,5 +1,7 @@
 package driver
 
+import "time"
+
 // Optional capabilities. A driver implements those it has; the engine finds
 // them with a type assertion, so it never names a concrete driver.
 
@@ -24,4 +26,20 @@ type Messenger interface {
 	// not started or closed; the caller then sends through a task ring
 	// instead. Target must not replace or close its ring before done.
 	MsgRing(target Driver, t Tag, res int32, done Tag) error
+}
+
+// Resumer is a driver whose blocking Wait can run the loop's work between
+// completion batches and go on waiting, without returning. A parked loop
+// sleeps in Go's netpoller, which forgets the fd's readiness each time a
+// wait begins, so each new wait must first poll the fd (a system call) for
+// what arrived before it; a wait that goes on keeps every edge and needs no
+// such poll.
+type Resumer interface {
+	// WaitResume is Wait, except that after it hands out completions it calls
+	// between, the rest of the loop's iteration and the start of the next.
+	// If between asks to block again, WaitResume goes on waiting up to the
+	// timeout between gives (negative: no limit) as a new Wait would;
+	// otherwise it returns. It returns the completions since between last
+	// ran. between is not called from a Wait nested in a completion.
+	WaitResume(timeout time.Duration, fn func(*Completion), between func() (timeout time.Duration, block bool)) (int, error)
 }

@@ -90,9 +90,13 @@ func (l *Loop) offer(q tasks.Queue, t tasks.Task, wake bool) error {
 
 // wakeup makes a sleeping loop return from its wait. It costs one atomic load
 // when the loop is awake, and at most one driver wake per blocking wait
-// however many producers call it.
+// however many producers call it. The loop itself never needs one (Netty's
+// !inEventLoop): a handler runs inside the driver's wait, which returns (or
+// runs the loop's work, driver.Resumer) once its callbacks have, so what it
+// queued runs before the loop can sleep; a wake would only cost the driver a
+// deadline to set and the park an extra round.
 func (l *Loop) wakeup() {
-	if l.nextWake.Load() == awake {
+	if l.nextWake.Load() == awake || l.InEventLoop() {
 		return
 	}
 	l.forceWake()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/tasks"
@@ -100,6 +101,9 @@ type Loop struct {
 	ioFirst       int64 // time of the first completion of this Wait
 	completions   int   // completions in this Wait
 	inWait        bool  // the driver's Wait is running (see afterGoexit)
+	it            iteration
+	resumer       driver.Resumer // drv, if it can go on waiting (see iterate)
+	betweenFn     func() (time.Duration, bool)
 	fault         error // set when the loop's own code panicked (see fail)
 	appendDue     func(tasks.Task)
 	flushList     []*Conn  // connections written to this iteration
@@ -156,6 +160,8 @@ func New(opts ...Option) (*Loop, error) {
 	l.heap = timers.NewHeap(l)
 	l.initTrim()
 	l.appendDue = l.appendDueTask
+	l.resumer, _ = d.(driver.Resumer)
+	l.betweenFn = l.between // made once: a method value per Wait would allocate
 	l.done = make(chan struct{})
 	return l, nil
 }

@@ -103,24 +103,69 @@ func (l *Loop) hasTasks() bool {
 	return l.dueHead < len(l.due) || len(l.redeliverList) > 0 || l.taskQ.Len() > 0 || l.tailQ.Len() > 0 || l.ctlQ.Len() > 0
 }
 
-// iterate runs one iteration of the loop.
+// iterate runs one iteration of the loop: wait for I/O, then run what it
+// and the rings brought. A driver that can go on waiting (driver.Resumer, a
+// parked loop's) runs the iterations that follow a blocking wait inside it,
+// through between, until one would not block.
 func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
+	l.beforeWait()
+	l.inWait = true
+	var err error
+	if l.resumer != nil && l.it.blocking {
+		_, err = l.resumer.WaitResume(l.it.timeout, onCompletion, l.betweenFn)
+	} else {
+		_, err = l.drv.Wait(l.it.timeout, onCompletion)
+	}
+	l.inWait = false
+	l.afterWait(err)
+}
+
+// between ends the iteration whose completions the driver has just handed
+// out and begins the next, for a driver that goes on waiting: it asks to
+// block with the next iteration's timeout, or returns false for the loop to
+// run it (tasks wait, a spin, a shutdown to handle).
+func (l *Loop) between() (time.Duration, bool) {
+	l.inWait = false
+	l.afterWait(nil)
+	if l.State() >= ShuttingDown {
+		// The iterate that returns ran no wait of its own.
+		l.it = iteration{deadline: wakeNone}
+		l.ioFirst, l.completions = 0, 0
+		return 0, false
+	}
+	l.beforeWait()
+	if !l.it.blocking {
+		return 0, false
+	}
+	l.inWait = true
+	return l.it.timeout, true
+}
+
+// iteration is what an iteration decided before its wait.
+type iteration struct {
+	timeout  time.Duration
+	blocking bool  // the wait may sleep
+	deadline int64 // the wake deadline published, wakeNone if none
+	spinning bool
+}
+
+// beforeWait decides how long the iteration's wait may sleep and publishes
+// the wake deadline (see nextWake).
+func (l *Loop) beforeWait() {
 	l.stats.iterations.Add(1)
 	if h := l.cfg.testFault; h != nil {
 		h("iteration")
 	}
-	timeout := driver.NoWait
-	blocking := false
-	deadline := wakeNone
+	it := iteration{timeout: driver.NoWait, deadline: wakeNone}
 	idle := !l.hasTasks() && !l.busyPolling()
 	// The clock is read only when the loop has a spin window to check.
-	spinning := idle && l.spin.window > 0 && l.spin.poll(now()-l.lastActive)
-	if spinning {
+	it.spinning = idle && l.spin.window > 0 && l.spin.poll(now()-l.lastActive)
+	if it.spinning {
 		l.stats.spins.Add(1)
 	}
-	if idle && !spinning {
+	if idle && !it.spinning {
 		if d, ok := l.heap.NextDeadline(); ok {
-			deadline = d
+			it.deadline = d
 		}
 		shutting := l.State() >= ShuttingDown
 		if shutting {
@@ -130,7 +175,7 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 			if sp == 0 {
 				sp = now() + int64(shutdownPollInterval)
 			}
-			deadline = min(deadline, sp)
+			it.deadline = min(it.deadline, sp)
 		}
 		// Publish the wake deadline, then look again: a producer that
 		// enqueued (or a ShutdownGracefully that raised the state) before
@@ -139,22 +184,26 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 		// wakes the driver. A shutdown raised since the state was read
 		// above must not wait for a deadline computed without it (a timer
 		// an hour away).
-		l.nextWake.Store(deadline)
+		l.nextWake.Store(it.deadline)
 		if !l.hasTasks() && (shutting || l.State() < ShuttingDown) {
 			switch {
-			case deadline == wakeNone:
-				timeout, blocking = driver.WaitForever, true
+			case it.deadline == wakeNone:
+				it.timeout, it.blocking = driver.WaitForever, true
 			default:
-				if d := deadline - now(); d > 0 {
-					timeout, blocking = time.Duration(d), true
+				if d := it.deadline - now(); d > 0 {
+					it.timeout, it.blocking = time.Duration(d), true
 				}
 			}
 		}
 	}
+	l.it = it
 	l.ioFirst, l.completions = 0, 0
-	l.inWait = true
-	_, err := l.drv.Wait(timeout, onCompletion)
-	l.inWait = false
+}
+
+// afterWait runs what the wait and the rings brought: tasks, timers,
+// flushes.
+func (l *Loop) afterWait(err error) {
+	it := l.it
 	woken := l.nextWake.Swap(awake) == awake
 	end := now()
 	l.stats.waits.Add(1)
@@ -181,7 +230,7 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	ran := l.runTasks(end, budget)
 	if l.completions > 0 || ran > 0 {
 		if l.spin.limit > 0 {
-			l.spin.worked(end-l.lastActive, spinning, l.completions+ran)
+			l.spin.worked(end-l.lastActive, it.spinning, l.completions+ran)
 		}
 		l.lastActive = end
 	}
@@ -196,8 +245,8 @@ func (l *Loop) iterate(onCompletion func(*driver.Completion)) {
 	// for another reason gets here; the count is for diagnosis (Netty
 	// rebuilds its selector on a run of them, a JDK epoll bug).
 	switch {
-	case l.completions > 0 || ran > 0 || woken || !blocking:
-	case deadline != wakeNone && end >= deadline: // a normal timeout
+	case l.completions > 0 || ran > 0 || woken || !it.blocking:
+	case it.deadline != wakeNone && end >= it.deadline: // a normal timeout
 	default:
 		l.stats.emptyWakes.Add(1)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/internal/park"
@@ -75,6 +76,12 @@ type Driver struct {
 
 	park   *park.Waiter // parked loops (Config.Parked) sleep on epfd in Go's netpoller
 	parkFn func(*driver.Completion)
+	// between is the loop's work between completion batches while a park
+	// goes on (WaitResume), resuming says it runs; collected says epoll_wait
+	// ran in this parkPoll.
+	between   func() (time.Duration, bool)
+	resuming  bool
+	collected bool
 	// rawWaits counts a parked loop's Waits blocked in epoll_wait instead
 	// (one called from a completion callback, while the Waiter is busy):
 	// only those need Wake's eventfd write.

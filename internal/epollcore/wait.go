@@ -17,7 +17,7 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 		return 0, driver.ErrClosed
 	}
 	if d.cfg.Parked && timeout != 0 {
-		if d.fn == nil {
+		if d.fn == nil && !d.resuming {
 			return d.parkedWait(timeout, fn)
 		}
 		return d.rawParkedWait(timeout, fn)
@@ -25,10 +25,11 @@ func (d *Driver) Wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 	return d.wait(timeout, fn)
 }
 
-// rawParkedWait is a parked loop's Wait called from a completion callback,
-// while its Waiter is busy: it blocks in epoll_wait, so Wake must write the
-// eventfd. A Wake whose rawWaits check came first has left its flag, seen
-// here: both sides store before they load.
+// rawParkedWait is a parked loop's Wait called from a completion callback
+// or from between (WaitResume), while its Waiter is busy: it blocks in
+// epoll_wait, so Wake must write the eventfd. A Wake whose rawWaits check
+// came first has left its flag, seen here: both sides store before they
+// load.
 func (d *Driver) rawParkedWait(timeout time.Duration, fn func(*driver.Completion)) (int, error) {
 	d.rawWaits.Add(1)
 	defer d.rawWaits.Add(-1)
@@ -63,7 +64,7 @@ func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 				}
 			}
 			n, errno := d.epollWait(wait)
-			d.polledLast = true
+			d.polledLast, d.collected = true, true
 			d.full = errno == 0 && n == len(d.events)
 			switch errno {
 			case 0:
@@ -83,6 +84,20 @@ func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 	}
 }
 
+// WaitResume is Wait that, for a parked loop, runs between after each batch
+// of completions and goes on parking while between asks to block: the
+// netpoller keeps the epoll fd's readiness for as long as the park goes on,
+// so the next park needs no epoll_wait first (see driver.Resumer).
+func (d *Driver) WaitResume(timeout time.Duration, fn func(*driver.Completion), between func() (time.Duration, bool)) (int, error) {
+	if !d.cfg.Parked || timeout == 0 || d.fn != nil || d.resuming || d.closed.Load() {
+		return d.Wait(timeout, fn)
+	}
+	d.between = between
+	n, err := d.parkedWait(timeout, fn)
+	d.between = nil
+	return n, err
+}
+
 // parkedWait is Wait for a parked loop with a timeout: it sleeps on the
 // epoll fd in Go's netpoller. The epoll fd turns readable (a new edge) each
 // time an fd in the set, the eventfd included, reports an event.
@@ -95,22 +110,46 @@ func (d *Driver) parkedWait(timeout time.Duration, fn func(*driver.Completion)) 
 
 // parkPoll hands out completions without blocking. Before the Waiter parks
 // (it returns 0), the set's ready list has been collected since the poller
-// forgot the epoll fd's readiness, all of it: events left behind would raise
-// no new edge. A call that hands out completions already queued (a send's)
-// need not call epoll_wait, under Wait's every-other-Wait rule: nothing
-// parks on it, and the next parkPoll collects. It goes round again while
-// work waits for the next Wait rather than for an event: parking then would
-// strand it.
+// forgot the epoll fd's readiness or took its last edge (since this call
+// began), all of it: events left behind would raise no new edge. A call that
+// hands out completions already queued (a send's) need not call epoll_wait,
+// under Wait's every-other-Wait rule: nothing parks on it, and the next
+// parkPoll collects. It goes round again while work waits for the next Wait
+// rather than for an event: parking then would strand it. Under WaitResume,
+// completions are followed by the loop's work (between) and, if the loop
+// would wait again, by more of the same park, entered without epoll_wait once
+// the set has been collected: every edge since is kept.
 func (d *Driver) parkPoll() (int, error) {
+	d.collected = false
 	for {
 		n, err := d.Wait(driver.NoWait, d.parkFn)
 		if err == nil && n == 0 && d.closed.Load() { // closed by a callback
 			err = driver.ErrClosed
 		}
-		if n > 0 || err != nil {
+		if err != nil {
 			return n, err
 		}
-		if d.polledLast && !d.full && len(d.subq) == 0 && len(d.runq) == 0 && d.pendAt >= len(d.pending) {
+		if n > 0 {
+			if d.between == nil {
+				return n, nil
+			}
+			// A panic or runtime.Goexit in between leaves resuming set: the
+			// loop then goes on from a deferred call, above this park.
+			d.resuming = true
+			timeout, block := d.between()
+			d.resuming = false
+			if !block || d.closed.Load() {
+				return n, nil
+			}
+			if err := d.park.Continue(timeout); err != nil {
+				return n, err
+			}
+			// The loop's new ops (its flushes) go now: if they complete at
+			// once, the next round hands them out without epoll_wait.
+			d.submit()
+		}
+		if d.collected && !d.full && len(d.subq) == 0 && len(d.runq) == 0 && d.pendAt >= len(d.pending) &&
+			(d.batch == nil || !d.batch.Queued()) {
 			return 0, nil
 		}
 	}

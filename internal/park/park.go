@@ -9,6 +9,12 @@
 // edge-triggered poller) whenever a completion may be ready: the drivers
 // wait on their epoll fd, which is itself pollable. A Wake needs no signal
 // on the fd: it ends a park with a past read deadline (see Wake).
+//
+// The netpoller forgets an fd's readiness each time a wait on it begins
+// (RawConn.Read), so a new Wait must poll the fd once before it can park,
+// for what came before; while one Wait goes on, every edge is kept. A loop
+// that works between its parks from inside the Wait (Continue) therefore
+// parks again without that poll: one system call less per wake-up.
 package park
 
 import (
@@ -46,10 +52,14 @@ type Waiter struct {
 	pollErr error
 }
 
-// New returns a Waiter with no fd yet (see Use) whose Wait calls poll, the driver's
-// non-blocking wait, which must consume the fd's pending readiness before
-// it looks for completions. Pass a method value made once per driver: a
-// func value made per Wait would cost an allocation per park.
+// New returns a Waiter with no fd yet (see Use) whose Wait calls poll, the
+// driver's non-blocking wait, which must consume the fd's pending readiness
+// before it returns 0 (and the Waiter parks): readiness that came before the
+// call raises no new edge. Once it has, poll may hand out completions, have
+// the park go on (Continue) and return 0 without looking at the fd again:
+// every edge since its look is kept and ends the park. Pass a method value
+// made once per driver: a func value made per Wait would cost an allocation
+// per park.
 func New(poll func() (int, error)) *Waiter {
 	w := &Waiter{fd: -1, poll: poll, now: time.Now}
 	w.step = w.stepFn
@@ -139,6 +149,15 @@ func (w *Waiter) stepFn(uintptr) bool {
 	w.polled = true
 	w.n, w.pollErr = w.poll()
 	return w.n > 0 || w.pollErr != nil || w.woken.Load()
+}
+
+// Continue, called by poll, makes the Wait go on parking, up to timeout from
+// now (negative: no limit), once poll returns 0: the driver handed out
+// completions and the loop, having run its work, would wait again. Staying
+// in the wait keeps the fd's readiness, so the next park needs no poll of
+// the fd first. A Wake made since the Wait began still ends it.
+func (w *Waiter) Continue(timeout time.Duration) error {
+	return w.setDeadline(timeout)
 }
 
 // Use makes the Waiter park on fd from now on: it registers a duplicate of

@@ -296,3 +296,87 @@ func TestKeptDeadlineDoesNotEndParkEarly(t *testing.T) {
 		t.Fatalf("the park ended %v before its deadline", early)
 	}
 }
+
+// resumer polls c like the drivers under WaitResume: after it hands out
+// completions it runs the loop's work and, while that asks, goes on
+// parking (Continue) without looking at the fd again.
+type resumer struct {
+	c       *counter
+	w       *park.Waiter
+	got     int
+	rounds  int              // how many batches to go on parking after
+	timeout time.Duration    // the Continue timeout
+	during  func(r *resumer) // runs between the batch and Continue
+}
+
+func (r *resumer) poll() (int, error) {
+	n, err := r.c.poll()
+	if n == 0 || err != nil || r.rounds == 0 {
+		return n, err
+	}
+	r.got += n
+	r.rounds--
+	if r.during != nil {
+		r.during(r)
+	}
+	return 0, r.w.Continue(r.timeout)
+}
+
+func newResumer(t *testing.T) *resumer {
+	r := &resumer{c: newCounter(t)}
+	r.w = park.New(r.poll)
+	if err := r.w.Use(r.c.fd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.w.Close)
+	return r
+}
+
+// TestContinueTakesTheNewDeadline: a park that goes on after a batch ends
+// at the timeout Continue gave, not the one it began with (none).
+func TestContinueTakesTheNewDeadline(t *testing.T) {
+	r := newResumer(t)
+	r.rounds, r.timeout = 1, 20*time.Millisecond
+	go r.c.signal(t)
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n, err := r.w.Wait(time.Hour)
+		if n != 0 || err != nil || r.got != 1 {
+			t.Errorf("Wait = %d, %v with %d handed out in between; want 0, nil, 1", n, err, r.got)
+		}
+		if waited := time.Since(start); waited < r.timeout {
+			t.Errorf("Wait returned after %v, before the %v Continue gave", waited, r.timeout)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the park kept the hour it began with, not the timeout Continue gave")
+	}
+}
+
+// TestContinueKeepsEdges: an edge that comes after poll looked at the fd and
+// before the park goes on ends it at once; the poller keeps it, which is
+// what lets a going-on park skip the look. Each batch arrives inside the
+// previous one's work.
+func TestContinueKeepsEdges(t *testing.T) {
+	r := newResumer(t)
+	r.rounds, r.timeout = 3, -1
+	r.during = func(r *resumer) { r.c.signal(t) } // the next batch, before Continue
+	go r.c.signal(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n, err := r.w.Wait(-1) // the fourth batch is returned
+		if n != 1 || err != nil || r.got != 3 {
+			t.Errorf("Wait = %d, %v with %d in between; want 1, nil, 3", n, err, r.got)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("an edge that came before Continue was lost: the park never ended")
+	}
+}
