@@ -45,7 +45,6 @@ const serverTimeout = 10 * time.Second
 // through it, and checks it serves on epoll and says why; then the
 // environment overrides and the ways it stops.
 func TestEchoserverWithoutCgo(t *testing.T) {
-	warmNetpoll(t)
 	testenv.CheckLeaks(t)
 	bin := buildEchoserver(t)
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -146,16 +145,6 @@ func refusalCause(errno unix.Errno) string {
 		return "built without liburing"
 	}
 	return errno.Error() // "operation not permitted", "function not implemented"
-}
-
-// warmNetpoll opens the Go runtime's own poller (an epoll fd and an eventfd
-// that live as long as the process) before a test counts file descriptors,
-// so its first net.Dial is not taken for a leak.
-func warmNetpoll(t *testing.T) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	require.NoError(t, ln.Close())
 }
 
 // logCapture is a slog.Handler that keeps every record.

@@ -51,7 +51,6 @@ func TestChildAutoFallback(t *testing.T) {
 	logs := captureDefaultLog(t)
 	wantProfile, err := driver.ProfileFromEnv()
 	require.NoError(t, err)
-	warmNetpoll(t)
 	testenv.CheckLeaks(t)
 
 	const loops = 3
@@ -158,7 +157,6 @@ func TestChildForcedUring(t *testing.T) {
 // TestBackendEnv: RINGLOOP_BACKEND forces a backend and says so; an invalid
 // value is an error; an explicit WithBackend wins over it.
 func TestBackendEnv(t *testing.T) {
-	warmNetpoll(t)
 	testenv.CheckLeaks(t)
 	newOK := func(t *testing.T, opts ...engine.Option) *engine.Loop {
 		t.Helper()
@@ -219,7 +217,6 @@ func TestBackendEnv(t *testing.T) {
 // (and so masks its features); an invalid one is an error; WithKernelProfile
 // wins over it.
 func TestKernelProfileEnv(t *testing.T) {
-	warmNetpoll(t)
 	testenv.CheckLeaks(t)
 	backends := []engine.Backend{engine.BackendAuto, engine.BackendEpoll}
 	if cgoBuild && testenv.HaveUring(t) {

@@ -63,7 +63,6 @@ func TestLoopWaitsOnItselfFromHandler(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, w := range waits {
 			t.Run(w.name, func(t *testing.T) {
-				warmNetpoll(t)
 				testenv.CheckLeaks(t)
 				l, err := engine.New(c.Options()...)
 				require.NoError(t, err)
@@ -101,7 +100,6 @@ func TestServerClosedFromHandler(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		for _, st := range stops {
 			t.Run(st.name, func(t *testing.T) {
-				warmNetpoll(t)
 				testenv.CheckLeaks(t)
 				g := newGroup(t, c, 2)
 				var srv *loopgroup.Server
@@ -228,7 +226,6 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, m := range models {
 			t.Run(m.name, func(t *testing.T) {
-				warmNetpoll(t)
 				testenv.CheckLeaks(t)
 				g := newGroup(t, c, m.loops)
 				h := newExtHandler()
@@ -253,8 +250,6 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 			})
 		}
 		t.Run("dial", func(t *testing.T) {
-			warmNetpoll(t)
-			warmNetpoll(t)
 			testenv.CheckLeaks(t)
 			g := newGroup(t, c, 2)
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -297,7 +292,6 @@ func groupConns(g *loopgroup.Group) int {
 // counts it with the panics.
 func TestTaskGoexitLoopGoesOn(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		warmNetpoll(t)
 		testenv.CheckLeaks(t)
 		logs := &logCapture{}
 		l := newLoop(t, c, engine.WithLogger(slog.New(logs)))
@@ -327,7 +321,6 @@ func TestTaskGoexitLoopGoesOn(t *testing.T) {
 // and refuses work with ErrShutdown, where it used to hang "started".
 func TestHandlerGoexitShutsLoopDown(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		warmNetpoll(t)
 		testenv.CheckLeaks(t)
 		logs := &logCapture{}
 		l, err := engine.New(c.Options(engine.WithLogger(slog.New(logs)))...)
@@ -398,7 +391,6 @@ func limitFDs(t *testing.T, spare int) (restore func()) {
 // accept is single-shot before 5.19 and multishot after.
 func TestAcceptErrorsBackOff(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		warmNetpoll(t)
 		testenv.CheckLeaks(t)
 		logs := &logCapture{}
 		l := newLoop(t, c, engine.WithLogger(slog.New(logs)))

@@ -68,7 +68,6 @@ func TestShutdownHandlerSaysGoodbye(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, s := range shutdowns {
 			t.Run(s.name, func(t *testing.T) {
-				warmNetpoll(t)
 				testenv.CheckLeaks(t)
 				l, err := engine.New(c.Options()...)
 				require.NoError(t, err)
@@ -90,7 +89,6 @@ func TestShutdownHandlerSaysGoodbye(t *testing.T) {
 // ErrShutdown.
 func TestShutdownWithoutHandlerUnchanged(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		warmNetpoll(t)
 		testenv.CheckLeaks(t)
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
@@ -120,7 +118,6 @@ func (h lineBye) OnShutdown(c *engine.Conn)         { _, _ = c.Write([]byte("bye
 // reached through frame.Split, after the frames already answered.
 func TestShutdownNoticeThroughFrameSplit(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		warmNetpoll(t)
 		testenv.CheckLeaks(t)
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
@@ -146,7 +143,6 @@ func TestShutdownNoticeThroughFrameSplit(t *testing.T) {
 // the loop terminates.
 func TestShutdownGoodbyeCutAtBound(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		warmNetpoll(t)
 		testenv.CheckLeaks(t)
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)

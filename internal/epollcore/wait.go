@@ -88,12 +88,11 @@ func (d *Driver) wait(timeout time.Duration, fn func(*driver.Completion)) (int, 
 // of completions and goes on parking while between asks to block: the
 // netpoller keeps the epoll fd's readiness for as long as the park goes on,
 // so the next park needs no epoll_wait first (see driver.Resumer).
+// Only parkPoll calls between: a Wait that does not park (no timeout, a
+// locked loop, one nested in a callback) never does.
 func (d *Driver) WaitResume(timeout time.Duration, fn func(*driver.Completion), between func() (time.Duration, bool)) (int, error) {
-	if !d.cfg.Parked || timeout == 0 || d.fn != nil || d.resuming || d.closed.Load() {
-		return d.Wait(timeout, fn)
-	}
 	d.between = between
-	n, err := d.parkedWait(timeout, fn)
+	n, err := d.Wait(timeout, fn)
 	d.between = nil
 	return n, err
 }
