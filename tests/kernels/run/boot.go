@@ -55,6 +55,13 @@ var (
 // uses that instruction, double-faulted in two boots out of three; without
 // it the kernel takes its own emulation of the instruction.
 //
+// The two vCPUs share one host thread (thread=single): with a thread each,
+// qemu's TCG let a vCPU run kernel code the other had just patched (a static
+// key's int3, text_poke_bp) from its stale translation; the 6.12 kernel
+// died of "Oops: int3" in about one boot in six, at boot or in the middle of
+// a package. One thread costs a boot about 1.4× the time; run boots one
+// VM per host core at once to win it back.
+//
 // The command line tells /init (as its environment: the kernel hands it the
 // words it does not know that hold no dot) which backend the probe must
 // choose, ringloop_expect, which packages to run, ringloop_pkgs, and extra
@@ -76,7 +83,7 @@ func boot(b bootSpec, vmlinuz, initrd, logPath string, timeout time.Duration) *k
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64",
-		"-accel", "tcg", "-cpu", "qemu64,-cx16", "-m", "2048", "-smp", "2",
+		"-accel", "tcg,thread=single", "-cpu", "qemu64,-cx16", "-m", "2048", "-smp", "2",
 		"-nographic", "-no-reboot", "-nic", "none",
 		"-kernel", vmlinuz, "-initrd", initrd,
 		"-append", cmdline)

@@ -1,7 +1,8 @@
 // Command run is the host side of `make test-kernels`: it builds every
 // library package's tests as static binaries, packs them with tests/kernels/vminit
 // as /init into an initramfs, boots each pinned Debian kernel (fetched by
-// tests/kernels/fetch.sh) under qemu's TCG emulation one after another, and
+// tests/kernels/fetch.sh) under qemu's TCG emulation, as many at once as the
+// host has cores (each VM's vCPUs share one host thread, see boot), and
 // prints per kernel what ringloop's probe chose and each package's verdict.
 // It exits non-zero if any package fails, any boot times out or any kernel
 // gives no verdict.
@@ -15,7 +16,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,15 +29,16 @@ func main() {
 	bootTimeout := flag.Duration("boot-timeout", 25*time.Minute, "limit for one kernel's boot and test run")
 	only := flag.String("kernels", "", "comma-separated kernel names to boot (default: all pinned)")
 	pkgs := flag.String("pkgs", "", "comma-separated packages to run in each boot (default: all; for chasing one failure)")
+	parallel := flag.Int("parallel", runtime.NumCPU(), "boots at once (each VM takes one host core)")
 	testArgs := flag.String("testargs", "", `extra flags for every test binary, after -test.short (for chasing one failure: "-test.run=TestHub -test.count=4 -test.short=false")`)
 	flag.Parse()
-	if err := run(*pins, *cache, *out, *only, *pkgs, *testArgs, *bootTimeout); err != nil {
+	if err := run(*pins, *cache, *out, *only, *pkgs, *testArgs, *bootTimeout, max(*parallel, 1)); err != nil {
 		fmt.Fprintln(os.Stderr, "test-kernels:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.Duration) error {
+func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.Duration, parallel int) error {
 	kernels, err := readPins(pinsFile, only)
 	if err != nil {
 		return err
@@ -51,25 +55,35 @@ func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.
 		return err
 	}
 	fmt.Printf("test-kernels: built %d test binaries and /init in %v\n", len(pkgs), time.Since(start).Round(time.Second))
-	var results []*kernelResult
-	for _, b := range boots(kernels) {
+	specs := boots(kernels)
+	for i := range specs {
+		b := &specs[i]
 		b.testArgs = testArgs
 		if pkgList != "" {
 			b.only = strings.Split(pkgList, ",")
 		}
-		vmlinuz := filepath.Join(cache, b.kernel.name, "vmlinuz")
-		if _, err := os.Stat(vmlinuz); err != nil {
+		if _, err := os.Stat(filepath.Join(cache, b.kernel.name, "vmlinuz")); err != nil {
 			return fmt.Errorf("kernel %s: %w (run tests/kernels/fetch.sh first)", b.kernel.name, err)
 		}
-		r := boot(b, vmlinuz, initrd, filepath.Join(out, b.name+".log"), bootTimeout)
-		results = append(results, r)
 	}
+	results := make([]*kernelResult, len(specs))
+	slots := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, b := range specs {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			vmlinuz := filepath.Join(cache, b.kernel.name, "vmlinuz")
+			results[i] = boot(b, vmlinuz, initrd, filepath.Join(out, b.name+".log"), bootTimeout)
+		})
+	}
+	wg.Wait()
 	failed := printTable(os.Stdout, results, pkgs)
 	if err := writeMarkdown(filepath.Join(out, "kernels.md"), results, pkgs); err != nil {
 		return err
 	}
-	fmt.Printf("test-kernels: %d kernels in %v (qemu TCG, -smp 2, tests run with -test.short)\n",
-		len(results), time.Since(start).Round(time.Second))
+	fmt.Printf("test-kernels: %d kernels in %v (qemu TCG, -smp 2 on one host thread, %d at once, tests run with -test.short)\n",
+		len(results), time.Since(start).Round(time.Second), parallel)
 	if failed > 0 {
 		return fmt.Errorf("%d of %d kernels failed (console logs: %s)", failed, len(results), out)
 	}
