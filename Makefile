@@ -65,7 +65,7 @@ fmt:
 # uploads); the
 # CGO_ENABLED=0 build and suite on the epoll driver; the other build
 # configurations (test-builds); short fuzz runs; then the suites on real
-# Debian kernels under qemu (test-kernels, ~15 min).
+# Debian kernels under qemu (test-kernels, ~22 min).
 test: deps vet staticcheck
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi

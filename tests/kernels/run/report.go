@@ -78,7 +78,7 @@ func printTable(w io.Writer, rs []*kernelResult, pkgs []string) int {
 // backend, threading, features, tests, with the date of the run.
 func writeMarkdown(path string, rs []*kernelResult, pkgs []string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "`make test-kernels`, %s (qemu TCG, 2 vCPUs, tests with -short on the native probe):\n\n",
+	fmt.Fprintf(&b, "`make test-kernels`, %s (qemu TCG, 2 vCPUs on one host thread, tests with -short on the native probe):\n\n",
 		time.Now().UTC().Format("2006-01-02"))
 	b.WriteString("| kernel | Debian package | backend | threading | features used | tests |\n|---|---|---|---|---|---|\n")
 	for _, r := range rs {
