@@ -164,14 +164,14 @@
 // backend in both modes beside its peers, and its results
 // (bench/results/latest.md) hold the "automatic default against the best
 // configuration", "each configuration scored as the default" and "io_uring
-// against epoll" tables. Seven sweeps on a 2-core VM (2026-11-24 to -27)
-// ranked io_uring parked first of the four configurations in six and tied
-// it with epoll parked in one. The latest and quietest (2026-11-27 11:01,
-// load 0.6): io_uring parked within 5% of its family's best row in 30 of
-// 37 cases, 0.976 of the best's throughput and 1.039 of its CPU per request
-// in geometric mean, against 25, 0.959 and 1.050 for epoll parked and
-// 21-22, 0.86 and 1.15 for the locked modes. No single configuration is
-// within 5% everywhere: a case's rounds spread by ±10%.
+// against epoll" tables. Eight sweeps on a 2-core VM (2026-11-24 to -27)
+// ranked io_uring parked first of the four configurations in seven and
+// tied it with epoll parked in one. The latest (2026-11-27 16:59): io_uring
+// parked within 5% of its family's best row in 29 of 37 cases, 0.965 of
+// the best's throughput and 1.041 of its CPU per request in geometric
+// mean, against 23, 0.951 and 1.063 for epoll parked and 15-18, 0.83-0.84
+// and 1.20-1.21 for the locked modes. No single configuration is within 5%
+// everywhere: a case's rounds spread by ±10%.
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses up to
