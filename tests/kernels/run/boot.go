@@ -59,8 +59,11 @@ var (
 // qemu's TCG let a vCPU run kernel code the other had just patched (a static
 // key's int3, text_poke_bp) from its stale translation; the 6.12 kernel
 // died of "Oops: int3" in about one boot in six, at boot or in the middle of
-// a package. One thread costs a boot about 1.4× the time; run boots one
-// VM per host core at once to win it back.
+// a package. The guest keeps two CPUs, but qemu runs one at a time (until
+// it halts, or for at most 100 ms), so in the VM concurrency comes from
+// preemption; the host suites cover truly parallel runs. One thread costs
+// a boot about 1.4× the time; run boots one VM per host core at once to
+// win it back.
 //
 // The command line tells /init (as its environment: the kernel hands it the
 // words it does not know that hold no dot) which backend the probe must
