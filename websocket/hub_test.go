@@ -194,7 +194,7 @@ type reader struct {
 	mu   sync.Mutex
 	seqs []int
 	left bool  // the server answered "leave"
-	err  error // why the read loop ended (nil: a close frame)
+	err  error // why the read loop ended (nil while it runs)
 	done chan struct{}
 }
 
@@ -351,7 +351,7 @@ func TestHubSlowConsumer(t *testing.T) {
 					}
 					for i, rd := range readers {
 						want := (round + 1) * per
-						if !waitFor(60*time.Second, func() bool { return rd.count() == want }) {
+						if !testenv.Until(60*time.Second, func() bool { return rd.count() == want }) {
 							t.Fatalf("round %d: reader %d of %d has not read %d messages in 60 s: %s", round, i, len(readers), want, rd.state())
 						}
 					}
@@ -565,17 +565,4 @@ func BenchmarkHubBroadcast(b *testing.B) {
 	delivered := float64(int64(b.N)*clients - int64(r.hub.Dropped()))
 	b.ReportMetric(delivered/b.Elapsed().Seconds(), "deliveries/s")
 	b.ReportMetric(float64(r.hub.Dropped())/float64(b.N), "dropped/op")
-}
-
-// waitFor polls cond every millisecond until it holds (true) or d passes
-// (false), for a caller that reports the failure with its own state.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return true
 }

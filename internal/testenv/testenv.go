@@ -194,11 +194,20 @@ func trimStacks(s string) string {
 // Eventually polls cond every millisecond until it holds or d passes.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !Until(d, cond) {
+		t.Fatalf("timed out after %v waiting for %s", d, what)
+	}
+}
+
+// Until polls cond every millisecond until it holds (true) or d passes
+// (false), for a caller that reports a failure with its own state.
+func Until(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
+			return false
 		}
 		time.Sleep(time.Millisecond)
 	}
+	return true
 }
