@@ -182,8 +182,16 @@ func TestDefaultBuildHasIOUring(t *testing.T) {
 }
 
 // TestNoLiburingHeaderNamesTheFix: with cgo on and no liburing.h, the build
-// stops on a single error line that says how to fix it, not on the C
-// compiler's "No such file or directory".
+// stops on errors that each say how to fix it (install liburing-dev, or build
+// with -tags ringloop_nouring), never on the C compiler's "No such file or
+// directory".
+//
+// How many such lines appear is not asserted, because it is not stable: two
+// files of internal/liburing (raw.go and ring.go) include shim.h in their
+// cgo preamble, and cmd/cgo runs the C compiler on each file's preamble
+// concurrently (one worker per GOMAXPROCS) and exits on the first failure.
+// Whether the other file's compiler has already printed its #error by then
+// depends on scheduling: a loaded machine shows two, an idle one usually one.
 func TestNoLiburingHeaderNamesTheFix(t *testing.T) {
 	cflags := withoutLiburing(t)
 	out, err := goCmd(t, []string{"CGO_ENABLED=1", "CGO_CFLAGS=" + cflags},
@@ -192,9 +200,24 @@ func TestNoLiburingHeaderNamesTheFix(t *testing.T) {
 		t.Fatalf("built without liburing.h and without -tags %s:\n%s", nouringTag, out)
 	}
 	s := string(out)
-	if strings.Contains(s, "No such file or directory") || strings.Count(s, "error:") != 1 ||
-		!strings.Contains(s, "install liburing-dev") || !strings.Contains(s, "-tags "+nouringTag) {
-		t.Fatalf("want one error naming the fix (install liburing-dev, or -tags %s); got:\n%s", nouringTag, s)
+	if strings.Contains(s, "No such file or directory") {
+		t.Fatalf("the build failed on the missing file, not on a message naming the fix:\n%s", s)
+	}
+	var errs int
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.Contains(line, "error") {
+			continue
+		}
+		errs++
+		if !strings.Contains(line, "install liburing-dev") || !strings.Contains(line, "-tags "+nouringTag) {
+			t.Errorf("an error line that does not name the fix (install liburing-dev, or -tags %s): %q", nouringTag, line)
+		}
+	}
+	if errs == 0 {
+		t.Errorf("the build failed without an error line naming the fix")
+	}
+	if t.Failed() {
+		t.Logf("go build output:\n%s", s)
 	}
 }
 

@@ -2,8 +2,8 @@
 // ringloop gets under each build configuration:
 //
 //   - by default (cgo on, liburing-dev installed), io_uring built in;
-//   - with cgo on but no liburing header, a build that stops on one line
-//     naming the fix (install liburing-dev, or build with -tags
+//   - with cgo on but no liburing header, a build that stops on errors that
+//     each name the fix (install liburing-dev, or build with -tags
 //     ringloop_nouring);
 //   - with -tags ringloop_nouring, a build that needs nothing of liburing and
 //     serves on epoll, logging "built without liburing" at startup;
