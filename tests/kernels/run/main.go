@@ -82,6 +82,9 @@ func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.
 	if err := writeMarkdown(filepath.Join(out, "kernels.md"), results, pkgs); err != nil {
 		return err
 	}
+	if err := writeResults(out, only == "" && pkgList == "" && testArgs == "", results, pkgs, time.Since(start), parallel); err != nil {
+		return err
+	}
 	fmt.Printf("test-kernels: %d kernels in %v (qemu TCG, -smp 2 on one host thread, %d at once, tests run with -test.short)\n",
 		len(results), time.Since(start).Round(time.Second), parallel)
 	if failed > 0 {

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ringloop/ringloop/tests/kernels/report"
+)
+
+// resultsPath is where a full run (every pinned kernel, every package, no
+// extra test flags) keeps its report: the file the README's kernel table is
+// rendered from, committed with the README. A partial run writes only
+// kernels.json in -out, so chasing one failure never replaces the record.
+var resultsPath = flag.String("results", "tests/kernels/results/latest.json",
+	"report of a full run, the README's kernel table's source (partial runs write -out's kernels.json only)")
+
+// writeResults stores the run's report as kernels.json in out and, for a
+// full run, at resultsPath.
+func writeResults(out string, full bool, rs []*kernelResult, pkgs []string, took time.Duration, parallel int) error {
+	rep := report.Report{
+		Date:     time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		Duration: took.Round(time.Second).String(),
+		Parallel: parallel,
+		Command:  "go run ./tests/kernels/run " + strings.Join(os.Args[1:], " "),
+	}
+	for _, r := range rs {
+		b := report.Boot{Name: r.name, Label: r.label, Release: r.release, Package: r.pkg, Version: r.version, Args: r.args,
+			Expect: r.expect, Backend: r.backend, Threading: r.threading, Features: r.features, Reason: r.reason, Only: r.only,
+			OK: r.ok(pkgs), Seconds: r.seconds}
+		if r.err != nil {
+			b.Err = r.err.Error()
+		}
+		for _, p := range r.packages(pkgs) {
+			v, found := r.verdicts[p]
+			if !found {
+				b.Packages = append(b.Packages, report.Package{Name: p, Status: "no verdict"})
+				continue
+			}
+			b.Packages = append(b.Packages, report.Package{Name: p, Status: v.status, Passed: v.passed, Failed: v.failed, Skipped: v.skipped, Seconds: v.seconds})
+		}
+		rep.Boots = append(rep.Boots, b)
+	}
+	if err := report.Write(filepath.Join(out, "kernels.json"), rep); err != nil {
+		return err
+	}
+	if !full || *resultsPath == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(*resultsPath), 0o755); err != nil {
+		return err
+	}
+	return report.Write(*resultsPath, rep)
+}
