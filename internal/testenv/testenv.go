@@ -16,7 +16,6 @@ import (
 
 	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/internal/drivertest"
 	"github.com/ringloop/ringloop/internal/uringcheck"
 )
 
@@ -45,12 +44,12 @@ func Threadings(b engine.Backend) []engine.Threading {
 }
 
 // Combos lists every backend this build has (io_uring needs liburing) under
-// every kernel profile (those drivertest.ProfilesEnv names, if set) in every
-// threading mode.
+// every kernel profile (those drivertest.ProfilesEnv names, if set) that the
+// backend tells apart (see backendProfiles) in every threading mode.
 func Combos() []Combo {
 	var out []Combo
 	for _, b := range backends {
-		for _, p := range drivertest.Profiles() {
+		for _, p := range backendProfiles(b) {
 			for _, th := range Threadings(b) {
 				out = append(out, Combo{b, p, th})
 			}
