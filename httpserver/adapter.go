@@ -3,12 +3,14 @@ package httpserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -32,8 +34,9 @@ type stdRequest struct {
 	keep   bool // the client allows keep-alive
 	isHEAD bool
 	inline bool
-	dead   atomic.Bool    // the connection is gone
-	ack    sync.WaitGroup // one Add per chunk handed over mid-handler, Done when the loop took it (no channel to allocate)
+	dead   atomic.Bool           // the connection is gone
+	why    atomic.Pointer[error] // a timeout that ended it (deadline.go), set before dead; nil: errConnGone says it
+	ack    sync.WaitGroup        // one Add per chunk handed over mid-handler, Done when the loop took it (no channel to allocate)
 	w      stdWriter
 	url    url.URL // req.URL for a plain target (plainTarget)
 	ck     chunk   // the chunk in flight: one at a time (the handler waits for its ack), so one serves all
@@ -322,7 +325,7 @@ func (sr *stdRequest) send(c *chunk) bool {
 func (c *chunk) Run() {
 	sr := c.sr
 	cs := sr.cs
-	if cs.has(flagClosed) {
+	if cs.has(flagClosed) || sr.dead.Load() { // closed, or reset and closing (timeoutWrite)
 		if !c.last && !sr.inline {
 			sr.ack.Done()
 		}
@@ -384,14 +387,26 @@ func (sr *stdRequest) writable(w bool) {
 }
 
 // gone tells the handler the connection ended for cause: its context is
-// cancelled with it and its writes fail from now on.
+// cancelled with it and its writes fail from now on (with cause itself
+// when it is a timeout of the server's).
 func (sr *stdRequest) gone(cause error) {
+	if errors.Is(cause, os.ErrDeadlineExceeded) {
+		sr.why.CompareAndSwap(nil, &cause)
+	}
 	sr.dead.Store(true)
 	sr.ctx.cancel(cause)
 	if sr.waiting {
 		sr.waiting = false
 		sr.ack.Done()
 	}
+}
+
+// goneErr is what the handler's writes return once the connection is gone.
+func (sr *stdRequest) goneErr() error {
+	if p := sr.why.Load(); p != nil {
+		return *p
+	}
+	return errConnGone
 }
 
 // stdWriter is the http.ResponseWriter and http.Flusher of the adapter. Like
@@ -455,7 +470,7 @@ func (w *stdWriter) Write(p []byte) (int, error) {
 		w.WriteHeader(http.StatusOK)
 	}
 	if w.sr.dead.Load() {
-		return 0, errConnGone
+		return 0, w.sr.goneErr()
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -474,14 +489,14 @@ func (w *stdWriter) Write(p []byte) (int, error) {
 		w.buf = append(w.buf, p...)
 		if len(w.buf) > bufferBeforeHead {
 			if !w.flushOut(false) {
-				return 0, errConnGone
+				return 0, w.sr.goneErr()
 			}
 		}
 		return len(p), nil
 	}
 	w.appendData(p)
 	if len(w.buf) >= 4<<10 && !w.flushOut(false) {
-		return 0, errConnGone
+		return 0, w.sr.goneErr()
 	}
 	return len(p), nil
 }
@@ -516,7 +531,7 @@ func (w *stdWriter) FlushError() error {
 		w.WriteHeader(http.StatusOK)
 	}
 	if !w.flushOut(false) {
-		return errConnGone
+		return w.sr.goneErr()
 	}
 	return nil
 }

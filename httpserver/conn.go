@@ -27,16 +27,19 @@ type conn struct {
 	buf []byte // received bytes not yet consumed; the current request starts at buf[0]
 	p   parser
 
-	flags    connFlags // the connection's state, one bit each
-	reqStart int64     // unix ns when the current request's first byte was read
-	deadline int64     // unix ns; 0: none
-	inflight *stdRequest
-	rb       *Body           // the current request's streamed body, until its response ends
-	deferred *Deferred       // fast API: the response a handler finishes later
-	upgrade  any             // fast API: Upgrade's engine.Handler or UpgradeTLS's looptls.Handler, owed the connection
-	base     context.Context // adapter: the parent of every request's context
-	state    http.ConnState  // as last reported to WithConnState's hook
-	remote   string          // adapter: the client's address, formatted once
+	flags     connFlags // the connection's state, one bit each
+	reqStart  int64     // unix ns when the current request's first byte was read
+	deadline  int64     // unix ns; 0: none
+	wdeadline int64     // unix ns: the current response's write deadline (deadline.go); 0: none
+	rdeadline int64     // unix ns: the handler's read deadline for a streamed body (flagOwnReadDeadline); 0: none
+	stallAt   int64     // unix ns: when output over the high watermark since is cut (Timeouts.WriteStall); 0: none
+	inflight  *stdRequest
+	rb        *Body           // the current request's streamed body, until its response ends
+	deferred  *Deferred       // fast API: the response a handler finishes later
+	upgrade   any             // fast API: Upgrade's engine.Handler or UpgradeTLS's looptls.Handler, owed the connection
+	base      context.Context // adapter: the parent of every request's context
+	state     http.ConnState  // as last reported to WithConnState's hook
+	remote    string          // adapter: the client's address, formatted once
 }
 
 // connFlags is a connection's state, one bit each (as engine keeps a
@@ -44,17 +47,18 @@ type conn struct {
 type connFlags uint16
 
 const (
-	flagKeep      connFlags = 1 << iota // the connection stays open after the current response
-	flagBusy                            // an adapter request or a deferred response is in flight
-	flagBlocked                         // output is above the high watermark: serving waits
-	flagPaused                          // reading is paused
-	flagReadEOF                         // the client shut down its write side
-	flagMore                            // bytes follow the current request: it is not the last
-	flagLingering                       // refused: dropping input until the close
-	flagBroken                          // the connection ends after the current response (a streamed body broke or is left unread): input is dropped
-	flagClosed                          // OnClose ran
-	flagContinued                       // no "100 Continue" may be sent for the current request: sent, or the response began
-	flagStarted                         // the current request has begun (reqStart is set)
+	flagKeep            connFlags = 1 << iota // the connection stays open after the current response
+	flagBusy                                  // an adapter request or a deferred response is in flight
+	flagBlocked                               // output is above the high watermark: serving waits
+	flagPaused                                // reading is paused
+	flagReadEOF                               // the client shut down its write side
+	flagMore                                  // bytes follow the current request: it is not the last
+	flagLingering                             // refused: dropping input until the close
+	flagBroken                                // the connection ends after the current response (a streamed body broke or is left unread): input is dropped
+	flagClosed                                // OnClose ran
+	flagContinued                             // no "100 Continue" may be sent for the current request: sent, or the response began
+	flagStarted                               // the current request has begun (reqStart is set)
+	flagOwnReadDeadline                       // the handler set the streamed body's read deadline (rdeadline), in place of Timeouts.Read
 )
 
 func (cs *conn) has(f connFlags) bool { return cs.flags&f != 0 }
@@ -104,6 +108,10 @@ func (cs *conn) setDeadline(d time.Duration) {
 func (cs *conn) expire() {
 	cs.deadline = 0
 	if bs := cs.rb; bs != nil && bs.receiving {
+		if cs.has(flagOwnReadDeadline) {
+			cs.readTimedOut(bs) // the handler's deadline: it still answers
+			return
+		}
 		// A streamed body's client sent nothing for the read timeout.
 		bs.fail(bodyTimeout)
 		_ = cs.c.Close()
@@ -177,9 +185,13 @@ func (cs *conn) afterServe() {
 	if bs := cs.rb; bs != nil && bs.receiving {
 		// A streamed body: reading follows its window, and while it has
 		// room the client is the one behind, given the read timeout
-		// between its bytes (an upload's length is not bounded by time).
+		// between its bytes (an upload's length is not bounded by time),
+		// unless its handler set a deadline of its own.
 		cs.deadline = 0
-		if !bs.stalled {
+		switch {
+		case cs.has(flagOwnReadDeadline):
+			cs.deadline = cs.rdeadline
+		case !bs.stalled:
 			cs.setDeadline(cfg.read)
 		}
 		cs.setPaused(bs.stalled)
@@ -253,6 +265,7 @@ func (cs *conn) serve(b []byte) int {
 			if !done {
 				return off
 			}
+			cs.startRequest()
 			cs.clear(flagContinued)
 			stream := cs.streams(rb)
 			limit := int64(cs.s.cfg.maxBody)
@@ -366,6 +379,7 @@ func (cs *conn) handOver(pending []byte) {
 // Shutdown, and it reads again if the server had paused it.
 func (cs *conn) forget() {
 	cs.buf, cs.inflight, cs.deadline, cs.rb = nil, nil, 0, nil
+	cs.wdeadline, cs.stallAt = 0, 0
 	cs.c.release(cs)
 	cs.clear(flagBusy)
 	cs.set(flagClosed)
@@ -532,6 +546,7 @@ func (cs *conn) onReadClosed() {
 }
 
 func (cs *conn) onWritable(w bool) {
+	cs.stall(w)
 	if w && cs.deferred != nil {
 		cs.deferred.release(nil)
 	}

@@ -23,9 +23,10 @@ type Deferred struct {
 	w        Response // its own buffers; w.cs is set, only the loop reads it
 	loop     *engine.Loop
 	finished atomic.Bool
-	gone     atomic.Bool // the connection closed
-	ack      chan error  // Flush: the loop took the bytes (and the client drained)
-	waiting  bool        // loop side: a Flush waits for the connection to drain
+	gone     atomic.Bool           // the connection closed
+	why      atomic.Pointer[error] // a timeout that ended it (deadline.go), set before gone
+	ack      chan error            // Flush: the loop took the bytes (and the client drained)
+	waiting  bool                  // loop side: a Flush waits for the connection to drain
 }
 
 // ErrFinished is returned by Deferred.Finish called twice.
@@ -87,7 +88,7 @@ func (d *Deferred) Flush() error {
 		return ErrFinished
 	}
 	if d.gone.Load() {
-		return errConnGone
+		return d.goneErr()
 	}
 	if d.ack == nil {
 		d.ack = make(chan error, 1)
@@ -106,8 +107,8 @@ type deferredFlush Deferred
 func (f *deferredFlush) Run() {
 	d := (*Deferred)(f)
 	cs := d.w.cs
-	if cs.has(flagClosed) || cs.deferred != d {
-		d.ack <- errConnGone
+	if cs.has(flagClosed) || cs.deferred != d || d.gone.Load() {
+		d.ack <- d.goneErr()
 		return
 	}
 	if err := d.w.Flush(); err != nil {
@@ -129,6 +130,22 @@ func (d *Deferred) release(err error) {
 	}
 }
 
+// fail ends the response for cause, a timeout (deadline.go): a waiting
+// Flush returns it, and so do later Flush and Finish calls.
+func (d *Deferred) fail(cause error) {
+	d.why.CompareAndSwap(nil, &cause)
+	d.gone.Store(true)
+	d.release(cause)
+}
+
+// goneErr is what Flush and Finish return once the connection is gone.
+func (d *Deferred) goneErr() error {
+	if p := d.why.Load(); p != nil {
+		return *p
+	}
+	return errConnGone
+}
+
 // Finish sends the response (framed as Response frames it when its handler
 // returns) and lets the connection go on with its next request. The
 // Deferred must not be used after. It returns an error when the client has
@@ -139,7 +156,7 @@ func (d *Deferred) Finish() error {
 		return ErrFinished
 	}
 	if d.gone.Load() {
-		return errConnGone
+		return d.goneErr()
 	}
 	return loopctl.Run(d.loop, d)
 }

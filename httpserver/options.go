@@ -27,6 +27,7 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 60 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
+	DefaultWriteStallTimeout = 60 * time.Second
 )
 
 type limits struct {
@@ -42,6 +43,8 @@ type config struct {
 	readHeader time.Duration
 	read       time.Duration
 	idle       time.Duration
+	write      time.Duration // Timeouts.Write; 0: none
+	stall      time.Duration // Timeouts.WriteStall; 0: none
 	name       string
 	inline     bool
 	logger     *slog.Logger
@@ -63,6 +66,7 @@ func newConfig(opts []Option) (*config, error) {
 		readHeader: DefaultReadHeaderTimeout,
 		read:       DefaultReadTimeout,
 		idle:       DefaultIdleTimeout,
+		stall:      DefaultWriteStallTimeout,
 		baseCtx:    context.Background(),
 	}
 	for _, o := range opts {
@@ -119,18 +123,47 @@ const NoTimeout = engine.NoTimeout
 
 // Timeouts bounds how long a client may take. A zero field keeps its
 // default; NoTimeout turns that timeout off.
+//
+// Write is net/http's WriteTimeout: from the end of a request's headers
+// to the end of its response's write, the response's last byte handed to
+// the kernel. Past it the connection is reset and the response is lost:
+// an adapter handler still running has its context cancelled and its
+// Write and Flush fail, both with an error that wraps
+// os.ErrDeadlineExceeded (a fast-API Deferred's Flush and Finish too).
+// Unlike net/http, which notices at the handler's next write, the server
+// acts at the deadline, so a handler blocked in Flush on a client that
+// stopped reading is freed, and one not writing learns it from its
+// context. Its default is none, as net/http's: a total bound cuts long
+// downloads and event streams that a service ported from net/http expects
+// to run, so it is the service's to choose. In the adapter,
+// http.ResponseController's SetWriteDeadline replaces it for one request.
+//
+// WriteStall is what bounds, by default, a client that stops reading: a
+// connection whose output stays over its high watermark
+// (engine.WithWatermarks) for that long, the client having read less
+// than the watermarks' difference (32 KiB by default) in the meantime, is
+// reset as on a write timeout. A client reading however slowly keeps its
+// connection; one reading nothing cannot hold a handler (or a connection
+// with pipelined requests) for longer than WriteStall. It is the
+// counterpart of Read's bound on a streamed upload's silent client, and
+// applies whatever the write deadline.
 type Timeouts struct {
 	ReadHeader time.Duration // from a request's first byte to the end of its headers (default DefaultReadHeaderTimeout)
 	Read       time.Duration // from a request's first byte to the end of its body (default DefaultReadTimeout)
+	Write      time.Duration // from the end of a request's headers to the end of its response's write (default none, as net/http)
 	Idle       time.Duration // a keep-alive connection waiting for its next request (default DefaultIdleTimeout)
+	WriteStall time.Duration // a client reading none of its output, over the high watermark (default DefaultWriteStallTimeout)
 }
 
 // WithTimeouts sets the timeouts; a zero field keeps its default, NoTimeout
 // turns one off. They count from when the server read the first byte (or
-// finished the last response), never fire before they have elapsed, and are
-// checked on the loop's timer tick (a quarter of the shortest timeout, at
-// most a second): they fire up to one tick late, later only when the loop
-// itself is late.
+// finished the last response; Write from the end of the headers,
+// WriteStall from when the output passed the high watermark), never fire
+// before they have elapsed, and are checked on the loop's timer tick (a
+// quarter of the shortest timeout, at most a second): they fire up to one
+// tick late, later only when the loop itself is late. So do the adapter's
+// per-request deadlines (http.ResponseController's SetReadDeadline and
+// SetWriteDeadline).
 func WithTimeouts(t Timeouts) Option {
 	return func(c *config) error {
 		set := func(dst *time.Duration, v time.Duration) error {
@@ -147,7 +180,7 @@ func WithTimeouts(t Timeouts) Option {
 		for _, f := range []struct {
 			dst *time.Duration
 			v   time.Duration
-		}{{&c.readHeader, t.ReadHeader}, {&c.read, t.Read}, {&c.idle, t.Idle}} {
+		}{{&c.readHeader, t.ReadHeader}, {&c.read, t.Read}, {&c.write, t.Write}, {&c.idle, t.Idle}, {&c.stall, t.WriteStall}} {
 			if err := set(f.dst, f.v); err != nil {
 				return err
 			}
@@ -217,7 +250,7 @@ func WithConnContext(fn func(ctx context.Context, c *engine.Conn) context.Contex
 // tick is how often a loop refreshes its Date header and checks timeouts.
 func (c *config) tick() time.Duration {
 	d := time.Second
-	for _, t := range []time.Duration{c.readHeader, c.read, c.idle} {
+	for _, t := range []time.Duration{c.readHeader, c.read, c.write, c.idle, c.stall} {
 		if t > 0 && t/4 < d {
 			d = t / 4
 		}

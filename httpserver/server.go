@@ -302,10 +302,7 @@ func (ls *loopState) onTick() {
 	ls.now = t.UnixNano()
 	ls.updateDate(t)
 	for i := 0; i < len(ls.conns); i++ {
-		cs := ls.conns[i]
-		if cs.deadline != 0 && cs.deadline <= ls.now {
-			cs.expire()
-		}
+		ls.conns[i].checkDeadlines(ls.now)
 	}
 }
 
