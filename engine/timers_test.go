@@ -218,40 +218,72 @@ func TestFixedDelaySpacing(t *testing.T) {
 	})
 }
 
-// TestCancelTimerFromAnotherGoroutine: a timer whose Cancel (from another
-// goroutine) returned true never runs; one whose Cancel returned false had
-// already run (on a loaded machine some may fall due before the test gets to
-// cancel them). A last timer, due after all of them, tells when each
-// uncancelled one must have run.
+// TestCancelTimerFromAnotherGoroutine: Cancel from another goroutine wins
+// over a timer that has not started, even one already due. Half the timers
+// are cancelled while the loop is held inside a task past their deadline
+// (timers run on the loop, so none can start): each of them that had not run
+// before the hold must be cancelled, and must never run once the loop is
+// let go. The other half are cancelled as the loop is let go and runs them,
+// racing it: whatever Cancel returns holds (true: never ran; false: ran
+// once). A last timer, due after all of them, tells when each uncancelled
+// one must have run.
 func TestCancelTimerFromAnotherGoroutine(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		const n, delay = 100, 200 * time.Millisecond
 		var ran [n]atomic.Int32
 		keep := make([]interface{ Cancel() bool }, n)
+		due := time.Now().Add(delay)
 		for i := range n {
 			s, err := l.ScheduleFunc(func() { ran[i].Add(1) }, delay)
 			require.NoError(t, err)
 			keep[i] = s
 		}
+		// The timers' scheduling tasks are queued before this one: when it
+		// runs, every timer is in the loop's heap.
+		var before [n]int32
+		held, release := make(chan struct{}), make(chan struct{})
+		require.NoError(t, l.ExecuteFunc(func() {
+			for i := range n {
+				before[i] = ran[i].Load()
+			}
+			close(held)
+			<-release
+		}))
+		<-held
+		<-time.After(time.Until(due)) // every timer is due, none can run
+
 		var cancelled [n]bool
-		for i := n - 1; i >= 0; i-- { // latest deadline first
+		held0 := 0
+		for i := 0; i < n; i += 2 {
+			cancelled[i] = keep[i].Cancel()
+			if before[i] == 0 {
+				require.True(t, cancelled[i], "timer %d: Cancel returned false while the loop was held before running it", i)
+				held0++
+			}
+		}
+		// A loop 200 ms late to its own tasks would leave nothing to check.
+		require.Positive(t, held0, "every timer ran before the loop was held")
+		close(release)
+		for i := n - 1; i > 0; i -= 2 { // racing the loop, latest deadline first
 			cancelled[i] = keep[i].Cancel()
 		}
 		fired := make(chan struct{})
-		_, err := l.ScheduleFunc(func() { close(fired) }, delay) // scheduled last: due last
+		_, err := l.ScheduleFunc(func() { close(fired) }, 0) // queued after all of them, due now
 		require.NoError(t, err)
 		<-fired
-		count := 0
+		raced := 0
 		for i := range n {
 			if cancelled[i] {
-				count++
 				require.Zero(t, ran[i].Load(), "timer %d ran although Cancel returned true", i)
+				if i%2 == 1 {
+					raced++
+				}
 			} else {
 				require.EqualValues(t, 1, ran[i].Load(), "timer %d: Cancel returned false, yet it did not run once", i)
 			}
 		}
-		t.Logf("%s: %d of %d cancelled in time", c, count, n)
+		t.Logf("%s: %d of %d cancelled while held, %d of %d won the race", c, held0, n/2, raced, n/2)
 	})
 }
 
