@@ -161,17 +161,26 @@
 //     GOMAXPROCS-1 locked loops (at least one).
 //
 // The default is decided by measurement: make bench-compare runs every
-// backend in both modes beside its peers, and its results
+// backend in both modes beside its peers; its results
 // (bench/results/latest.md) hold the "automatic default against the best
 // configuration", "each configuration scored as the default" and "io_uring
-// against epoll" tables. Eight sweeps on a 2-core VM (2026-11-24 to -27)
-// ranked io_uring parked first of the four configurations in seven and
-// tied it with epoll parked in one. The latest (2026-11-27 16:59): io_uring
-// parked within 5% of its family's best row in 29 of 37 cases, 0.965 of
-// the best's throughput and 1.041 of its CPU per request in geometric
-// mean, against 23, 0.951 and 1.063 for epoll parked and 15-18, 0.83-0.84
-// and 1.20-1.21 for the locked modes. No single configuration is within 5%
-// everywhere: a case's rounds spread by ±10%.
+// against epoll" tables, and bench/results/history keeps every sweep's JSON.
+// In the latest sweep (2026-11-27 16:59, make bench-compare) io_uring
+// parked, the default, comes within 5% of its family's best row in 29 of 37
+// family × case groups, with 0.965 of the best's throughput and 1.041 of
+// its CPU per request in geometric mean, and its best round reaches the best
+// row's worst in 36; the other configurations score (groups within 5% /
+// throughput / CPU) epoll locked 15 / 0.832 / 1.214, epoll parked 23 / 0.951
+// / 1.063, io_uring locked 18 / 0.837 / 1.199. Of the 8 sweeps kept in
+// bench/results/history with this default (2026-11-24 21:28 to 2026-11-27
+// 16:59), it led every other configuration on all three scores (groups
+// within 5%, geometric-mean throughput, geometric-mean CPU) in 6; in the
+// other 2, 2026-11-27 04:37: epoll parked led it on all three (a loss);
+// 2026-11-27 08:13: against epoll parked it was ahead on groups within 5%,
+// level on throughput, behind on CPU (split). No configuration is within 5%
+// of the best everywhere: a case's rounds spread wider than that (latest.md
+// gives each row's min–max). (make bench-readme writes this paragraph from
+// those results.)
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses up to

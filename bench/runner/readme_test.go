@@ -9,20 +9,28 @@ import (
 )
 
 func TestReplaceSection(t *testing.T) {
-	doc := "# x\n\n## Measured\n\n" + BeginMarker + "\nold figures\n" + EndMarker + "\n\n## Next\n"
-	out, err := ReplaceSection(doc, "new figures\n")
+	b, e := BeginMarker("bench"), EndMarker("bench")
+	doc := "# x\n\n## Measured\n\n" + b + "\nold figures\n" + e + "\n\n## Next\n"
+	out, err := ReplaceSection(doc, "bench", "new figures\n")
 	require.NoError(t, err)
-	require.Contains(t, out, BeginMarker+"\n\nnew figures\n\n"+EndMarker)
+	require.Contains(t, out, b+"\n\nnew figures\n\n"+e)
 	require.NotContains(t, out, "old figures")
 	require.True(t, strings.HasSuffix(out, "## Next\n"))
-	again, err := ReplaceSection(out, "new figures")
+	again, err := ReplaceSection(out, "bench", "new figures")
 	require.NoError(t, err)
 	require.Equal(t, out, again, "regenerating is idempotent")
+	got, err := Section(out, "bench")
+	require.NoError(t, err)
+	require.Equal(t, "\n\nnew figures\n\n", got)
 
-	_, err = ReplaceSection("no markers", "x")
+	_, err = ReplaceSection("no markers", "bench", "x")
 	require.Error(t, err)
-	_, err = ReplaceSection(EndMarker+BeginMarker, "x")
+	_, err = ReplaceSection(e+b, "bench", "x")
 	require.Error(t, err)
+	_, err = ReplaceSection(doc+doc, "bench", "x")
+	require.Error(t, err, "a section twice is refused: which one is generated?")
+	_, err = ReplaceSection(doc, "bench-default", "x")
+	require.Error(t, err, "markers are matched by name")
 }
 
 // A report survives its JSON round trip (missing figures included) and the
@@ -50,7 +58,8 @@ func TestREADMESectionFromJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	s := READMESection(back)
 	require.Contains(t, s, "make bench-quick")
-	require.Contains(t, s, "| echo, 64 conn, 128 B (pinned, GOMAXPROCS=1) | echo | 900 | 0.90× c-liburing | 3.00 | 0.75 (c-liburing) |")
+	require.Contains(t, s, "| echo, 64 conn, 128 B (pinned, GOMAXPROCS=1) | echo | 900 | 0.90× c-liburing, gnet not measured (cannot build: no gcc) | 3.00 | 0.75 (c-liburing) |",
+		"a peer without a figure stays in the row and says why")
 	require.NotContains(t, s, "(locked)", "only the default row is quoted")
 	require.NotContains(t, s, "| idle", "cases without a rate are left to the full report")
 	require.Contains(t, s, "bench/results/latest.md")

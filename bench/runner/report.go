@@ -135,9 +135,12 @@ func cmdOut(name string, args ...string) string {
 	return string(out)
 }
 
-// Write stores the report as latest.json and latest.md in dir and returns
-// the markdown.
+// Write stores the report as latest.json and latest.md in dir, keeps the
+// JSON in dir/history too (keepHistory), and returns the markdown.
 func Write(dir string, rep Report) (string, error) {
+	if _, err := HistoryName(rep); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -145,7 +148,11 @@ func Write(dir string, rep Report) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "latest.json"), append(js, '\n'), 0o644); err != nil {
+	js = append(js, '\n')
+	if err := os.WriteFile(filepath.Join(dir, "latest.json"), js, 0o644); err != nil {
+		return "", err
+	}
+	if err := keepHistory(dir, rep, js); err != nil {
 		return "", err
 	}
 	md := Markdown(rep)
@@ -259,7 +266,9 @@ func loadNote(rep Report) string {
 }
 
 // Headline is one verdict line per ringloop row (netconn's included) of the
-// pinned echo, TLS echo and HTTP cases: its ratio to the baselines.
+// pinned echo, TLS echo and HTTP cases: its ratio to the case's baseline and
+// to every other peer that is not ringloop's, in the case's order; a peer
+// without a figure says so and why instead of dropping out of the line.
 func Headline(rep Report) string {
 	var b strings.Builder
 	for _, cr := range rep.Cases {
@@ -270,16 +279,12 @@ func Headline(rep Report) string {
 			if !ringloopRow(row) {
 				continue
 			}
-			var parts []string
-			for _, other := range []string{Baselines[cr.Kind], "net", "gnet", "fasthttp"} {
-				if r, ok := ratio(cr, row, other); ok {
-					parts = append(parts, fmt.Sprintf("%.2f× %s", r, other))
-				}
+			if !row.Rate.Valid() {
+				fmt.Fprintf(&b, "- %s, %s: not measured (%s)\n", cr.Title, name(row), why(row))
+				continue
 			}
-			if len(parts) > 0 {
+			if parts := peerParts(cr, row); len(parts) > 0 {
 				fmt.Fprintf(&b, "- %s, %s: %s\n", cr.Title, name(row), strings.Join(parts, ", "))
-			} else if row.Error != "" {
-				fmt.Fprintf(&b, "- %s, %s: not measured (%s)\n", cr.Title, name(row), row.Error)
 			}
 		}
 	}
@@ -287,6 +292,59 @@ func Headline(rep Report) string {
 		return ""
 	}
 	return "Headline (throughput ratios, cross-process, pinned, GOMAXPROCS=1):\n\n" + b.String()
+}
+
+// otherPeers lists the case's peers that are not ringloop's, its baseline first
+// and then in the case's order, each once.
+func otherPeers(cr CaseResult) []Row {
+	var out []Row
+	add := func(r Row) {
+		if !slices.ContainsFunc(out, func(o Row) bool { return o.Peer == r.Peer }) {
+			out = append(out, r)
+		}
+	}
+	for _, r := range cr.Rows {
+		if r.Peer == Baselines[cr.Kind] && !ringloopRow(r) {
+			add(r)
+		}
+	}
+	for _, r := range cr.Rows {
+		if !ringloopRow(r) {
+			add(r)
+		}
+	}
+	return out
+}
+
+// peerParts is row's rate against each of otherPeers: "1.07× gnet", or
+// "not measured (why) gnet" for a peer the case has no figure of.
+func peerParts(cr CaseResult, row Row) []string {
+	var parts []string
+	for _, o := range otherPeers(cr) {
+		if x, ok := ratio(cr, row, o.Peer); ok {
+			parts = append(parts, fmt.Sprintf("%.2f× %s", x, o.Peer))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s not measured (%s)", o.Peer, why(o)))
+		}
+	}
+	return parts
+}
+
+// why is the short reason a row has no figure: its error's first round's
+// cause, on one line, safe in a table cell and cut at 100 bytes.
+func why(r Row) string {
+	e := r.Error
+	if e == "" {
+		return "no figure"
+	}
+	if i := strings.Index(e, "; round 1: "); i >= 0 {
+		e = e[i+len("; round 1: "):]
+	}
+	e = strings.ReplaceAll(strings.ReplaceAll(e, "|", "/"), "\n", " ")
+	if len(e) > 100 {
+		e = strings.ToValidUTF8(e[:100], "") + "…"
+	}
+	return e
 }
 
 // ringloopRow reports whether a row is one of ringloop's servers.
@@ -353,7 +411,7 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 			if len(r.Rounds) > 0 && r.Rounds[0].Note != "" {
 				note = strings.TrimPrefix(r.Rounds[0].Note, "counted with ")
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtNum(r.Syscalls, 2)), note)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtSpread(r.Syscalls, 2)), note)
 		}
 	default:
 		unit, per := "msgs/s", "req"

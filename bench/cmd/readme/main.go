@@ -1,12 +1,15 @@
-// Command readme regenerates the performance section of the README (between
-// its bench markers) from a report's JSON, so the README never quotes a
-// figure no command produced.
+// Command readme regenerates every passage of the README and of engine's
+// package doc that quotes a result (the README's sections between their
+// generated markers, the engine doc's paragraph on how the default was
+// chosen) from the committed results: the latest sweep's JSON, every sweep
+// kept in results/history, and the last full kernel run's report. So the
+// docs never quote a figure no command produced, and TestDocsMatchResults
+// fails when they drift.
 //
-//	go run ./cmd/readme -json results/latest.json -readme ../README.md
+//	go run ./cmd/readme   # make bench-readme
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -15,28 +18,39 @@ import (
 )
 
 func main() {
-	js := flag.String("json", "results/latest.json", "report to quote")
+	src := runner.Committed
+	flag.StringVar(&src.Latest, "json", src.Latest, "the latest sweep's report")
+	flag.StringVar(&src.History, "history", src.History, "directory of every sweep's report")
+	flag.StringVar(&src.Kernels, "kernels", src.Kernels, "report of the last full make test-kernels run")
 	readme := flag.String("readme", "../README.md", "README to update in place")
+	engineDoc := flag.String("engine-doc", "../engine/doc.go", "engine's package doc to update in place")
 	flag.Parse()
-	b, err := os.ReadFile(*js)
+	sections, passage, err := runner.Generate(src)
 	if err != nil {
 		fail(err)
 	}
-	var rep runner.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		fail(fmt.Errorf("%s: %v", *js, err))
+	if err := rewrite(*readme, func(doc string) (string, error) { return runner.RenderREADME(doc, sections) }); err != nil {
+		fail(err)
 	}
-	doc, err := os.ReadFile(*readme)
+	if err := rewrite(*engineDoc, func(doc string) (string, error) { return runner.ReplaceDocPassage(doc, passage) }); err != nil {
+		fail(err)
+	}
+}
+
+// rewrite applies f to the file's text, writing only a changed text.
+func rewrite(path string, f func(string) (string, error)) error {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		fail(err)
+		return err
 	}
-	out, err := runner.ReplaceSection(string(doc), runner.READMESection(rep))
+	out, err := f(string(b))
 	if err != nil {
-		fail(err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := os.WriteFile(*readme, []byte(out), 0o644); err != nil {
-		fail(err)
+	if out == string(b) {
+		return nil
 	}
+	return os.WriteFile(path, []byte(out), 0o644)
 }
 
 func fail(err error) {
