@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -20,7 +21,11 @@ const stressWindow = 1 << 12
 
 // stress runs producers×n offers into q against one consumer and checks
 // that every producer's tasks arrive complete, once each, in order. A
-// concurrent reader checks Len stays within bounds.
+// concurrent reader checks Len stays within bounds. Producers enqueue with
+// the Reject policy and retry on ErrRejected. On a bounded queue the
+// consumer stops twice, at the start and halfway (after the ring wrapped),
+// until a producer is refused, so the full-queue path runs on every bounded
+// queue however fast the consumer is, and a full queue's Len is its Cap.
 func stress(t *testing.T, q Queue, producers, n int) {
 	t.Helper()
 	pool := make([][]*item, producers)
@@ -28,19 +33,28 @@ func stress(t *testing.T, q Queue, producers, n int) {
 		pool[p] = items(p, min(n, stressWindow))
 	}
 	var (
-		wg      sync.WaitGroup
-		stop    atomic.Bool
-		offered atomic.Int64
-		fulls   atomic.Int64
+		wg       sync.WaitGroup
+		stop     atomic.Bool
+		offered  atomic.Int64
+		rejected atomic.Int64
 	)
+	enqErr := make(chan error, producers)
 	for p := range producers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			own := pool[p]
 			for i := range n {
-				for !q.Offer(own[i%len(own)]) {
-					fulls.Add(1)
+				for {
+					err := Enqueue(q, own[i%len(own)], Reject(), nil, false)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, ErrRejected) {
+						enqErr <- fmt.Errorf("producer %d: Enqueue: %w", p, err)
+						return
+					}
+					rejected.Add(1)
 					runtime.Gosched()
 				}
 				offered.Add(1)
@@ -65,7 +79,21 @@ func stress(t *testing.T, q Queue, producers, n int) {
 	next := make([]int, producers)
 	total := producers * n
 	deadline := time.Now().Add(30 * time.Second)
+	holds := 0
 	for got := 0; got < total; {
+		if q.Cap() >= 0 && (got == 0 && holds == 0 || got == total/2 && holds == 1) && total-got > q.Cap() {
+			// Consume nothing until a producer is refused: with more tasks
+			// left than the queue holds, one must be.
+			r0 := rejected.Load()
+			for rejected.Load() == r0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the consumer stopped at %d of %d tasks, yet no producer was refused (Len %d, cap %d)", got, total, q.Len(), q.Cap())
+				}
+				runtime.Gosched()
+			}
+			eq(t, q.Len(), q.Cap(), fmt.Sprintf("Len of the full queue at %d of %d tasks", got, total))
+			holds++
+		}
 		x := q.Poll()
 		if x == nil {
 			if time.Now().After(deadline) {
@@ -94,6 +122,8 @@ func stress(t *testing.T, q Queue, producers, n int) {
 	select {
 	case err := <-lenErr:
 		t.Fatal(err)
+	case err := <-enqErr:
+		t.Fatal(err)
 	default:
 	}
 	for p, c := range next {
@@ -101,8 +131,8 @@ func stress(t *testing.T, q Queue, producers, n int) {
 	}
 	eq(t, q.Poll(), nil, "Poll after all tasks")
 	eq(t, q.Len(), 0, "Len after all tasks")
-	if q.Cap() > 0 && q.Cap() < 64 && producers > 1 && fulls.Load() == 0 {
-		t.Logf("note: a %d-slot queue never filled", q.Cap())
+	if q.Cap() >= 0 && total > q.Cap() {
+		must(t, holds >= 1 && rejected.Load() >= int64(holds), "a %d-slot queue: %d stops, %d refusals", q.Cap(), holds, rejected.Load())
 	}
 }
 
