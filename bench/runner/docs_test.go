@@ -3,11 +3,13 @@ package runner
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringloop/ringloop/bench/stats"
+	"github.com/ringloop/ringloop/tests/kernels/report"
 )
 
 // TestDocsMatchResults: every figure the README and engine's package doc
@@ -97,4 +99,46 @@ func TestOneRoundCasesHoldStill(t *testing.T) {
 			require.Less(t, hi[label]/lo[label], 3.0, "case %s, %s: one round ranged %.3g to %.3g across the kept sweeps: give it rounds", c.ID, label, lo[label], hi[label])
 		}
 	}
+}
+
+// TestKernelTableWriters: the kernel run renders the README's kernel table
+// itself (report.UpdateREADME, so the README agrees with the report it
+// leaves behind) and make bench-readme renders it too; both write the same
+// bytes between the same markers.
+func TestKernelTableWriters(t *testing.T) {
+	require.Equal(t, report.BeginMarker, BeginMarker(SectionKernels))
+	require.Equal(t, report.EndMarker, EndMarker(SectionKernels))
+	dir := t.TempDir()
+	k := report.Report{Date: "2026-11-28 10:00 UTC", Duration: "21m53s", Parallel: 2, Boots: []report.Boot{
+		{Release: "6.1.0-50-cloud-amd64", Package: "linux-image-6.1.0-50-cloud-amd64-unsigned", Version: "6.1.176-1", Expect: "io_uring",
+			Backend: "io_uring", Threading: "parked", Features: "epoll_pwait2", OK: true,
+			Packages: []report.Package{{Name: "engine", Status: "pass", Passed: 200, Skipped: 3}, {Name: "tests", Status: "pass", Passed: 90, Failed: 0}}},
+		{Release: "6.12.107+deb13-cloud-amd64", Package: "linux-image-6.12.107+deb13-cloud-amd64-unsigned", Version: "6.12.107-1", Args: "sysctl.kernel.io_uring_disabled=2",
+			Expect: "epoll", Backend: "epoll", Threading: "parked", Reason: "auto: fell back to epoll", Only: []string{"tests"},
+			Packages: []report.Package{{Name: "tests", Status: "fail", Passed: 80, Failed: 1}}},
+	}}
+	src := Committed.Under("..")
+	src.Kernels = filepath.Join(dir, "kernels.json")
+	require.NoError(t, report.Write(src.Kernels, k))
+	doc := "# x\n\n" + BeginMarker(SectionDefault) + "\n" + EndMarker(SectionDefault) + "\n\n" + BeginMarker(SectionPerformance) + "\n" +
+		EndMarker(SectionPerformance) + "\n\n" + report.BeginMarker + "\nold\n" + report.EndMarker + "\n"
+	sections, _, err := Generate(src)
+	require.NoError(t, err)
+	want, err := RenderREADME(doc, sections)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "README.md")
+	mine, err := RenderREADME(doc, map[string]string{SectionKernels: "old"}) // the other sections as make bench-readme leaves them
+	require.NoError(t, err)
+	mine, err = ReplaceSection(mine, SectionDefault, sections[SectionDefault])
+	require.NoError(t, err)
+	mine, err = ReplaceSection(mine, SectionPerformance, sections[SectionPerformance])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(mine), 0o644))
+	require.NoError(t, report.UpdateREADME(path, k))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, want, string(got))
+	require.Contains(t, string(got), "| 6.1.0-50-cloud-amd64 | `linux-image-6.1.0-50-cloud-amd64-unsigned` 6.1.176-1 | io_uring | parked | epoll_pwait2 | 290 passed, 0 failed, 3 skipped |")
+	require.Contains(t, string(got), "| epoll (auto: fell back to epoll) | parked | - | 80 passed, 1 failed, 0 skipped (tests) (FAIL) |")
+	require.Contains(t, string(got), "`make test-kernels`, 2026-11-28 10:00 UTC, 21m53s (qemu TCG, 2 vCPUs on one host thread, 2 VMs at once")
 }

@@ -14,11 +14,15 @@ import (
 // extra test flags) keeps its report: the file the README's kernel table is
 // rendered from, committed with the README. A partial run writes only
 // kernels.json in -out, so chasing one failure never replaces the record.
-var resultsPath = flag.String("results", "tests/kernels/results/latest.json",
-	"report of a full run, the README's kernel table's source (partial runs write -out's kernels.json only)")
+var (
+	resultsPath = flag.String("results", "tests/kernels/results/latest.json",
+		"report of a full run, the README's kernel table's source (partial runs write -out's kernels.json only)")
+	readmePath = flag.String("readme", "README.md", "README whose kernel table a full run renders from its report (\"\": leave it)")
+)
 
 // writeResults stores the run's report as kernels.json in out and, for a
-// full run, at resultsPath.
+// full run, at resultsPath, with the README's kernel table rendered from it
+// (so a second make test finds the two agreeing; commit both).
 func writeResults(out string, full bool, rs []*kernelResult, pkgs []string, took time.Duration, parallel int) error {
 	rep := report.Report{
 		Date:     time.Now().UTC().Format("2006-01-02 15:04 MST"),
@@ -52,5 +56,11 @@ func writeResults(out string, full bool, rs []*kernelResult, pkgs []string, took
 	if err := os.MkdirAll(filepath.Dir(*resultsPath), 0o755); err != nil {
 		return err
 	}
-	return report.Write(*resultsPath, rep)
+	if err := report.Write(*resultsPath, rep); err != nil {
+		return err
+	}
+	if *readmePath == "" {
+		return nil
+	}
+	return report.UpdateREADME(*readmePath, rep)
 }
