@@ -101,7 +101,7 @@ func DialAsync(ctx context.Context, loops engine.Loops, rawURL string, h Handler
 	if h == nil {
 		return tasks.Failed[*Conn](errors.New("websocket: Dial needs a handler"))
 	}
-	cfg, err := newConfig(opts, true)
+	cfg, err := newConfig(opts, "Dial", siteDial)
 	if err != nil {
 		return tasks.Failed[*Conn](err)
 	}

@@ -78,7 +78,7 @@ func check(r handshakeRequest, cfg *config) (accepted, *refusal) {
 	if n, err := base64.StdEncoding.Decode(raw[:], key); err != nil || n != 16 || len(key) != 24 {
 		return accepted{}, &refusal{status: http.StatusBadRequest, why: "Sec-WebSocket-Key is not 16 bytes in base64"}
 	}
-	if cfg.checkOrigin != nil && !cfg.checkOrigin(first(r, "Origin"), first(r, "Host")) {
+	if origin, present := firstOK(r, "Origin"); !cfg.origin.allows(origin, present, first(r, "Host")) {
 		return accepted{}, &refusal{status: http.StatusForbidden, why: "origin not allowed"}
 	}
 	a := accepted{accept: acceptKey(key), deflate: cfg.compression && acceptDeflate(r)}
@@ -93,9 +93,15 @@ func check(r handshakeRequest, cfg *config) (accepted, *refusal) {
 
 // first returns the first value of the named header, or nil.
 func first(r headerSource, name string) []byte {
-	var out []byte
-	r.values(name, func(v []byte) bool { out = v; return true })
-	return out
+	v, _ := firstOK(r, name)
+	return v
+}
+
+// firstOK is first, and whether the header is present (its value may be
+// empty).
+func firstOK(r headerSource, name string) (v []byte, ok bool) {
+	ok = r.values(name, func(b []byte) bool { v = b; return true })
+	return v, ok
 }
 
 // hasToken reports whether any value of the named header holds token in
@@ -130,17 +136,28 @@ func (f fastRequest) values(name string, fn func([]byte) bool) bool {
 // Upgrade checks r is a WebSocket opening handshake (RFC 6455 §4.2.1)
 // and answers 101, handing the connection to h on this loop (no goroutine;
 // see httpserver.Response.Upgrade, and UpgradeTLS over HTTPS: wss). A
-// request that is not one is answered with 400, 403 (WithOriginCheck),
-// 405 (not GET) or 426 (another Sec-WebSocket-Version, with
-// "Sec-WebSocket-Version: 13"), and the error, matching ErrHandshake, is
-// returned; the handler then simply returns.
+// request that is not one is answered with 400, 403 (an Origin the policy
+// refuses: by default any other host than the request's; see
+// WithAllowedOrigins), 405 (not GET) or 426 (another Sec-WebSocket-Version,
+// with "Sec-WebSocket-Version: 13"), and the error, matching ErrHandshake,
+// is returned; the handler then simply returns. A call that cannot work
+// whatever the request (a nil handler, an option Upgrade does not take) is
+// answered 500 and its error returned: a misconfiguration shows on the
+// first request, not as a 200.
+//
+// The request head was read by httpserver, so the server's
+// Timeouts.ReadHeader (default httpserver.DefaultReadHeaderTimeout) is
+// this path's handshake timeout; WithHandshakeTimeout is refused here.
 func Upgrade(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...Option) error {
-	cfg, err := newConfig(opts, false)
-	if err != nil {
-		return err
+	cfg, err := newConfig(opts, "Upgrade", siteUpgrade)
+	if err == nil && h == nil {
+		err = errNilHandler("Upgrade")
 	}
-	if h == nil {
-		return errors.New("websocket: Upgrade needs a handler")
+	if err != nil {
+		w.SetStatus(http.StatusInternalServerError)
+		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.WriteString(misconfigured)
+		return err
 	}
 	a, ref := check(fastRequest{r}, cfg)
 	if ref != nil {
@@ -170,4 +187,12 @@ func Upgrade(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...O
 		return fmt.Errorf("%w: %w", ErrHandshake, err)
 	}
 	return nil
+}
+
+// misconfigured is the body of the 500 a misconfigured upgrade call
+// answers; the error returned to the handler says what is wrong.
+const misconfigured = "websocket: the server's upgrade call is misconfigured\n"
+
+func errNilHandler(caller string) error {
+	return fmt.Errorf("websocket: %s needs a handler (nil)", caller)
 }

@@ -3,12 +3,16 @@ package websocket
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/looptls"
+	"github.com/ringloop/ringloop/timers"
 )
 
 // maxRequestHead bounds the opening handshake EngineHandler reads; a larger
@@ -20,16 +24,27 @@ const maxRequestHead = 8 << 10
 // opening handshake itself, answers it (101, or the refusals Upgrade
 // sends, then closes), and hands the connection to h on its loop. Every
 // path is a WebSocket endpoint. The options are checked once and shared by
-// every connection.
+// every connection. A connection whose request head is not whole within
+// WithHandshakeTimeout of its opening (default DefaultHandshakeTimeout: a
+// client that sends nothing, or trickles its request) is closed without an
+// answer.
 //
 //	ln, err := engine.Listen(loop, "tcp", addr, websocket.EngineHandler(h))
 func EngineHandler(h Handler, opts ...Option) (engine.Handler, error) {
-	if h == nil {
-		return nil, errors.New("websocket: EngineHandler needs a handler")
-	}
-	cfg, err := newConfig(opts, false)
+	s, err := newHandshaker("EngineHandler", h, opts)
 	if err != nil {
 		return nil, err
+	}
+	return s, nil
+}
+
+func newHandshaker(caller string, h Handler, opts []Option) (*handshaker, error) {
+	cfg, err := newConfig(opts, caller, siteListener)
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, errNilHandler(caller)
 	}
 	return &handshaker{h: h, cfg: cfg}, nil
 }
@@ -39,11 +54,61 @@ type handshaker struct {
 	cfg *config
 }
 
-func (s *handshaker) OnOpen(ec *engine.Conn) {}
+// ErrHandshakeTimeout is why a listener's connection whose request head
+// did not arrive within the handshake timeout was closed (an
+// engine.ConnObserver sees it).
+var ErrHandshakeTimeout = fmt.Errorf("websocket: opening handshake timed out: %w", os.ErrDeadlineExceeded)
+
+// pending is a listener's connection until its handshake is answered: the
+// timer that closes it when the head is late.
+type pending struct {
+	t     transport
+	timer *timers.Scheduled
+}
+
+// Run is the handshake timeout.
+func (p *pending) Run() {
+	p.timer = nil
+	_ = p.t.CloseWithError(ErrHandshakeTimeout)
+}
+
+// start arms the handshake timeout; the loop is shutting down when it
+// cannot, and the connection is closed.
+func (s *handshaker) start(t transport) *pending {
+	p := &pending{t: t}
+	tm, err := t.ec.Loop().Schedule(p, s.cfg.handshakeTimeout)
+	if err != nil {
+		_ = t.CloseWithError(err)
+		return nil
+	}
+	p.timer = tm
+	return p
+}
+
+// stop disarms the timeout: the head is answered, or the connection gone.
+func (p *pending) stop() {
+	if p != nil && p.timer != nil {
+		p.timer.Cancel()
+		p.timer = nil
+	}
+}
+
+func (s *handshaker) OnOpen(ec *engine.Conn) {
+	if p := s.start(transport{ec: ec}); p != nil {
+		ec.SetValue(p)
+	}
+}
 
 // OnData reads the handshake and hands the connection to its Conn.
 func (s *handshaker) OnData(ec *engine.Conn, b []byte) {
-	if c, end := s.read(transport{ec: ec}, b); c != nil {
+	p, _ := ec.Value().(*pending)
+	c, end, done := s.read(transport{ec: ec}, b)
+	if !done {
+		return
+	}
+	p.stop()
+	ec.SetValue(nil)
+	if c != nil {
 		if err := ec.SetHandler((*engineSide)(c), b[end:]); err != nil {
 			_ = ec.CloseWithError(err)
 		}
@@ -51,67 +116,106 @@ func (s *handshaker) OnData(ec *engine.Conn, b []byte) {
 }
 
 // OnClose: a connection that ends before its handshake was never h's.
-func (s *handshaker) OnClose(ec *engine.Conn, err error) {}
+func (s *handshaker) OnClose(ec *engine.Conn, err error) {
+	p, _ := ec.Value().(*pending)
+	p.stop()
+}
 
 // TLSHandler is EngineHandler for wss: the looptls.Handler that reads each
 // TLS connection's opening handshake, in plaintext on the loop, and hands
-// the connection to h there, its records staying on the loop.
+// the connection to h there, its records staying on the loop. The
+// handshake timeout counts from the TLS handshake's end; the TLS handshake
+// has looptls.WithHandshakeTimeout's (TLSServer sets both at once).
 //
 //	wh, err := websocket.TLSHandler(h)
 //	ln, err := engine.Listen(loop, "tcp", addr, looptls.Server(wh, tlsConfig))
 func TLSHandler(h Handler, opts ...Option) (looptls.Handler, error) {
-	s, err := EngineHandler(h, opts...)
+	s, err := newHandshaker("TLSHandler", h, opts)
 	if err != nil {
 		return nil, err
 	}
-	return (*tlsHandshaker)(s.(*handshaker)), nil
+	return (*tlsHandshaker)(s), nil
+}
+
+// TLSServer is looptls.Server over TLSHandler: the engine.Handler of a wss
+// listener, whose TLS handshake and then WebSocket request head are each
+// bounded by WithHandshakeTimeout (as net/http bounds a TLS handshake and
+// then the request head by ReadHeaderTimeout), so one option cuts a
+// client that stalls at either. cfg is used as looptls.Server uses it.
+//
+//	h, err := websocket.TLSServer(chat, tlsConfig, websocket.WithHandshakeTimeout(5*time.Second))
+//	ln, err := engine.Listen(loop, "tcp", ":8443", h)
+func TLSServer(h Handler, cfg *tls.Config, opts ...Option) (engine.Handler, error) {
+	s, err := newHandshaker("TLSServer", h, opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg == nil {
+		return nil, errors.New("websocket: TLSServer needs a TLS configuration (nil)")
+	}
+	return looptls.Server((*tlsHandshaker)(s), cfg, looptls.WithHandshakeTimeout(s.cfg.handshakeTimeout)), nil
 }
 
 // tlsHandshaker is the handshaker as a looptls.Handler.
 type tlsHandshaker handshaker
 
-func (s *tlsHandshaker) OnOpen(tc *looptls.Conn) {}
+func (s *tlsHandshaker) OnOpen(tc *looptls.Conn) {
+	if p := (*handshaker)(s).start(transport{ec: tc.Engine(), tc: tc}); p != nil {
+		tc.SetValue(p)
+	}
+}
 
 func (s *tlsHandshaker) OnData(tc *looptls.Conn, b []byte) {
-	if c, end := (*handshaker)(s).read(transport{ec: tc.Engine(), tc: tc}, b); c != nil {
+	p, _ := tc.Value().(*pending)
+	c, end, done := (*handshaker)(s).read(transport{ec: tc.Engine(), tc: tc}, b)
+	if !done {
+		return
+	}
+	p.stop()
+	tc.SetValue(nil)
+	if c != nil {
 		if err := tc.SetHandler((*tlsSide)(c), b[end:]); err != nil {
 			_ = tc.CloseWithError(err)
 		}
 	}
 }
 
-func (s *tlsHandshaker) OnClose(tc *looptls.Conn, err error) {}
+func (s *tlsHandshaker) OnClose(tc *looptls.Conn, err error) {
+	p, _ := tc.Value().(*pending)
+	p.stop()
+}
 
-// read waits for the whole request head, then answers it: on a valid
-// handshake it returns the Conn to hand the connection to and where the
-// bytes behind the head start; otherwise nil (more to come, or refused
-// and closing).
-func (s *handshaker) read(t transport, b []byte) (*Conn, int) {
-	end := bytes.Index(b, []byte("\r\n\r\n"))
+// read waits for the whole request head, then answers it: done once it is
+// answered (or the connection failed), and then, on a valid handshake, the
+// Conn to hand the connection to and where the bytes behind the head start
+// (nil when refused and closing).
+func (s *handshaker) read(t transport, b []byte) (c *Conn, end int, done bool) {
+	end = bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 {
 		if len(b) >= maxRequestHead {
 			s.refuse(t, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
-			return nil, 0
+			return nil, 0, true
 		}
 		if err := t.Keep(b); err != nil {
 			_ = t.CloseWithError(err)
+			return nil, 0, true
 		}
-		return nil, 0
+		return nil, 0, false
 	}
 	end += 4
 	if end > maxRequestHead {
 		s.refuse(t, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
-		return nil, 0
+		return nil, 0, true
 	}
 	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:end])))
 	if err != nil {
 		s.refuse(t, &refusal{status: http.StatusBadRequest, why: "malformed request"})
-		return nil, 0
+		return nil, 0, true
 	}
 	a, ref := check(stdRequest{req}, s.cfg)
 	if ref != nil {
 		s.refuse(t, ref)
-		return nil, 0
+		return nil, 0, true
 	}
 	out := append([]byte(nil), "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
 	out = append(out, a.accept...)
@@ -124,9 +228,9 @@ func (s *handshaker) read(t transport, b []byte) (*Conn, int) {
 	}
 	out = append(out, "\r\n\r\n"...)
 	if err := t.Write(out); err != nil {
-		return nil, 0
+		return nil, 0, true
 	}
-	return &Conn{h: s.h, cfg: s.cfg, subprotocol: a.subprotocol, deflate: a.deflate}, end
+	return &Conn{h: s.h, cfg: s.cfg, subprotocol: a.subprotocol, deflate: a.deflate}, end, true
 }
 
 // refuse answers an error status and closes the connection.

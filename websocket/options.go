@@ -11,10 +11,14 @@ import (
 	"github.com/ringloop/ringloop/engine"
 )
 
-// Option configures Upgrade, EngineHandler or Dial. Most apply to both
-// sides; WithOriginCheck is the server's only, WithHandshakeTimeout,
-// WithHeader and WithConnOptions the client's only, and the other side
-// refuses them rather than ignore them.
+// Option configures Upgrade, UpgradeHTTP, EngineHandler, TLSHandler,
+// TLSServer or Dial. Most apply to every one of them; the origin options are
+// the servers' only, WithHeader, WithConnOptions and WithTLSConfig Dial's
+// only, and WithHandshakeTimeout is for the calls that read or wait for a
+// handshake themselves (Dial and the listener handlers: Upgrade's request
+// head is read by httpserver, under its Timeouts.ReadHeader). A call given
+// an option it does not take returns an error naming both, at once: never
+// an option silently ignored.
 type Option func(*config) error
 
 // SlowConsumer is what a connection does when the bytes it has not sent yet
@@ -41,7 +45,10 @@ const (
 	DefaultMaxMessageSize = 16 << 20
 	DefaultCloseTimeout   = 5 * time.Second
 	// DefaultHandshakeTimeout bounds Dial's wait for the 101 answer once
-	// connected.
+	// connected, and on a listener (EngineHandler, TLSHandler, TLSServer)
+	// the wait for a connection's whole request head: as
+	// httpserver.DefaultReadHeaderTimeout, which bounds it behind Upgrade
+	// and UpgradeHTTP.
 	DefaultHandshakeTimeout = 10 * time.Second
 )
 
@@ -50,43 +57,77 @@ type config struct {
 	closeTimeout time.Duration
 	pingInterval time.Duration
 	subprotocols []string
-	checkOrigin  func(origin, host []byte) bool
+	origin       originPolicy
 	slow         SlowConsumer
 	compression  bool
 
-	// Dial only.
+	// Dial and the listener handlers.
 	handshakeTimeout time.Duration
-	header           http.Header
-	connOpts         []engine.ConnOption
-	tls              *tls.Config
 
-	// The first option of one side only that was given, to refuse it on
-	// the other.
-	serverOnly, clientOnly string
+	// Dial only.
+	header   http.Header
+	connOpts []engine.ConnOption
+	tls      *tls.Config
+
+	// The option being applied, when it is not for every call: its name
+	// and the calls that take it (newConfig checks it against the caller).
+	only      string
+	onlySites site
 }
+
+// site is a call that takes options, for the options that only some take.
+type site uint8
+
+const (
+	siteDial     site = 1 << iota // Dial, DialAsync
+	siteListener                  // EngineHandler, TLSHandler, TLSServer
+	siteUpgrade                   // Upgrade, UpgradeHTTP
+
+	siteServers = siteListener | siteUpgrade
+)
+
+// restrict marks the option being applied as taken by sites only.
+func (c *config) restrict(name string, sites site) { c.only, c.onlySites = name, sites }
 
 // defaults is every option's default, and the configuration of a server
 // given none.
 var defaults = config{maxMessage: DefaultMaxMessageSize, closeTimeout: DefaultCloseTimeout, handshakeTimeout: DefaultHandshakeTimeout}
 
-func newConfig(opts []Option, client bool) (*config, error) {
-	if len(opts) == 0 && !client {
+// newConfig applies opts for the call named caller at site s, refusing an
+// option that call does not take.
+func newConfig(opts []Option, caller string, s site) (*config, error) {
+	if len(opts) == 0 && s != siteDial {
 		return &defaults, nil // read only: an Upgrade without options allocates none
 	}
 	c := defaults
 	cfg := &c
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("websocket: %s: nil Option", caller)
+		}
+		cfg.only, cfg.onlySites = "", 0
 		if err := o(cfg); err != nil {
 			return nil, err
 		}
+		if cfg.onlySites != 0 && cfg.onlySites&s == 0 {
+			return nil, fmt.Errorf("websocket: %s does not take %s: %s", caller, cfg.only, whereTaken(cfg.onlySites))
+		}
 	}
-	switch {
-	case client && cfg.serverOnly != "":
-		return nil, fmt.Errorf("websocket: %s is a server option; Dial does not take it", cfg.serverOnly)
-	case !client && cfg.clientOnly != "":
-		return nil, fmt.Errorf("websocket: %s is a Dial option; a server does not take it", cfg.clientOnly)
-	}
+	cfg.only, cfg.onlySites = "", 0
 	return cfg, nil
+}
+
+// whereTaken says which calls take an option restricted to sites.
+func whereTaken(sites site) string {
+	switch sites {
+	case siteDial:
+		return "it is a Dial option (a server's connections take the listener's settings)"
+	case siteServers:
+		return "it is a server option (Upgrade, UpgradeHTTP, EngineHandler, TLSHandler, TLSServer)"
+	case siteDial | siteListener:
+		return "it is for Dial, EngineHandler, TLSHandler and TLSServer; behind Upgrade and UpgradeHTTP the HTTP server reads the request head, bounded by its Timeouts.ReadHeader"
+	}
+	return "not taken here"
 }
 
 // WithMaxMessageSize bounds a message, its fragments together; a larger one
@@ -140,18 +181,6 @@ func WithSubprotocols(names ...string) Option {
 	}
 }
 
-// WithOriginCheck refuses, with 403, a handshake for which check returns
-// false; it gets the Origin header (nil if none; browsers send it) and the
-// Host header. A server that relies on cookies must check the origin. By
-// default every origin is accepted.
-func WithOriginCheck(check func(origin, host []byte) bool) Option {
-	return func(c *config) error {
-		c.checkOrigin = check
-		c.serverOnly = "WithOriginCheck"
-		return nil
-	}
-}
-
 // WithSlowConsumer sets the policy for a peer that does not read (default
 // PauseReading).
 func WithSlowConsumer(p SlowConsumer) Option {
@@ -177,16 +206,23 @@ func WithCompression(on bool) Option {
 	return func(c *config) error { c.compression = on; return nil }
 }
 
-// WithHandshakeTimeout bounds, on Dial, the wait for the server's answer
-// once the TCP connection is up (default DefaultHandshakeTimeout); Dial's
-// context bounds the whole of it as well.
+// WithHandshakeTimeout bounds a handshake (default DefaultHandshakeTimeout).
+// On Dial it is the wait for the server's answer once the TCP connection
+// is up (and the TLS handshake's, for wss); Dial's context bounds the whole
+// of it as well. On EngineHandler and TLSHandler it is the time from a
+// connection's opening (over TLS: from its TLS handshake's end) to the end
+// of its request head: a client that sends nothing, or trickles its
+// request, is closed without an answer once it passes, as net/http's
+// ReadHeaderTimeout does. TLSServer bounds the TLS handshake by it too.
+// Upgrade and UpgradeHTTP refuse it: their request head was read by
+// httpserver, under its Timeouts.ReadHeader.
 func WithHandshakeTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
 			return fmt.Errorf("websocket: handshake timeout %v (expected > 0)", d)
 		}
 		c.handshakeTimeout = d
-		c.clientOnly = "WithHandshakeTimeout"
+		c.restrict("WithHandshakeTimeout", siteDial|siteListener)
 		return nil
 	}
 }
@@ -210,7 +246,7 @@ func WithHeader(h http.Header) Option {
 			}
 		}
 		c.header = h.Clone()
-		c.clientOnly = "WithHeader"
+		c.restrict("WithHeader", siteDial)
 		return nil
 	}
 }
@@ -221,7 +257,7 @@ func WithHeader(h http.Header) Option {
 func WithConnOptions(opts ...engine.ConnOption) Option {
 	return func(c *config) error {
 		c.connOpts = append([]engine.ConnOption(nil), opts...)
-		c.clientOnly = "WithConnOptions"
+		c.restrict("WithConnOptions", siteDial)
 		return nil
 	}
 }
@@ -236,7 +272,7 @@ func WithTLSConfig(cfg *tls.Config) Option {
 			return errors.New("websocket: WithTLSConfig: nil configuration")
 		}
 		c.tls = cfg
-		c.clientOnly = "WithTLSConfig"
+		c.restrict("WithTLSConfig", siteDial)
 		return nil
 	}
 }

@@ -1,0 +1,200 @@
+package websocket_test
+
+import (
+	"bufio"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/httpserver"
+	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/websocket"
+)
+
+// Every way a server upgrades a connection, for the tests of what each
+// must do alike (origin policy, handshake timeout, option checks).
+
+// upgradePath starts a server of one kind on a loop of the combo.
+type upgradePath struct {
+	name  string
+	tls   bool
+	serve func(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, hs httpserver.Timeouts) string
+}
+
+// upgradePaths lists them: the fast API's Upgrade over HTTP and HTTPS, the
+// listener handlers, and UpgradeHTTP from an http.Handler over HTTP and
+// HTTPS, on a goroutine and inline. hs configures the HTTP servers'
+// timeouts; the listener handlers take WithHandshakeTimeout in opts.
+var upgradePaths = []upgradePath{
+	{"Upgrade", false, serveFast},
+	{"Upgrade-TLS", true, serveFast},
+	{"EngineHandler", false, serveEngine},
+	{"TLSServer", true, serveEngine}, // TLSHandler under looptls.Server
+	{"UpgradeHTTP", false, serveAdapter(false)},
+	{"UpgradeHTTP-TLS", true, serveAdapter(false)},
+	{"UpgradeHTTP-inline", false, serveAdapter(true)},
+}
+
+// serveAdapter serves UpgradeHTTP from an http.ServeMux behind the adapter
+// (ListenTLS when p is set), beside an ordinary route, /plain; inline runs
+// the handlers on the loop (WithInlineHTTP).
+func serveAdapter(inline bool) func(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, hs httpserver.Timeouts) string {
+	return func(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, hs httpserver.Timeouts) string {
+		t.Helper()
+		sopts := []httpserver.Option{httpserver.WithTimeouts(hs)}
+		if p != nil {
+			sopts = append(sopts, httpserver.WithTLSConfig(serverTLS(t, p)))
+		}
+		if inline {
+			sopts = append(sopts, httpserver.WithInlineHTTP())
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "plain route") })
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { _ = websocket.UpgradeHTTP(w, r, h, opts...) })
+		s, err := httpserver.NewHTTP(mux, sopts...)
+		require.NoError(t, err)
+		return listenHTTP(t, s, loop, p != nil)
+	}
+}
+
+// serveFast serves Upgrade behind the fast API (ListenTLS when p is set).
+func serveFast(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, hs httpserver.Timeouts) string {
+	t.Helper()
+	sopts := []httpserver.Option{httpserver.WithTimeouts(hs)}
+	if p != nil {
+		sopts = append(sopts, httpserver.WithTLSConfig(serverTLS(t, p)))
+	}
+	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		if string(r.Path()) == "/plain" {
+			_, _ = w.WriteString("plain route")
+			return
+		}
+		_ = websocket.Upgrade(w, r, h, opts...)
+	}), sopts...)
+	require.NoError(t, err)
+	return listenHTTP(t, s, loop, p != nil)
+}
+
+func listenHTTP(t *testing.T, s *httpserver.Server, loop *engine.Loop, useTLS bool) string {
+	t.Helper()
+	var a net.Addr
+	var err error
+	if useTLS {
+		a, err = s.ListenTLS(loop, "tcp", "127.0.0.1:0", "", "")
+	} else {
+		a, err = s.Listen(loop, "tcp", "127.0.0.1:0")
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return a.String()
+}
+
+// serveEngine serves EngineHandler, or TLSServer when p is set.
+func serveEngine(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, _ httpserver.Timeouts) string {
+	t.Helper()
+	var eh engine.Handler
+	var err error
+	if p != nil {
+		eh, err = websocket.TLSServer(h, serverTLS(t, p), opts...)
+	} else {
+		eh, err = websocket.EngineHandler(h, opts...)
+	}
+	require.NoError(t, err)
+	ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", eh)
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
+}
+
+// forEachPath runs fn for every upgrade path under every combo, each with
+// a loop of its own.
+func forEachPath(t *testing.T, fn func(t *testing.T, c testenv.Combo, path upgradePath, loop *engine.Loop, p *testenv.PKI)) {
+	p := testenv.NewPKI(t)
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		loop, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, loop.Close()) })
+		for _, path := range upgradePaths {
+			t.Run(path.name, func(t *testing.T) {
+				var pki *testenv.PKI
+				if path.tls {
+					pki = p
+				}
+				fn(t, c, path, loop, pki)
+			})
+		}
+	})
+}
+
+// dialPath opens a client connection to a path's server (over TLS, trusting
+// p, when it has one).
+func dialPath(t *testing.T, addr string, p *testenv.PKI) net.Conn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	require.NoError(t, err)
+	if p != nil {
+		tc := tls.Client(conn, &tls.Config{RootCAs: p.Pool, ServerName: "127.0.0.1"})
+		_ = tc.SetDeadline(time.Now().Add(30 * time.Second))
+		require.NoError(t, tc.Handshake())
+		conn = tc
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+	return conn
+}
+
+// browserHandshake is an opening handshake shaped as a browser sends it,
+// to path on host, with the Origin line given ("" for none) and then
+// extra lines.
+func browserHandshake(host, origin string, extra ...string) string {
+	var b strings.Builder
+	b.WriteString("GET /ws HTTP/1.1\r\nHost: " + host + "\r\n")
+	b.WriteString("Connection: Upgrade\r\nPragma: no-cache\r\nCache-Control: no-cache\r\n")
+	b.WriteString("User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36\r\n")
+	b.WriteString("Upgrade: websocket\r\n")
+	if origin != "" {
+		b.WriteString("Origin: " + origin + "\r\n")
+	}
+	b.WriteString("Sec-WebSocket-Version: 13\r\nAccept-Encoding: gzip, deflate, br, zstd\r\nAccept-Language: en-US,en;q=0.9\r\n")
+	b.WriteString("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n")
+	b.WriteString("Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n")
+	for _, l := range extra {
+		b.WriteString(l + "\r\n")
+	}
+	b.WriteString("\r\n")
+	return b.String()
+}
+
+// handshakeStatus sends req on a new connection to addr and returns the
+// answer's status (reading its body), closing the connection.
+func handshakeStatus(t *testing.T, addr string, p *testenv.PKI, req string) int {
+	t.Helper()
+	conn := dialPath(t, addr, p)
+	defer conn.Close()
+	_, err := io.WriteString(conn, req)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+	return resp.StatusCode
+}
+
+// silentEcho is a Handler that answers nothing and reports nothing: for
+// tests about the handshake alone.
+type silentEcho struct{}
+
+func (silentEcho) OnOpen(c *websocket.Conn) {}
+func (silentEcho) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
+	_ = c.WriteMessage(kind, p)
+}
+func (silentEcho) OnClose(c *websocket.Conn, code int, reason string, err error) {}
