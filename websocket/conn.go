@@ -127,9 +127,11 @@ type Conn struct {
 	// The message NextWriter is sending (loop only).
 	wr MessageWriter
 
-	// Hub memberships (loop only); ended is set when OnClose begins.
-	hubs  []hubRef
-	ended bool
+	// Hub memberships (loop only); ended is set when OnClose begins;
+	// hubPauses counts the hubs that paused its reads (backpressure).
+	hubs      []*hubMember
+	hubPauses int
+	ended     bool
 
 	// Writes from other goroutines: amu orders AsyncWriteMessage against
 	// the close frame, so no data frame follows it.

@@ -1,9 +1,12 @@
 package websocket
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringloop/ringloop/engine"
 )
@@ -14,13 +17,44 @@ import (
 // writes it to all of them, so its cost off the loops does not grow with
 // the number of connections and nothing is locked per connection.
 //
-// Slow members follow their WithSlowConsumer policy. CloseSlow: the member
-// is dropped once its unsent bytes pass the engine's high watermark, as
-// for any write. PauseReading: the hub is a producer that checks Writable,
-// so a member past the high watermark misses broadcasts until its output
-// drains under the low watermark; Dropped counts the messages missed. A
-// member therefore never holds more than the high watermark and one frame
-// of broadcasts.
+// # Delivery and backpressure
+//
+// Every broadcast reaches every member that keeps reading, in one order
+// (Broadcast calls are serialized), or Broadcast returns an error: a hub
+// never skips a member for being momentarily behind. Instead it slows the
+// senders down. The hub is congested while a member is over its high
+// watermark (engine.WithWatermarks) and still within its slow-consumer
+// timeout, or while a loop has more broadcasts queued than the backlog
+// (WithHubBacklog). While it is congested:
+//
+//   - Broadcast called from a member's OnMessage (a chat relaying what a
+//     member sent) is accepted, and that member's reads are paused
+//     (engine.Conn.PauseRead, on its loop) until the congestion clears:
+//     its next messages wait in its socket, and TCP slows its peer down.
+//     Such a call is never refused for congestion, and each member adds at
+//     most the broadcasts of one OnMessage past the backlog.
+//   - Broadcast from any other goroutine, or from a loop outside a
+//     member's OnMessage (a timer, another connection), is refused with
+//     ErrHubBacklog, sending nothing: the caller learns of the loss.
+//     BroadcastContext waits instead (off the loops), until the hub can
+//     take the message or ctx ends.
+//
+// # Slow consumers
+//
+// A member that stops reading must not stall the room for long: one that
+// stays over its high watermark (it has not drained under its low
+// watermark) for the slow-consumer timeout (WithHubSlowTimeout, default
+// DefaultHubSlowTimeout) is handled by its WithSlowConsumer policy, and the
+// senders go on. CloseSlow drops it (OnClose reports ClosePolicyViolation
+// and ErrSlowConsumer). PauseReading skips it: it misses broadcasts, counted
+// in Dropped, until its output drains under the low watermark, and from
+// then on it gets the next ones; having been slow once, it gets no more
+// grace and is skipped at once whenever it is over its high watermark
+// again, so a peer that reads a trickle cannot hold the room back time
+// after time. Stats counts the members the policy acted on. A member's
+// memory is bounded by its high watermark, plus what the loops had queued
+// when it passed it (the backlogs), plus one OnMessage's broadcasts per
+// sender.
 //
 // A member sending a fragmented message (NextWriter) gets a broadcast after
 // that message, with its AsyncWriteMessage frames: they are held within its
@@ -34,6 +68,8 @@ import (
 //
 // A zero Hub is not usable: use NewHub.
 type Hub struct {
+	cfg hubConfig
+
 	// mu orders broadcasts, so every member sees them in one order, and
 	// serializes adding a loop to loops.
 	mu      sync.Mutex
@@ -42,61 +78,140 @@ type Hub struct {
 
 	n        atomic.Int64  // members
 	deflated atomic.Int64  // members that negotiated permessage-deflate
-	dropped  atomic.Uint64 // messages PauseReading members missed
+	dropped  atomic.Uint64 // broadcasts members missed
+	slow     atomic.Uint64 // times a member's slow-consumer policy acted
+	pauses   atomic.Uint64 // times a sender's reads were paused
+	refused  atomic.Uint64 // broadcasts refused with ErrHubBacklog
+
+	// Congestion (hub_backpressure.go). stall is held+full: the hub is
+	// congested while it is positive. cmu orders its changes with the
+	// senders that pause on it, so none is left paused.
+	stall   atomic.Int64
+	held    atomic.Int64 // members over their high watermark, within their grace
+	full    atomic.Int64 // loops whose backlog is full
+	cmu     sync.Mutex
+	clearCh chan struct{} // closed when the congestion clears; BroadcastContext waits on it
 }
 
-// Limits of what broadcasts may queue on one loop before it delivers them:
-// past either, Broadcast returns ErrHubBacklog.
+// Defaults of a Hub's options.
 const (
-	// HubMaxPending is the most broadcasts queued on one loop.
-	HubMaxPending = 1024
-	// HubMaxPendingBytes is the most frame bytes queued on one loop; a
-	// larger single message is still accepted on a loop with nothing
-	// queued.
-	HubMaxPendingBytes = 32 << 20
+	// DefaultHubBacklog is how many broadcasts a loop may have queued, not
+	// yet written to its members, before the hub counts as congested.
+	DefaultHubBacklog = 1024
+	// DefaultHubBacklogBytes is how many frame bytes a loop may have
+	// queued before the hub counts as congested.
+	DefaultHubBacklogBytes = 1 << 20
+	// DefaultHubSlowTimeout is how long a member may stay over its high
+	// watermark, holding the senders back, before its slow-consumer
+	// policy acts.
+	DefaultHubSlowTimeout = 5 * time.Second
 )
 
-// ErrHubBacklog is Broadcast's answer, sending nothing, when a loop has not
-// yet delivered HubMaxPending broadcasts or HubMaxPendingBytes of them: the
-// producer outruns the loops. It wraps engine.ErrRejected.
-var ErrHubBacklog = fmt.Errorf("websocket: broadcasts queued on a loop past the hub's limit: %w", engine.ErrRejected)
+// ErrHubBacklog is Broadcast's answer, sending nothing, when the hub is
+// congested and the caller is not a member's OnMessage whose reads it
+// could pause: a member is over its high watermark within its slow-consumer
+// timeout, or a loop has a full backlog. The producer outruns the members;
+// BroadcastContext waits instead. It wraps engine.ErrRejected.
+var ErrHubBacklog = fmt.Errorf("websocket: hub congested (a member over its high watermark, or a loop's broadcast backlog full): %w", engine.ErrRejected)
 
-// NewHub returns an empty hub.
-func NewHub() *Hub { return &Hub{} }
+// HubOption configures NewHub.
+type HubOption func(*hubConfig) error
 
-// hubLoop is a hub's members on one loop and the broadcasts queued for
-// them.
-type hubLoop struct {
-	hub   *Hub
-	loop  *engine.Loop
-	count atomic.Int64 // len(members) without holes, for Broadcast
-
-	// Loop only.
-	members    []*Conn
-	holes      int  // nil slots left by a Remove during delivery
-	delivering bool // members are being iterated
-
-	// mu guards the queue between Broadcast and the loop's drain.
-	mu      sync.Mutex
-	pending []*hubFrame
-	spare   []*hubFrame // the previous batch's slice, reused
-	bytes   int         // frame bytes in pending
-	queued  bool        // the drain task is queued on the loop
+type hubConfig struct {
+	backlog      int
+	backlogBytes int
+	slowTimeout  time.Duration
 }
 
-// hubRef is one membership of a connection: its slot in a hub's loop.
-type hubRef struct {
-	hl  *hubLoop
-	idx int
+// WithHubBacklog sets how many broadcasts (messages) and frame bytes (bytes)
+// a loop may have queued before the hub counts as congested (defaults
+// DefaultHubBacklog, DefaultHubBacklogBytes). Both must be positive. A
+// larger backlog absorbs longer bursts before the senders pause, and costs
+// up to that much per loop, and per slow member, in memory.
+func WithHubBacklog(messages, bytes int) HubOption {
+	return func(c *hubConfig) error {
+		if messages <= 0 || bytes <= 0 {
+			return fmt.Errorf("websocket: hub backlog of %d messages and %d bytes: both must be positive", messages, bytes)
+		}
+		c.backlog, c.backlogBytes = messages, bytes
+		return nil
+	}
+}
+
+// WithHubSlowTimeout sets how long a member may stay over its high
+// watermark, with the senders held back for it, before its slow-consumer
+// policy acts (default DefaultHubSlowTimeout). It is how long one member
+// that stops reading can stall the room; a member that reads drains in far
+// less. It must be positive.
+func WithHubSlowTimeout(d time.Duration) HubOption {
+	return func(c *hubConfig) error {
+		if d <= 0 {
+			return fmt.Errorf("websocket: hub slow-consumer timeout %v: must be positive", d)
+		}
+		c.slowTimeout = d
+		return nil
+	}
+}
+
+// NewHub returns an empty hub. An invalid option is a programming error:
+// NewHub panics, naming it.
+func NewHub(opts ...HubOption) *Hub {
+	h := &Hub{cfg: hubConfig{backlog: DefaultHubBacklog, backlogBytes: DefaultHubBacklogBytes, slowTimeout: DefaultHubSlowTimeout}}
+	for _, o := range opts {
+		if err := o(&h.cfg); err != nil {
+			panic(err)
+		}
+	}
+	return h
+}
+
+// HubStats is a snapshot of a hub's counters.
+type HubStats struct {
+	Members int // members now
+	// Dropped is how many broadcasts members missed (Dropped).
+	Dropped uint64
+	// Slow is how many times a member's slow-consumer policy acted: it was
+	// closed (CloseSlow) or started skipping broadcasts (PauseReading).
+	Slow uint64
+	// Pauses is how many times a sender's reads were paused because the
+	// hub was congested.
+	Pauses uint64
+	// Refused is how many broadcasts were refused with ErrHubBacklog.
+	Refused uint64
+	// Held is how many members are over their high watermark within their
+	// slow-consumer timeout now; FullLoops how many loops have a full
+	// backlog now. Either makes the hub congested.
+	Held, FullLoops int
+}
+
+// Stats returns the hub's counters; safe from any goroutine.
+func (h *Hub) Stats() HubStats {
+	return HubStats{Members: h.Len(), Dropped: h.dropped.Load(), Slow: h.slow.Load(), Pauses: h.pauses.Load(),
+		Refused: h.refused.Load(), Held: int(h.held.Load()), FullLoops: int(h.full.Load())}
 }
 
 // Len returns the number of members; safe from any goroutine.
 func (h *Hub) Len() int { return int(h.n.Load()) }
 
-// Dropped returns how many messages members missed: PauseReading members
-// that were not writable when a broadcast reached them, and members whose
-// frames held behind a fragmented message filled their async write limit.
+// Dropped returns how many broadcasts members missed: PauseReading members
+// their policy skipped (slow consumers), and members whose frames held
+// behind a fragmented message filled their async write limit. A member
+// that keeps reading misses none.
 func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
+
+// hubMember is one membership of a connection: its slot in a hub's loop and
+// its state there (loop only).
+type hubMember struct {
+	c   *Conn
+	hl  *hubLoop
+	idx int // in hl.members
+
+	over   bool      // over its high watermark, within its grace: the hub is held for it
+	since  time.Time // when it went over
+	slow   bool      // its policy skips it until it drains (PauseReading)
+	struck bool      // it was slow once: no more grace
+	paused bool      // the hub paused its reads; it is in hl.paused
+}
 
 // Add makes c a member. Call it on c's loop, typically in OnOpen; off the
 // loop it hands itself to the loop. A connection that is closing is not
@@ -111,32 +226,36 @@ func (h *Hub) Add(c *Conn) {
 	if c.ended || c.closeSent || c.closeDone {
 		return
 	}
-	for _, r := range c.hubs {
-		if r.hl.hub == h {
+	for _, m := range c.hubs {
+		if m.hl.hub == h {
 			return
 		}
 	}
 	hl := h.loopFor(l)
-	c.hubs = append(c.hubs, hubRef{hl, len(hl.members)})
-	hl.members = append(hl.members, c)
+	m := &hubMember{c: c, hl: hl, idx: len(hl.members)}
+	c.hubs = append(c.hubs, m)
+	hl.members = append(hl.members, m)
 	hl.count.Add(1)
 	h.n.Add(1)
 	if c.deflate {
 		h.deflated.Add(1)
 	}
+	if !c.t.ec.Writable() {
+		hl.writability(m, false) // already over its high watermark
+	}
 }
 
 // Remove takes c out of the hub; it is not an error if c is not a member.
 // Call it on c's loop (OnClose, OnMessage...); off the loop it hands
-// itself to the loop.
+// itself to the loop. A member whose reads the hub paused has them resumed.
 func (h *Hub) Remove(c *Conn) {
 	l := c.t.ec.Loop()
 	if !l.InEventLoop() {
 		_ = l.ExecuteFunc(func() { h.Remove(c) })
 		return
 	}
-	for i, r := range c.hubs {
-		if r.hl.hub == h {
+	for i, m := range c.hubs {
+		if m.hl.hub == h {
 			c.leave(i)
 			return
 		}
@@ -163,35 +282,37 @@ func (h *Hub) loopFor(l *engine.Loop) *hubLoop {
 			}
 		}
 	}
-	hl := &hubLoop{hub: h, loop: l}
+	hl := newHubLoop(h, l)
 	ls := append(append(make([]*hubLoop, 0, len(old)+1), old...), hl)
 	h.loops.Store(&ls)
 	return hl
 }
 
-// leave removes c's i-th membership (on the loop).
+// leave ends c's i-th membership (on the loop): its congestion state is
+// given back, and reads the hub paused are resumed unless c is closing.
 func (c *Conn) leave(i int) {
-	r := c.hubs[i]
+	m := c.hubs[i]
 	last := len(c.hubs) - 1
 	c.hubs[i] = c.hubs[last]
-	c.hubs[last] = hubRef{}
+	c.hubs[last] = nil
 	c.hubs = c.hubs[:last]
-	hl := r.hl
+	hl := m.hl
 	hl.count.Add(-1)
 	hl.hub.n.Add(-1)
 	if c.deflate {
 		hl.hub.deflated.Add(-1)
 	}
-	if hl.delivering {
-		hl.members[r.idx] = nil
+	hl.release(m)
+	if hl.iterating {
+		hl.members[m.idx] = nil
 		hl.holes++
 		return
 	}
 	end := len(hl.members) - 1
-	if r.idx != end {
-		m := hl.members[end]
-		hl.members[r.idx] = m
-		m.setHubSlot(hl, r.idx)
+	if m.idx != end {
+		o := hl.members[end]
+		hl.members[m.idx] = o
+		o.idx = m.idx
 	}
 	hl.members[end] = nil
 	hl.members = hl.members[:end]
@@ -205,49 +326,88 @@ func (c *Conn) leaveHubs() {
 	c.hubs = nil
 }
 
-// setHubSlot records that c moved to slot idx of hl.members.
-func (c *Conn) setHubSlot(hl *hubLoop, idx int) {
-	for i := range c.hubs {
-		if c.hubs[i].hl == hl {
-			c.hubs[i].idx = idx
-			return
-		}
-	}
-}
-
 // Broadcast sends p as one message of kind to every member, from any
 // goroutine or loop; p may be reused once it returns. The frame is built
 // once and queued on each loop holding members, in the same order for
 // every loop (Broadcast calls are serialized), so all members see the
 // broadcasts in one order. A member that is closing is skipped.
 //
-// It returns ErrHubBacklog, sending nothing, when a loop has too many
-// broadcasts not yet delivered; engine.ErrShutdown when every loop that
-// held members has shut down. When some loops refused the task (shut
-// down, or a bounded task ring full) and others took it, the error says
-// how many missed it and wraps the first cause.
+// Called from a member's OnMessage it is not refused for congestion: the
+// member's reads are paused instead (see Hub). Anywhere else, while the hub
+// is congested, it returns ErrHubBacklog (an engine.ErrRejected), sending
+// nothing. It returns engine.ErrShutdown when every loop that held members
+// has shut down. When some loops refused the task (shut down, or a bounded
+// task ring full) and others took it, the error says how many missed it
+// and wraps the first cause.
 func (h *Hub) Broadcast(kind MessageKind, p []byte) error {
+	_, err := h.broadcast(kind, p)
+	return err
+}
+
+// BroadcastContext is Broadcast that, off the hub's loops, waits while the
+// hub is congested rather than refuse: until the message is queued, or ctx
+// ends (its error, wrapped with ErrHubBacklog, is returned and nothing is
+// sent). On one of the hub's loops it cannot wait (the loop must run to
+// drain): it is Broadcast.
+func (h *Hub) BroadcastContext(ctx context.Context, kind MessageKind, p []byte) error {
+	for {
+		onLoop, err := h.broadcast(kind, p)
+		if onLoop || !errors.Is(err, ErrHubBacklog) {
+			return err
+		}
+		ch := h.clearWait()
+		if ch == nil {
+			continue // cleared meanwhile
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrHubBacklog, context.Cause(ctx))
+		}
+	}
+}
+
+// broadcast is Broadcast; onLoop reports whether it ran on one of the
+// hub's loops.
+func (h *Hub) broadcast(kind MessageKind, p []byte) (onLoop bool, err error) {
 	if kind != Text && kind != Binary {
-		return errBadKind
+		return false, errBadKind
 	}
 	ls := h.loops.Load()
 	if ls == nil {
-		return nil
+		return false, nil
 	}
+	// The member whose OnMessage called, if any: the one to pause.
+	var sender *hubMember
+	for _, hl := range *ls {
+		if hl.loop.InEventLoop() {
+			onLoop, sender = true, hl.sender
+			break
+		}
+	}
+	if sender == nil && h.stall.Load() > 0 {
+		h.refused.Add(1)
+		return onLoop, ErrHubBacklog
+	}
+	err = h.queue(ls, kind, p)
+	if sender != nil && err == nil && h.stall.Load() > 0 {
+		h.pauseSender(sender)
+	}
+	return onLoop, err
+}
+
+// queue builds the frame and queues it on every loop with members.
+func (h *Hub) queue(ls *[]*hubLoop, kind MessageKind, p []byte) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	targets := h.targets[:0]
 	down := 0
-	size := len(p) + maxHeader
 	for _, hl := range *ls {
 		switch {
 		case hl.loop.State() >= engine.Shutdown:
 			down++
+			hl.abandon() // what it had queued will never drain
 		case hl.count.Load() > 0:
-			if hl.full(size) {
-				h.targets = targets[:0]
-				return ErrHubBacklog
-			}
 			targets = append(targets, hl)
 		}
 	}
@@ -276,172 +436,4 @@ func (h *Hub) Broadcast(kind MessageKind, p []byte) error {
 		return fmt.Errorf("websocket: broadcast missed %d of %d loops: %w", missed, len(targets), cause)
 	}
 	return nil
-}
-
-// full reports whether a frame of size bytes would pass the loop's
-// backlog limits.
-func (hl *hubLoop) full(size int) bool {
-	hl.mu.Lock()
-	defer hl.mu.Unlock()
-	n := len(hl.pending)
-	return n >= HubMaxPending || n > 0 && hl.bytes+size > HubMaxPendingBytes
-}
-
-// enqueue queues f for the loop's members and, unless it is queued
-// already, the task that delivers them. Called under hub.mu.
-func (hl *hubLoop) enqueue(f *hubFrame) error {
-	hl.mu.Lock()
-	hl.pending = append(hl.pending, f)
-	hl.bytes += len(f.plain)
-	first := !hl.queued
-	hl.queued = true
-	hl.mu.Unlock()
-	if !first {
-		return nil
-	}
-	if err := hl.loop.Execute(hl); err != nil {
-		// No drain is queued, and hub.mu keeps other broadcasts out:
-		// f is the only frame pending.
-		hl.mu.Lock()
-		clear(hl.pending)
-		hl.pending, hl.bytes, hl.queued = hl.pending[:0], 0, false
-		hl.mu.Unlock()
-		return err
-	}
-	return nil
-}
-
-// Run is the drain task: it delivers the queued broadcasts on the loop.
-func (hl *hubLoop) Run() {
-	hl.mu.Lock()
-	batch := hl.pending
-	hl.pending, hl.spare, hl.bytes, hl.queued = hl.spare[:0], nil, 0, false
-	hl.mu.Unlock()
-
-	dropped := 0
-	hl.delivering = true
-	for _, f := range batch {
-		dropped += hl.deliver(f)
-		f.release()
-	}
-	hl.delivering = false
-	if hl.holes > 0 {
-		hl.compact()
-	}
-	if dropped > 0 {
-		hl.hub.dropped.Add(uint64(dropped))
-	}
-	clear(batch)
-	hl.mu.Lock()
-	if hl.spare == nil {
-		hl.spare = batch[:0]
-	}
-	hl.mu.Unlock()
-}
-
-// deliver writes f to every member and returns how many PauseReading
-// members missed it. A member's Write may drop it (CloseSlow) and so
-// remove it: the slots are read afresh, and removals leave holes.
-func (hl *hubLoop) deliver(f *hubFrame) (dropped int) {
-	n := len(hl.members)
-	for i := 0; i < n && i < len(hl.members); i++ {
-		c := hl.members[i]
-		if c == nil || c.closeSent || c.closeDone {
-			continue
-		}
-		if c.cfg.slow == PauseReading && !c.t.ec.Writable() {
-			dropped++
-			continue
-		}
-		if c.wr.open {
-			// A fragmented message is being sent: the frame waits with
-			// the member's async frames until it ends.
-			if c.holdFrame(f) != nil {
-				dropped++
-			}
-			continue
-		}
-		if c.client { // a client masks each frame with a key of its own
-			_ = c.writeFrame(f.op, f.plain[f.hdr:])
-			continue
-		}
-		_ = c.t.Write(f.frameFor(c)) // fails only once closing: nothing to deliver
-	}
-	return dropped
-}
-
-// frameFor returns the encoded frame for a server member.
-func (f *hubFrame) frameFor(c *Conn) []byte {
-	if c.deflate && f.deflated != nil {
-		return f.deflated
-	}
-	return f.plain
-}
-
-// holdFrame queues f for a member that is sending a fragmented message: it
-// goes through the async writes the message holds back, bounded by the
-// async write limit (past it the member misses f).
-func (c *Conn) holdFrame(f *hubFrame) error {
-	if c.client {
-		return c.asyncFrame(f.op, f.plain[f.hdr:])
-	}
-	c.usedAsync.Store(true) // the close frame goes behind it
-	return c.t.AsyncWrite(f.frameFor(c))
-}
-
-// compact closes the holes Remove left during a delivery.
-func (hl *hubLoop) compact() {
-	j := 0
-	for i, c := range hl.members {
-		if c == nil {
-			continue
-		}
-		if i != j {
-			hl.members[j] = c
-			c.setHubSlot(hl, j)
-		}
-		j++
-	}
-	clear(hl.members[j:])
-	hl.members = hl.members[:j]
-	hl.holes = 0
-}
-
-// hubFrame is one broadcast's encoded frame, shared read-only by the loops
-// it was queued on; the last to deliver it gives it back to the pool.
-type hubFrame struct {
-	refs     atomic.Int32
-	plain    []byte
-	op       opcode
-	hdr      int     // the length of plain's header: plain[hdr:] is the payload
-	deflated []byte  // the compressed frame, when a member negotiated deflate
-	dbuf     *[]byte // deflated's pooled buffer
-}
-
-var hubFramePool = sync.Pool{New: func() any { return new(hubFrame) }}
-
-func newHubFrame(op opcode, p []byte, deflate bool) *hubFrame {
-	f := hubFramePool.Get().(*hubFrame)
-	f.plain = appendHeader(f.plain[:0], true, op, len(p), false, [4]byte{})
-	f.op, f.hdr = op, len(f.plain)
-	f.plain = append(f.plain, p...)
-	if deflate && len(p) >= compressThreshold {
-		f.dbuf, f.deflated = deflatedFrame(op, p, false, [4]byte{})
-	}
-	return f
-}
-
-// release drops one loop's reference; the last one recycles the frame.
-func (f *hubFrame) release() {
-	if f.refs.Add(-1) != 0 {
-		return
-	}
-	if f.dbuf != nil {
-		putFrame(f.dbuf)
-		f.dbuf, f.deflated = nil, nil
-	}
-	if cap(f.plain) > maxPooledFrame {
-		f.plain = nil
-	}
-	hubFramePool.Put(f)
 }

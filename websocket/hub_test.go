@@ -2,8 +2,10 @@ package websocket_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -31,8 +33,8 @@ type room struct {
 	loops map[*engine.Loop]bool
 }
 
-func newRoom() *room {
-	return &room{hub: websocket.NewHub(), closes: make(chan closed, 4096), marked: make(chan *websocket.Conn, 16),
+func newRoom(opts ...websocket.HubOption) *room {
+	return &room{hub: websocket.NewHub(opts...), closes: make(chan closed, 4096), marked: make(chan *websocket.Conn, 16),
 		loops: map[*engine.Loop]bool{}}
 }
 
@@ -302,11 +304,14 @@ func TestHubRemoveDuringBroadcast(t *testing.T) {
 }
 
 // TestHubSlowConsumer: 20 clients read while one does not, under each
-// policy, with a 64 KiB high watermark and small socket buffers. The
-// readers get every broadcast in order either way. CloseSlow drops the
-// slow one (1008). PauseReading keeps it, holding at most the high
-// watermark and one frame: it misses broadcasts (Dropped counts them)
-// until it reads again, then gets the next ones.
+// policy, with a 64 KiB high watermark, small socket buffers and a 1 s
+// slow-consumer timeout; a goroutine broadcasts with BroadcastContext,
+// which waits while the silent client holds the hub. The readers get every
+// broadcast in order either way. CloseSlow drops the silent one (1008)
+// once its timeout has passed. PauseReading keeps it, holding at most the
+// high watermark and what was queued when it passed it: it misses
+// broadcasts (Dropped counts them) until it reads again, then gets the
+// next ones.
 func TestHubSlowConsumer(t *testing.T) {
 	const high, size = 64 << 10, 4 << 10
 	wm := engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: high})
@@ -318,9 +323,10 @@ func TestHubSlowConsumer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 				testenv.CheckLeaks(t)
-				r := newRoom()
+				r := newRoom(websocket.WithHubSlowTimeout(time.Second))
 				_, addr := serveGroup(t, c, r, []websocket.Option{websocket.WithSlowConsumer(policy)}, wm, buf)
 				slow := dialRaw(t, addr)
+				require.NoError(t, slow.Conn.(*net.TCPConn).SetReadBuffer(4<<10))
 				_, err := slow.Write(frame(finText, []byte("mark"), true))
 				require.NoError(t, err)
 				var sc *websocket.Conn
@@ -336,18 +342,14 @@ func TestHubSlowConsumer(t *testing.T) {
 				testenv.Eventually(t, 30*time.Second, "every client in the hub", func() bool { return r.hub.Len() == len(readers)+1 })
 
 				// Rounds of 16 KiB, each read by every reader before the
-				// next: a reader never nears the high watermark; the slow
-				// one passes it. A reader's count may run one round ahead
-				// of the loop's: the loop counts bytes unsent until it
-				// reaps their send's completion, which can come after the
-				// next round's writes (seen on 5.10, io_uring locked), so
-				// two rounds must stay under the watermark (rounds of
-				// 32 KiB, two just over 64 KiB, dropped a reader in 6 of 40).
+				// next; the silent client passes its watermark after a few.
 				const rounds, per = 120, 4
 				maxHeld := 0
 				for round := range rounds {
 					for i := round * per; i < (round+1)*per; i++ {
-						require.NoError(t, r.hub.Broadcast(websocket.Binary, payload(i)))
+						ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+						require.NoError(t, r.hub.BroadcastContext(ctx, websocket.Binary, payload(i)))
+						cancel()
 					}
 					for i, rd := range readers {
 						want := (round + 1) * per
@@ -364,15 +366,20 @@ func TestHubSlowConsumer(t *testing.T) {
 				for i, rd := range readers {
 					rd.checkPrefix(t, fmt.Sprintf("reader %d", i), rounds*per)
 				}
+				st := r.hub.Stats()
+				require.EqualValues(t, 1, st.Slow, "%+v", st)
 
 				if policy == websocket.CloseSlow {
 					cl := <-r.closes
 					require.Equal(t, websocket.ClosePolicyViolation, cl.code, "%v", cl)
 					require.ErrorIs(t, cl.err, websocket.ErrSlowConsumer)
 					require.Equal(t, len(readers), r.hub.Len())
+					require.Zero(t, r.hub.Dropped())
 					return
 				}
-				require.LessOrEqual(t, maxHeld, high+size+32, "held for the slow client")
+				// What was queued when it passed its watermark: one
+				// round at most (the producer waits for the readers).
+				require.LessOrEqual(t, maxHeld, high+per*(size+32), "held for the slow client")
 				require.Positive(t, maxHeld)
 				require.Positive(t, r.hub.Dropped())
 				require.Equal(t, len(readers)+1, r.hub.Len())
@@ -409,15 +416,18 @@ func TestHubSlowConsumer(t *testing.T) {
 	}
 }
 
-// TestHubBacklogAndShutdown: while both loops are busy, broadcasts queue up
-// to HubMaxPending and the next is refused with ErrHubBacklog (an
-// engine.ErrRejected); once the loops run every client gets the queued
-// ones. After the group shuts down the members have left and a broadcast
-// returns engine.ErrShutdown.
+// TestHubBacklogAndShutdown: while both loops are busy, broadcasts from a
+// goroutine queue up to the hub's backlog (here 64) and the next is refused
+// with ErrHubBacklog (an engine.ErrRejected); BroadcastContext waits
+// instead, returning its context's error if it ends first, or queuing the
+// message once the loops drain. Every client then gets every queued
+// broadcast in order. After the group shuts down the members have left and
+// a broadcast returns engine.ErrShutdown.
 func TestHubBacklogAndShutdown(t *testing.T) {
+	const backlog = 64
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		r := newRoom()
+		r := newRoom(websocket.WithHubBacklog(backlog, 1<<20))
 		g, addr := serveGroup(t, c, r, nil)
 		rcs := []*rawConn{dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)}
 		testenv.Eventually(t, 30*time.Second, "every client in the hub", func() bool { return r.hub.Len() == len(rcs) })
@@ -429,25 +439,48 @@ func TestHubBacklogAndShutdown(t *testing.T) {
 			require.NoError(t, l.ExecuteFunc(func() { busy.Done(); <-hold }))
 		}
 		busy.Wait()
-		for i := range websocket.HubMaxPending {
-			require.NoError(t, r.hub.Broadcast(websocket.Binary, smallPayload(i)), "broadcast %d", i) // 9 KiB in all: under the high watermark
+		for i := range backlog {
+			require.NoError(t, r.hub.Broadcast(websocket.Binary, smallPayload(i)), "broadcast %d", i)
 		}
 		err := r.hub.Broadcast(websocket.Binary, []byte("one too many"))
 		require.ErrorIs(t, err, websocket.ErrHubBacklog)
 		require.ErrorIs(t, err, engine.ErrRejected)
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		err = r.hub.BroadcastContext(ctx, websocket.Binary, []byte("gave up"))
+		cancel()
+		require.ErrorIs(t, err, websocket.ErrHubBacklog)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		st := r.hub.Stats()
+		require.Equal(t, 2, st.FullLoops, "%+v", st)
+		require.EqualValues(t, 2, st.Refused, "%+v", st)
+
+		waited := make(chan error, 1)
+		go func() { waited <- r.hub.BroadcastContext(t.Context(), websocket.Binary, smallPayload(backlog)) }()
 		close(hold)
+		require.NoError(t, <-waited)
 		for k, rc := range rcs {
-			for i := range websocket.HubMaxPending {
+			for i := range backlog + 1 {
 				f, err := rc.read()
 				require.NoError(t, err, "client %d, message %d", k, i)
 				require.Equal(t, string(smallPayload(i)), string(f.payload), "client %d, message %d", k, i)
 			}
 		}
+		require.Zero(t, r.hub.Dropped())
 
 		require.NoError(t, g.Close())
 		require.Zero(t, r.hub.Len())
 		require.ErrorIs(t, r.hub.Broadcast(websocket.Text, []byte("late")), engine.ErrShutdown)
 	})
+}
+
+// TestHubOptions: an invalid hub option is refused at NewHub, naming it.
+func TestHubOptions(t *testing.T) {
+	require.PanicsWithError(t, "websocket: hub backlog of 0 messages and 10 bytes: both must be positive",
+		func() { websocket.NewHub(websocket.WithHubBacklog(0, 10)) })
+	require.PanicsWithError(t, "websocket: hub slow-consumer timeout -1s: must be positive",
+		func() { websocket.NewHub(websocket.WithHubSlowTimeout(-time.Second)) })
+	h := websocket.NewHub(websocket.WithHubBacklog(1, 1), websocket.WithHubSlowTimeout(time.Millisecond))
+	require.NoError(t, h.Broadcast(websocket.Text, []byte("no members")))
 }
 
 // TestHubThousandConnections: 1000 raw clients in a hub over two loops add

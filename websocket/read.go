@@ -140,7 +140,7 @@ func (c *Conn) wholeFrame(h header, p []byte) {
 		return
 	}
 	if !c.closeSent {
-		c.h.OnMessage(c, MessageKind(op), p)
+		c.onMessage(MessageKind(op), p)
 	}
 }
 
@@ -158,7 +158,7 @@ func (c *Conn) deliverInflated(kind MessageKind, p []byte) {
 		return
 	}
 	if !c.closeSent {
-		c.h.OnMessage(c, kind, *bp)
+		c.onMessage(kind, *bp)
 	}
 }
 
@@ -193,7 +193,7 @@ func (c *Conn) payload(p []byte) error {
 	case kind == Text && !c.msgText.done():
 		return protoErr(CloseInvalidPayload, "text message ends inside a code point")
 	case !c.closeSent:
-		c.h.OnMessage(c, kind, c.msg)
+		c.onMessage(kind, c.msg)
 	}
 	if cap(c.msg) > maxIdleMessage {
 		c.msg = nil
@@ -288,23 +288,39 @@ func (c *Conn) shutdown() {
 }
 
 // writability applies the slow-consumer policy to the watermark signal
-// (which, over TLS, counts ciphertext).
+// (which, over TLS, counts ciphertext), and passes it to the hubs c is a
+// member of.
 func (c *Conn) writability(writable bool) {
 	switch {
-	case !writable && c.cfg.slow == CloseSlow && !c.closeDone:
-		// A close frame would wait behind what the peer does not read:
-		// the connection is dropped at once, its unsent bytes with it.
-		c.closeDone = true
-		c.closeCode, c.closeWhy, c.closeErr = ClosePolicyViolation, "slow consumer", ErrSlowConsumer
-		_ = c.t.Abort()
+	case !writable && c.cfg.slow == CloseSlow && !c.closeDone && len(c.hubs) == 0:
+		// Not a hub member (whose hub gives it a grace first): dropped at
+		// once.
+		c.dropSlow()
 	case !writable && !c.paused:
 		c.paused = true
 		c.t.PauseRead()
 	case writable && c.paused:
 		c.paused = false
-		c.t.ResumeRead()
+		if c.hubPauses == 0 { // else a hub holds its reads: it resumes them
+			c.t.ResumeRead()
+		}
+	}
+	if len(c.hubs) > 0 {
+		c.hubWritability(writable)
 	}
 	if wh, ok := c.h.(WritabilityHandler); ok {
 		wh.OnWritabilityChanged(c, writable)
 	}
+}
+
+// dropSlow ends a slow consumer under CloseSlow: a close frame would wait
+// behind what the peer does not read, so the connection is dropped at once,
+// its unsent bytes with it.
+func (c *Conn) dropSlow() {
+	if c.closeDone {
+		return
+	}
+	c.closeDone = true
+	c.closeCode, c.closeWhy, c.closeErr = ClosePolicyViolation, "slow consumer", ErrSlowConsumer
+	_ = c.t.Abort()
 }

@@ -1,0 +1,281 @@
+package websocket_test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/websocket"
+)
+
+// chat relays every message a member sends to the whole hub from its
+// OnMessage, as a chat room does, counting the broadcasts that failed.
+type chat struct {
+	hub    *websocket.Hub
+	closes chan closed
+
+	failed atomic.Int64
+	mu     sync.Mutex
+	first  error // the first failure
+}
+
+func newChat(opts ...websocket.HubOption) *chat {
+	return &chat{hub: websocket.NewHub(opts...), closes: make(chan closed, 256)}
+}
+
+func (ch *chat) OnOpen(c *websocket.Conn) { ch.hub.Add(c) }
+func (ch *chat) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
+	if err := ch.hub.Broadcast(kind, p); err != nil {
+		if ch.failed.Add(1) == 1 {
+			ch.mu.Lock()
+			ch.first = err
+			ch.mu.Unlock()
+		}
+	}
+}
+func (ch *chat) OnClose(c *websocket.Conn, code int, reason string, err error) {
+	ch.closes <- closed{code, reason, err}
+}
+
+func (ch *chat) failures() string {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return fmt.Sprintf("%d broadcasts failed, the first: %v", ch.failed.Load(), ch.first)
+}
+
+// burstSize is each burst message's payload: "SSSS:NNNNNN:" (sender,
+// number) and a filler.
+const burstSize = 100
+
+// burstFrames is sender s's whole burst of n messages, as masked client
+// frames, for one Write: as fast as a client can send.
+func burstFrames(s, n int) []byte {
+	var out []byte
+	p := make([]byte, burstSize)
+	for i := range n {
+		copy(p, fmt.Sprintf("%04d:%06d:", s, i))
+		for j := 12; j < burstSize; j++ {
+			p[j] = 'a' + byte((s+i+j)%26)
+		}
+		out = append(out, frame(finText, p, true)...)
+	}
+	return out
+}
+
+// burstReader reads a member's broadcasts, recording each as
+// sender<<20|number, until it has want of them or its connection fails.
+type burstReader struct {
+	mu   sync.Mutex
+	got  []uint32
+	err  error
+	done chan struct{}
+}
+
+func readBurst(conn net.Conn, r *bufio.Reader, want int) *burstReader {
+	br := &burstReader{got: make([]uint32, 0, want), done: make(chan struct{})}
+	go func() {
+		defer close(br.done)
+		var buf [1 << 10]byte
+		for n := 0; n < want; n++ {
+			p, err := readServerFrame(r, buf[:])
+			if err == nil && len(p) != burstSize {
+				err = fmt.Errorf("a %d-byte message: %q", len(p), p)
+			}
+			var s, i int
+			if err == nil {
+				if s, err = strconv.Atoi(string(p[:4])); err == nil {
+					i, err = strconv.Atoi(string(p[5:11]))
+				}
+			}
+			br.mu.Lock()
+			if err != nil {
+				br.err = fmt.Errorf("after %d messages: %w", n, err)
+				br.mu.Unlock()
+				return
+			}
+			br.got = append(br.got, uint32(s)<<20|uint32(i))
+			br.mu.Unlock()
+		}
+	}()
+	return br
+}
+
+// readServerFrame reads one unmasked server frame into buf (allocating
+// nothing when it fits): what a fast client does.
+func readServerFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	if h[0] != finText {
+		return nil, fmt.Errorf("frame %#x, want a text message", h[0])
+	}
+	n := int(h[1] & 0x7F)
+	switch n {
+	case 126:
+		var l [2]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			return nil, err
+		}
+		n = int(binary.BigEndian.Uint16(l[:]))
+	case 127:
+		return nil, fmt.Errorf("a message of 64 KiB or more")
+	}
+	if n > len(buf) {
+		buf = make([]byte, n)
+	}
+	_, err := io.ReadFull(r, buf[:n])
+	return buf[:n], err
+}
+
+func (br *burstReader) state() string {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	if br.err != nil {
+		return br.err.Error()
+	}
+	return fmt.Sprintf("still reading, %d messages so far", len(br.got))
+}
+
+// burst connects members clients to a chat over two loops, has each send
+// msgs messages of 100 bytes at once, and checks that every member read
+// every message, each sender's in its order, all members in one order.
+// extra clients join first and are returned to the caller.
+func burst(t *testing.T, c testenv.Combo, ch *chat, opts []websocket.Option, conn []engine.ConnOption, members, msgs int, extra func(addr string)) {
+	_, addr := serveGroup(t, c, ch, opts, conn...)
+	n := 0
+	if extra != nil {
+		extra(addr)
+		n = ch.hub.Len()
+	}
+	rcs := make([]*rawConn, members)
+	for i := range rcs {
+		rcs[i] = dialRaw(t, addr)
+		_ = rcs[i].SetDeadline(time.Now().Add(5 * time.Minute))
+	}
+	testenv.Eventually(t, 60*time.Second, "every member in the hub", func() bool { return ch.hub.Len() == n+members })
+
+	want := members * msgs
+	readers := make([]*burstReader, members)
+	for i, rc := range rcs {
+		readers[i] = readBurst(rc.Conn, rc.r, want)
+	}
+	start := time.Now()
+	sent := make(chan error, members)
+	for i, rc := range rcs {
+		go func() {
+			_, err := rc.Write(burstFrames(i, msgs))
+			sent <- err
+		}()
+	}
+	for range members {
+		require.NoError(t, <-sent)
+	}
+	for i, br := range readers {
+		if !testenv.Until(5*time.Minute, func() bool {
+			select {
+			case <-br.done:
+				return true
+			default:
+				return false
+			}
+		}) {
+			t.Fatalf("member %d has not read %d messages in 5 min: %s; %s; %+v", i, want, br.state(), ch.failures(), ch.hub.Stats())
+		}
+		require.NoError(t, br.err, "member %d; %s; %+v", i, ch.failures(), ch.hub.Stats())
+	}
+	elapsed := time.Since(start)
+	order := readers[0].got
+	require.Len(t, order, want)
+	next := make([]int, members)
+	for k, v := range order {
+		s, i := int(v>>20), int(v&(1<<20-1))
+		require.Less(t, s, members, "message %d", k)
+		require.Equal(t, next[s], i, "member 0, message %d: sender %d's messages out of order", k, s)
+		next[s]++
+	}
+	for i, br := range readers[1:] {
+		require.True(t, slices.Equal(order, br.got), "member %d read the broadcasts in another order than member 0", i+1)
+	}
+	require.Zero(t, ch.failed.Load(), ch.failures())
+	st := ch.hub.Stats()
+	t.Logf("%d members × %d messages: %d deliveries in %v (%.0f/s); %+v", members, msgs, want*members, elapsed,
+		float64(want*members)/elapsed.Seconds(), st)
+}
+
+// TestHubBurst: a chat whose OnMessage broadcasts, at default settings
+// (watermarks, backlog, slow-consumer timeout), over two loops: 20 members
+// each sending 500 messages of 100 bytes at once, then 100 members
+// sending 200 each. Every member reads every message, in one order, none
+// is refused, skipped or dropped: the senders are paused instead. With
+// CloseSlow (a fan-out's choice) too: no member that reads is dropped.
+func TestHubBurst(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		for _, tc := range []struct {
+			name             string
+			policy           websocket.SlowConsumer
+			members, perEach int
+		}{
+			{"20x500", websocket.PauseReading, 20, 500},
+			{"20x500/CloseSlow", websocket.CloseSlow, 20, 500},
+			{"100x200", websocket.PauseReading, 100, 200},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ch := newChat()
+				burst(t, c, ch, []websocket.Option{websocket.WithSlowConsumer(tc.policy)}, nil, tc.members, tc.perEach, nil)
+				st := ch.hub.Stats()
+				require.Zero(t, st.Dropped, "%+v", st)
+				require.Zero(t, st.Slow, "%+v", st)
+				require.Zero(t, st.Refused, "%+v", st)
+			})
+		}
+	})
+}
+
+// TestHubBurstSilentMember: the 20 × 500 burst with a member that never
+// reads (small socket buffers, so it passes its high watermark): once it
+// has held the senders for the slow-consumer timeout (1 s here) its policy
+// acts, CloseSlow dropping it, PauseReading skipping it (Dropped counts what
+// it missed), and the 20 others still read every message in one order.
+func TestHubBurstSilentMember(t *testing.T) {
+	buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+	for name, policy := range map[string]websocket.SlowConsumer{"PauseReading": websocket.PauseReading, "CloseSlow": websocket.CloseSlow} {
+		t.Run(name, func(t *testing.T) {
+			testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+				testenv.CheckLeaks(t)
+				ch := newChat(websocket.WithHubSlowTimeout(time.Second))
+				burst(t, c, ch, []websocket.Option{websocket.WithSlowConsumer(policy)}, []engine.ConnOption{buf}, 20, 500, func(addr string) {
+					silent := dialRaw(t, addr)
+					require.NoError(t, silent.Conn.(*net.TCPConn).SetReadBuffer(4<<10))
+					testenv.Eventually(t, 30*time.Second, "the silent member in the hub", func() bool { return ch.hub.Len() == 1 })
+				})
+				st := ch.hub.Stats()
+				require.EqualValues(t, 1, st.Slow, "%+v", st)
+				require.Positive(t, st.Pauses, "%+v", st)
+				if policy == websocket.CloseSlow {
+					cl := <-ch.closes
+					require.Equal(t, websocket.ClosePolicyViolation, cl.code, "%v", cl)
+					require.ErrorIs(t, cl.err, websocket.ErrSlowConsumer)
+					require.Zero(t, st.Dropped, "%+v", st)
+					testenv.Eventually(t, 30*time.Second, "the silent member out of the hub", func() bool { return ch.hub.Len() == 20 })
+					return
+				}
+				require.Positive(t, st.Dropped, "%+v", st)
+				require.Equal(t, 21, ch.hub.Len())
+			})
+		})
+	}
+}
