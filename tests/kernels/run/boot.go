@@ -26,6 +26,7 @@ type kernelResult struct {
 	verdicts  map[string]verdict
 	running   string   // the package whose RUN line came last
 	failures  []string // failing tests' lines from failing packages' output, for the summary
+	unlisted  []string // skips the allowlist does not name
 	done      bool     // /init printed DONE
 	err       error    // qemu failed or timed out
 	seconds   float64
@@ -137,7 +138,9 @@ func (r *kernelResult) parse(console io.Reader) {
 			r.failures = fx.add(r.failures, line)
 		case line == "DONE":
 			r.done = true
-		case strings.HasPrefix(line, "SKIP"), strings.HasPrefix(line, "REASON"), strings.HasPrefix(line, "SETUP-ERROR"):
+		case strings.HasPrefix(line, "SKIP"):
+			r.checkSkip(line)
+		case strings.HasPrefix(line, "REASON"), strings.HasPrefix(line, "SETUP-ERROR"):
 		default:
 			show = false
 		}
@@ -225,9 +228,9 @@ func (x *failureExcerpts) add(kept []string, line string) []string {
 }
 
 // ok reports whether the kernel booted, its probe chose the expected
-// backend, and every package it runs passed.
+// backend, every package it runs passed, and every skip is on the allowlist.
 func (r *kernelResult) ok(pkgs []string) bool {
-	if r.err != nil || !r.done || r.backend != r.expect {
+	if r.err != nil || !r.done || r.backend != r.expect || len(r.unlisted) > 0 {
 		return false
 	}
 	for _, p := range r.packages(pkgs) {

@@ -16,10 +16,12 @@ import (
 var staticFlags = []string{"-tags", "netgo,osusergo", "-ldflags", "-s -w -linkmode external -extldflags -static"}
 
 // hostTools are the programs tests run besides their own binaries (sh for
-// netconn's hot restart, curl and wrk as httpserver's clients). They are
-// copied from the host (make deps installs them) with the shared libraries
-// ldd lists, at the same paths.
-var hostTools = []string{"sh", "curl", "wrk"}
+// netconn's hot restart, curl and wrk as httpserver's clients, curl and
+// openssl s_client as looptls's TLS peers). They are copied from the host
+// (make deps installs them) with the shared libraries ldd lists, at the same
+// paths. openssl runs without its configuration file (/usr/lib/ssl is not
+// copied): a missing default file is no error, and s_client needs none.
+var hostTools = []string{"sh", "curl", "wrk", "openssl"}
 
 // examplePrograms are the reactor-model programs loopgroup's tests run
 // (from /examples, named by RINGLOOP_EXAMPLES in the VM).

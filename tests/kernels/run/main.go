@@ -49,6 +49,9 @@ func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	if err := loadSkips(); err != nil {
+		return err
+	}
 	start := time.Now()
 	initrd, pkgs, err := build(out)
 	if err != nil {
@@ -87,6 +90,9 @@ func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.
 	}
 	fmt.Printf("test-kernels: %d kernels in %v (qemu TCG, -smp 2 on one host thread, %d at once, tests run with -test.short)\n",
 		len(results), time.Since(start).Round(time.Second), parallel)
+	if err := recordStage(results, pkgs, time.Since(start)); err != nil {
+		return err
+	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d kernels failed (console logs: %s)", failed, len(results), out)
 	}

@@ -35,7 +35,7 @@ func printTable(w io.Writer, rs []*kernelResult, pkgs []string) int {
 		fmt.Fprintf(tw, "%s passed\tfailed\tskipped\tseconds\t", r.label)
 	}
 	fmt.Fprintln(tw)
-	var passed, failedTests int
+	var passed, failedTests, skipped int
 	for _, p := range pkgs {
 		fmt.Fprintf(tw, "%s\t", p)
 		for _, r := range rs {
@@ -51,6 +51,7 @@ func printTable(w io.Writer, rs []*kernelResult, pkgs []string) int {
 			}
 			passed += v.passed
 			failedTests += v.failed
+			skipped += v.skipped
 			if v.status != "pass" && v.failed == 0 {
 				failedTests++ // the binary failed outside any test (a panic, a timeout)
 			}
@@ -60,17 +61,20 @@ func printTable(w io.Writer, rs []*kernelResult, pkgs []string) int {
 	}
 	tw.Flush()
 	for _, r := range rs {
-		if len(r.failures) > 0 || r.err != nil {
+		if len(r.failures) > 0 || r.err != nil || len(r.unlisted) > 0 {
 			fmt.Fprintf(w, "\nfailures on %s:\n", r.label)
 			if r.err != nil {
 				fmt.Fprintf(w, "  %v\n", r.err)
+			}
+			for _, l := range r.unlisted {
+				fmt.Fprintf(w, "  %s\n", l)
 			}
 			for _, l := range r.failures {
 				fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
 	}
-	fmt.Fprintf(w, "\nkernels: %d passed, %d failed\n", passed, failedTests)
+	fmt.Fprintf(w, "\nkernels: %d passed, %d failed, %d skipped (leaf tests)\n", passed, failedTests, skipped)
 	return failed
 }
 
@@ -82,13 +86,14 @@ func writeMarkdown(path string, rs []*kernelResult, pkgs []string) error {
 		time.Now().UTC().Format("2006-01-02"))
 	b.WriteString("| kernel | Debian package | backend | threading | features used | tests |\n|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		passed, failed := 0, 0
+		passed, failed, skipped := 0, 0, 0
 		for _, p := range r.packages(pkgs) {
 			v := r.verdicts[p]
 			passed += v.passed
 			failed += v.failed
+			skipped += v.skipped
 		}
-		result := fmt.Sprintf("%d passed, %d failed", passed, failed)
+		result := fmt.Sprintf("%d passed, %d failed, %d skipped", passed, failed, skipped)
 		if len(r.only) > 0 {
 			result += " (" + strings.Join(r.only, ", ") + ")"
 		}

@@ -13,11 +13,15 @@
 //	PROBE backend=io_uring threading=parked features="ext_arg nodrop ..." reason="auto: io_uring available"
 //	REASON recv: re-armed single-shot, ...
 //	RUN pkg=engine
+//	SKIP pkg=engine test=TestMsgRing/locked reason="handoff_internal_test.go:49: this kernel has no IORING_OP_MSG_RING"
 //	VERDICT pkg=engine status=pass passed=120 failed=0 skipped=2 seconds=81.4
 //	DONE
 //
-// Test output is echoed in full for a binary that fails; skipped tests are
-// always listed, so that a skip cannot hide a missing feature.
+// Verdicts count leaf tests (a test with subtests counts its subtests, so
+// one whose subtests all skip counts as skipped). Test output is echoed in
+// full for a binary that fails; skipped tests are always listed with their
+// reason, and the host checks each against tests/skips.txt, so that a skip
+// cannot hide a missing feature.
 package main
 
 import (
@@ -28,7 +32,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -37,6 +40,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testsum"
 )
 
 // testTimeout bounds one test binary (its -test.timeout), below the host's
@@ -163,13 +167,6 @@ func testArgs(enc string) []string {
 	return strings.Fields(string(b))
 }
 
-// result is a top-level test's verdict line in -test.v output.
-var result = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): (\S+)`)
-
-// skipLine is any test's or subtest's skip; -test.v prints its reason on
-// the line before.
-var skipLine = regexp.MustCompile(`^\s*--- SKIP: `)
-
 func run(bin string) {
 	pkg := strings.TrimSuffix(filepath.Base(bin), ".test")
 	fmt.Printf("RUN pkg=%s\n", pkg)
@@ -195,29 +192,21 @@ func run(bin string) {
 	err := cmd.Run()
 	secs := time.Since(start).Seconds()
 
-	counts := map[string]int{}
-	var skips []string
+	v := testsum.NewVerbose()
 	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	prev := ""
 	for sc.Scan() {
-		line := sc.Text()
-		if m := result.FindStringSubmatch(line); m != nil {
-			counts[m[1]]++
-		}
-		if skipLine.MatchString(line) {
-			skips = append(skips, "SKIP "+strings.TrimSpace(line)+" reason: "+strings.TrimSpace(prev))
-		}
-		prev = line
+		v.Line(sc.Text())
 	}
+	counts := v.Counts()
 	status := "pass"
-	if err != nil || counts["FAIL"] > 0 {
+	if err != nil || counts.Failed > 0 {
 		status = "fail"
 		fmt.Printf("OUTPUT-BEGIN pkg=%s\n%sOUTPUT-END pkg=%s (%v)\n", pkg, out.Bytes(), pkg, err)
 	}
-	for _, s := range skips {
-		fmt.Println(s)
+	for _, s := range v.Skips() {
+		fmt.Printf("SKIP pkg=%s test=%s reason=%q\n", pkg, s.Test, s.Reason)
 	}
 	fmt.Printf("VERDICT pkg=%s status=%s passed=%d failed=%d skipped=%d seconds=%.1f\n",
-		pkg, status, counts["PASS"], counts["FAIL"], counts["SKIP"], secs)
+		pkg, status, counts.Passed, counts.Failed, counts.Skipped, secs)
 }
