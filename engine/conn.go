@@ -99,14 +99,15 @@ const (
 // refuse; Buffered reports the loop's last published count. The checks cost
 // a goroutine-identity compare (InEventLoop), no system call.
 type Conn struct {
-	loop *Loop
-	fd   int
-	h    Handler
-	wh   WritabilityHandler
-	cfg  *connConfig
-	idx  uint32
-	gen  uint32
-	st   connState
+	loop      *Loop
+	fd        int
+	h         Handler
+	wh        WritabilityHandler
+	cfg       *connConfig
+	keepLimit int // WithKeepLimit's, or SetKeepLimit's
+	idx       uint32
+	gen       uint32
+	st        connState
 
 	flags  connFlags // the loop's view of the connection, one word
 	trimAt int32     // index in the loop's trim list while flagTrimListed
@@ -166,7 +167,7 @@ func (c *Conn) clear(f connFlags)    { c.flags &^= f }
 type valueBox struct{ v any }
 
 func newConn(l *Loop, fd int, h Handler, cfg *connConfig) *Conn {
-	c := &Conn{loop: l, fd: fd, h: h, cfg: cfg}
+	c := &Conn{loop: l, fd: fd, h: h, cfg: cfg, keepLimit: cfg.keepLimit}
 	c.writable.Store(true)
 	c.async.drain.c = c
 	c.ctl.c = c

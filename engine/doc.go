@@ -230,6 +230,28 @@
 // nothing changes, and a loop whose work comes less often than the window
 // stops spinning (see spinner).
 //
+// # Observability
+//
+// Every loop has a name, its label in metrics and logs: WithName's, else
+// "loop-<n>" (n counts the loops the process built) or, in a loopgroup,
+// "<group>-<index>". The same code builds the same names at every start, so
+// a dashboard's series survive a restart. Metrics, Samples, Var and
+// Snapshot read a loop's counters from any goroutine; package
+// github.com/ringloop/ringloop/metrics (a module of its own, so that this
+// one does not depend on Prometheus) exports them.
+//
+// The stall detector is on by default (DefaultStallThreshold, 250 ms; see
+// there why): a task, timer, handler callback or completion batch that
+// holds the loop longer is logged as a warning naming the loop, what ran (a
+// task's function, a callback's operation and handler type) and how long.
+// It costs one clock read per task and per completion. WithStallDetector
+// changes the threshold, takes the reports instead of the log, or turns it
+// off (0).
+//
+// A recovered panic is logged as one record with "at" (the function, file
+// and line that panicked) and "stack" (the frames below, as a list); see
+// package internal/panicstack for why not the multi-line text.
+//
 // # Builds
 //
 // ringloop builds for Linux only; for another GOOS the build stops on one

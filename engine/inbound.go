@@ -23,9 +23,35 @@ const DefaultKeepLimit = 1 << 20
 // nothing kept: a large frame's buffer is given back.
 const maxIdleKeep = 64 << 10
 
-// ErrKeepLimit is returned by Keep for more bytes than the connection's keep
-// limit: a frame larger than the handler allowed for.
-var ErrKeepLimit = fmt.Errorf("engine: bytes kept over the connection's keep limit: %w", ErrRejected)
+// ErrKeepLimit is returned (wrapped, with the sizes) by Keep for more bytes
+// than the connection's keep limit: a frame larger than the handler allowed
+// for. Raise the limit with WithKeepLimit, or per connection with
+// SetKeepLimit (package frame does it for its bounded split functions).
+var ErrKeepLimit = errors.New("engine: bytes kept over the connection's keep limit")
+
+// keepLimitError says how many bytes were to be kept and the limit.
+func keepLimitError(n, limit int) error {
+	return fmt.Errorf("%w: %d bytes, limit %d (WithKeepLimit, Conn.SetKeepLimit)", ErrKeepLimit, n, limit)
+}
+
+// KeepLimit returns the connection's keep limit: WithKeepLimit's, unless
+// SetKeepLimit changed it.
+func (c *Conn) KeepLimit() int { return c.keepLimit }
+
+// SetKeepLimit changes the connection's keep limit (see Keep), for a
+// protocol that learns its largest frame once the connection is open (a
+// frame splitter with its own maximum, a negotiated size). Loop only (from
+// a callback or task); n must be positive.
+func (c *Conn) SetKeepLimit(n int) error {
+	switch {
+	case !c.loop.InEventLoop():
+		return errors.New("engine: SetKeepLimit called off the connection's loop")
+	case n <= 0:
+		return fmt.Errorf("engine: keep limit %d (expected > 0)", n)
+	}
+	c.keepLimit = n
+	return nil
+}
 
 var errKeepOutsideOnData = errors.New("engine: Keep called outside OnData")
 
@@ -53,16 +79,16 @@ func (c *Conn) Keep(p []byte) error {
 		// SetHandler ran in this OnData: p follows its pending, for the
 		// new handler (what a frame splitter had left after the frame
 		// that asked for the upgrade).
-		if len(c.in)+len(p) > c.cfg.keepLimit {
-			return ErrKeepLimit
+		if len(c.in)+len(p) > c.keepLimit {
+			return keepLimitError(len(c.in)+len(p), c.keepLimit)
 		}
 		c.in = append(c.in, p...)
 		return nil
 	}
-	if len(p) > c.cfg.keepLimit {
+	if len(p) > c.keepLimit {
 		c.in = c.in[:0]
 		c.set(flagKeepSet)
-		return ErrKeepLimit
+		return keepLimitError(len(p), c.keepLimit)
 	}
 	c.set(flagKeepSet)
 	if cap(c.in) < len(p) {
@@ -181,8 +207,8 @@ func (c *Conn) SetHandler(h Handler, pending []byte) error {
 		return errSetHandlerOffLoop
 	case c.st != connOpen:
 		return ErrConnClosed
-	case len(pending) > c.cfg.keepLimit:
-		return ErrKeepLimit
+	case len(pending) > c.keepLimit:
+		return keepLimitError(len(pending), c.keepLimit)
 	}
 	c.h = h
 	c.wh, _ = h.(WritabilityHandler)

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +100,8 @@ type Loop struct {
 	lastActive    int64 // last iteration with completions or tasks (busy poll, spin)
 	spin          spinner
 	ioFirst       int64 // time of the first completion of this Wait
+	workMark      int64 // stall detector: when the piece of work now running began (stall.go)
+	batchReported bool  // stall detector: a callback of this batch was reported
 	completions   int   // completions in this Wait
 	inWait        bool  // the driver's Wait is running (see afterGoexit)
 	it            iteration
@@ -142,6 +145,9 @@ func New(opts ...Option) (*Loop, error) {
 		th = DefaultThreading(backendOf(d))
 	}
 	c.threading = th
+	if c.name == "" {
+		c.name = nextLoopName() // only once the loop exists: failed builds take no number
+	}
 	l := &Loop{
 		cfg:       c,
 		drv:       d,
@@ -166,8 +172,13 @@ func New(opts ...Option) (*Loop, error) {
 	return l, nil
 }
 
-// Name returns the loop's name (WithName), or "" .
+// Name returns the loop's name: WithName's, else "loop-<n>" (see WithName).
 func (l *Loop) Name() string { return l.cfg.name }
+
+// loopSeq numbers the loops built without a name.
+var loopSeq atomic.Uint64
+
+func nextLoopName() string { return "loop-" + strconv.FormatUint(loopSeq.Add(1)-1, 10) }
 
 // Backend says which I/O driver the loop runs and why it was chosen.
 func (l *Loop) Backend() BackendInfo { return l.info }
@@ -211,9 +222,5 @@ func (l *Loop) SetIORatio(r int) error {
 
 // String names the loop with its backend and state, for logs.
 func (l *Loop) String() string {
-	name := l.cfg.name
-	if name == "" {
-		name = fmt.Sprintf("loop@%p", l)
-	}
-	return fmt.Sprintf("%s(%s, %s, %s)", name, l.info.Name, l.threading, l.State())
+	return fmt.Sprintf("%s(%s, %s, %s)", l.cfg.name, l.info.Name, l.threading, l.State())
 }

@@ -32,11 +32,12 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		backend:   BackendAuto,
-		ioRatio:   DefaultIORatio,
-		reject:    tasks.Reject(),
-		logger:    slog.Default(),
-		spinLimit: DefaultSpinLimit,
+		backend:        BackendAuto,
+		ioRatio:        DefaultIORatio,
+		reject:         tasks.Reject(),
+		logger:         slog.Default(),
+		spinLimit:      DefaultSpinLimit,
+		stallThreshold: DefaultStallThreshold,
 	}
 }
 
@@ -129,9 +130,18 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithName names the loop in logs and metrics.
+// WithName names the loop in logs and metrics. Without it a loop is named
+// "loop-<n>", n counting the loops the process built (from 0), so a service
+// that builds its loops in the same order names them the same at every
+// start; a loopgroup names its loops "<group>-<index>".
 func WithName(name string) Option {
-	return func(c *config) error { c.name = name; return nil }
+	return func(c *config) error {
+		if name == "" {
+			return fmt.Errorf("engine: empty loop name")
+		}
+		c.name = name
+		return nil
+	}
 }
 
 // WithParent records the group a loop belongs to (returned by Parent).
@@ -139,13 +149,16 @@ func WithParent(p Loops) Option {
 	return func(c *config) error { c.parent = p; return nil }
 }
 
-// WithStallDetector times every task and completion batch and calls fn (on the
-// loop, so keep it short) for each that ran longer than threshold. Off by
-// default: timing every task costs a clock read each.
+// WithStallDetector sets the stall detector's threshold (default
+// DefaultStallThreshold; 0 turns it off) and what it does with a report: fn
+// (on the loop, so keep it short), or, when fn is nil, a warning through the
+// loop's logger naming the loop and what ran. The detector times every task,
+// timer, handler callback and completion batch: one clock read each, at
+// its end (the end of one is the start of the next).
 func WithStallDetector(threshold time.Duration, fn func(StallReport)) Option {
 	return func(c *config) error {
-		if threshold <= 0 {
-			return fmt.Errorf("engine: stall threshold %v (expected > 0)", threshold)
+		if threshold < 0 {
+			return fmt.Errorf("engine: stall threshold %v (expected >= 0; 0 turns the detector off)", threshold)
 		}
 		c.stallThreshold, c.onStall = threshold, fn
 		return nil

@@ -1,16 +1,17 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/panicstack"
 	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/timers"
 )
@@ -88,11 +89,11 @@ func (l *Loop) afterGoexit() {
 	if l.inWait {
 		l.inWait = false
 		l.cfg.logger.Error("ringloop: a handler called runtime.Goexit; the loop cannot resume its completion batch and shuts down",
-			slog.String("loop", l.String()), slog.String("stack", string(debug.Stack())))
+			slog.String("loop", l.Name()), slog.Any("stack", panicstack.Frames()))
 		l.ShutdownGracefully(0, DefaultShutdownTimeout)
 	} else {
 		l.cfg.logger.Error("ringloop: a task called runtime.Goexit; the loop goes on",
-			slog.String("loop", l.String()), slog.String("stack", string(debug.Stack())))
+			slog.String("loop", l.Name()), slog.Any("stack", panicstack.Frames()))
 	}
 	l.run()
 }
@@ -219,7 +220,7 @@ func (l *Loop) afterWait(err error) {
 		ioTime = end - l.ioFirst
 		l.stats.completions.Add(uint64(l.completions))
 		l.stats.ioNanos.Add(uint64(ioTime))
-		l.checkStall("completions", ioTime)
+		l.checkBatch(l.completions, ioTime)
 	}
 
 	ratio := int64(l.ioRatio.Load())
@@ -267,6 +268,7 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 	defer l.recoverFault()
 	if l.completions == 0 {
 		l.ioFirst = now()
+		l.workMark = l.ioFirst
 	}
 	l.completions++
 	if h := l.cfg.testFault; h != nil {
@@ -284,6 +286,9 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 		return
 	}
 	r.complete(k, c)
+	if l.cfg.stallThreshold > 0 {
+		l.checkCompletion(r, k)
+	}
 }
 
 // ErrLoopPanicked: the loop's own code panicked, a bug in ringloop rather
@@ -325,8 +330,8 @@ func (*connectTimeout) engineTask() {}
 func (l *Loop) fail(p any) {
 	l.stats.panics.Add(1)
 	l.fault = fmt.Errorf("%w: %w", ErrLoopPanicked, tasks.NewPanicError(p))
-	l.cfg.logger.Error("ringloop: internal error: the loop's own code panicked; the loop stops and closes its connections",
-		slog.String("loop", l.String()), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+	l.cfg.logger.LogAttrs(context.Background(), slog.LevelError, "ringloop: internal error: the loop's own code panicked; the loop stops and closes its connections",
+		append([]slog.Attr{slog.String("loop", l.Name())}, panicstack.Attrs(p)...)...)
 	l.quietNanos.Store(0)
 	l.raiseState(ShuttingDown)
 }
@@ -346,15 +351,16 @@ func (l *Loop) closeCause() error {
 // a limit. It returns how many ran. The control ring is drained first too,
 // so that a flood of user tasks cannot hold the library's own work back.
 func (l *Loop) runTasks(start, budget int64) int {
+	l.workMark = start
 	ran := l.runControl()
 	l.fetchDue(start)
 	deadline := start + budget
 	for {
-		t := l.pollTask()
+		t, what := l.pollTask()
 		if t == nil {
 			break
 		}
-		l.safeRun(t)
+		l.safeRun(t, what)
 		ran++
 		if budget >= 0 && ran%taskBatch == 0 {
 			if now() >= deadline {
@@ -363,7 +369,7 @@ func (l *Loop) runTasks(start, budget int64) int {
 		}
 	}
 	for t := l.tailQ.Poll(); t != nil; t = l.tailQ.Poll() {
-		l.safeRun(t)
+		l.safeRun(t, "tail task")
 		ran++
 	}
 	ran += l.runControl()
@@ -380,7 +386,7 @@ func (l *Loop) runTasks(start, budget int64) int {
 func (l *Loop) runControl() int {
 	ran := 0
 	for t := l.ctlQ.Poll(); t != nil; t = l.ctlQ.Poll() {
-		l.safeRun(t)
+		l.safeRun(t, "control task")
 		ran++
 	}
 	return ran
@@ -408,21 +414,23 @@ func (l *Loop) fetchDue(at int64) {
 
 func (l *Loop) appendDueTask(t tasks.Task) { l.due = append(l.due, t) }
 
-// pollTask takes the next due timer, else the next queued task.
-func (l *Loop) pollTask() tasks.Task {
+// pollTask takes the next due timer, else the next queued task, and says
+// which (for stall reports).
+func (l *Loop) pollTask() (tasks.Task, string) {
 	if l.dueHead < len(l.due) {
 		t := l.due[l.dueHead]
 		l.due[l.dueHead] = nil
 		l.dueHead++
-		return t
+		return t, "timer"
 	}
-	return l.taskQ.Poll()
+	return l.taskQ.Poll(), "task"
 }
 
 // safeRun runs one task, recovering and reporting a panic (Netty's
 // safeExecute); an engine task's panic stops the loop instead. With a stall
-// detector it also times the task.
-func (l *Loop) safeRun(t tasks.Task) {
+// detector it also times the task (what says which kind it is): one clock
+// read, at its end, since the previous task's end is its start.
+func (l *Loop) safeRun(t tasks.Task, what string) {
 	defer func() {
 		if p := recover(); p != nil {
 			if _, ok := t.(engineTask); ok {
@@ -437,48 +445,20 @@ func (l *Loop) safeRun(t tasks.Task) {
 			h("engine task")
 		}
 	}
-	if l.cfg.stallThreshold > 0 {
-		s := now()
-		t.Run()
-		l.checkStall("task", now()-s)
-		return
-	}
 	t.Run()
+	if l.cfg.stallThreshold > 0 {
+		l.checkTask(what, t, now())
+	}
 }
 
+// reportPanic logs a recovered panic with the loop's name, where it
+// happened and its stack as a list of frames (see package panicstack for
+// why not one multi-line string). It runs in the deferred function that
+// recovered p.
 func (l *Loop) reportPanic(what string, p any) {
 	l.stats.panics.Add(1)
-	l.cfg.logger.Error("ringloop: "+what+" panicked; the loop goes on",
-		slog.String("loop", l.String()), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-}
-
-// checkStall records the longest run and reports one over the threshold.
-func (l *Loop) checkStall(what string, d int64) {
-	if uint64(d) > l.stats.longest.Load() {
-		l.stats.longest.Store(uint64(d))
-	}
-	if th := l.cfg.stallThreshold; th > 0 && time.Duration(d) > th {
-		r := StallReport{Loop: l, What: what, Took: time.Duration(d)}
-		if l.cfg.onStall != nil {
-			l.onStall(r)
-		} else {
-			l.cfg.logger.Warn("ringloop: stall", slog.String("loop", l.String()), slog.String("what", what), slog.Duration("took", r.Took))
-		}
-	}
-}
-
-// onStall calls the stall detector's function, a user hook.
-func (l *Loop) onStall(r StallReport) {
-	defer l.recoverHook("stall detector")
-	l.cfg.onStall(r)
-}
-
-// StallReport describes a task or completion batch that ran longer than the
-// stall threshold.
-type StallReport struct {
-	Loop *Loop
-	What string // "task" or "completions"
-	Took time.Duration
+	l.cfg.logger.LogAttrs(context.Background(), slog.LevelError, "ringloop: "+what+" panicked; the loop goes on",
+		append([]slog.Attr{slog.String("loop", l.Name())}, panicstack.Attrs(p)...)...)
 }
 
 // loopError handles a failing Wait: count it, back off, retry. The log says

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"expvar"
-	"fmt"
 	"time"
 )
 
@@ -43,15 +42,12 @@ type Sample struct {
 	Labels []Label // shared by every sample of a loop: do not modify
 }
 
-// Labels names the loop in exported samples: "loop" (its name, WithName,
-// else its address), "backend" (io_uring or epoll) and "mode" (its
-// threading mode: parked or locked).
+// Labels names the loop in exported samples: "loop" (its name: WithName's,
+// else "loop-<n>" or a group's "<group>-<index>", the same at every start
+// of a service that builds its loops in the same order), "backend" (io_uring
+// or epoll) and "mode" (its threading mode: parked or locked).
 func (l *Loop) Labels() []Label {
-	name := l.cfg.name
-	if name == "" {
-		name = fmt.Sprintf("loop@%p", l)
-	}
-	return []Label{{"loop", name}, {"backend", l.info.Name.String()}, {"mode", l.info.Threading.String()}}
+	return []Label{{"loop", l.cfg.name}, {"backend", l.info.Name.String()}, {"mode", l.info.Threading.String()}}
 }
 
 // Samples returns the loop's metrics as samples, labelled with Labels.
@@ -74,7 +70,7 @@ func (l *Loop) Samples() []Sample {
 		{"spins_total", "Driver polls made spinning instead of blocking.", Counter, float64(m.Spins), lb},
 		{"io_seconds_total", "Time spent handling completions.", Counter, secs(m.IOTime), lb},
 		{"task_seconds_total", "Time spent running tasks.", Counter, secs(m.TaskTime), lb},
-		{"longest_seconds", "Longest completion batch or task (tasks timed with a stall detector only).", Gauge, secs(m.Longest), lb},
+		{"longest_seconds", "Longest completion batch, callback or task (tasks timed only with the stall detector on, as by default).", Gauge, secs(m.Longest), lb},
 		{"pending_tasks", "Tasks waiting in the task rings.", Gauge, float64(m.Pending), lb},
 		{"timers", "Pending timers.", Gauge, float64(m.Timers), lb},
 		{"registrations", "Live connections, listeners and fd watches.", Gauge, float64(m.Registered), lb},

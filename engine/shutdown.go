@@ -262,6 +262,7 @@ func (l *Loop) RemoveShutdownHook(id HookID) bool {
 // left (hooks may add or remove hooks).
 func (l *Loop) runShutdownHooks() bool {
 	ran := false
+	l.workMark = now()
 	for {
 		l.hooksMu.Lock()
 		if len(l.hooks) == 0 {
@@ -272,7 +273,7 @@ func (l *Loop) runShutdownHooks() bool {
 		l.hooks[0] = hook{}
 		l.hooks = l.hooks[1:]
 		l.hooksMu.Unlock()
-		l.safeRun(tasks.Func(h.fn))
+		l.safeRun(tasks.Func(h.fn), "shutdown hook")
 		ran = true
 	}
 	if ran {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ringloop/ringloop/engine"
 )
@@ -31,8 +32,16 @@ type Handler interface {
 // frame) and hands every frame to h. A split error ends the connection (its
 // output is flushed first) with that error wrapped in ErrSplit;
 // bufio.ErrFinalToken delivers its token and closes the connection.
+//
+// The connection's keep limit (engine.WithKeepLimit) bounds the bytes of an
+// unfinished frame. With LengthPrefixed or Delimited the split function's
+// own maximum governs instead: each connection's keep limit is raised at
+// OnOpen to hold the largest frame the function accepts (never lowered), so
+// the maximum given is the one that applies. Other split functions are bounded
+// by the keep limit, and a frame over it ends the connection with an error
+// wrapping engine.ErrKeepLimit.
 func Split(split bufio.SplitFunc, h Handler) engine.Handler {
-	s := &splitter{split: split, h: h}
+	s := &splitter{split: split, h: h, bound: boundOf(split)}
 	if ih, ok := h.(engine.IdleHandler); ok {
 		return &idleSplitter{s, ih}
 	}
@@ -43,12 +52,30 @@ func Split(split bufio.SplitFunc, h Handler) engine.Handler {
 // (a negative or too far advance).
 var ErrSplit = errors.New("frame: split")
 
+// splitError is a split function's error wrapped in ErrSplit. Its text
+// says "frame: split: " once, whatever package prefix the cause has
+// ("frame: split: too long: ...", not "frame: split: frame: frame too
+// long: ...").
+type splitError struct{ err error }
+
+func (e *splitError) Error() string {
+	return "frame: split: " + strings.TrimPrefix(e.err.Error(), "frame: ")
+}
+func (e *splitError) Unwrap() error        { return e.err }
+func (e *splitError) Is(target error) bool { return target == ErrSplit }
+
 type splitter struct {
 	split bufio.SplitFunc
 	h     Handler
+	bound int // the largest unfinished frame split accepts (bounded split functions), else 0
 }
 
-func (s *splitter) OnOpen(c *engine.Conn) { s.h.OnOpen(c) }
+func (s *splitter) OnOpen(c *engine.Conn) {
+	if s.bound > c.KeepLimit() {
+		_ = c.SetKeepLimit(s.bound) // on the loop, positive: cannot fail
+	}
+	s.h.OnOpen(c)
+}
 
 func (s *splitter) OnData(c *engine.Conn, b []byte) {
 	rest, err := s.frames(c, b)
@@ -57,7 +84,8 @@ func (s *splitter) OnData(c *engine.Conn, b []byte) {
 		return
 	}
 	if err := c.Keep(rest); err != nil {
-		_ = c.CloseWithError(fmt.Errorf("frame: %d bytes without a whole frame: %w", len(rest), err))
+		// err names the sizes and the limit (engine.ErrKeepLimit).
+		_ = c.CloseWithError(fmt.Errorf("frame: an unfinished frame does not fit: %w", err))
 	}
 }
 
@@ -70,11 +98,11 @@ func (s *splitter) frames(c *engine.Conn, b []byte) (rest []byte, err error) {
 		final := errors.Is(err, bufio.ErrFinalToken)
 		switch {
 		case err != nil && !final:
-			return nil, fmt.Errorf("%w: %w", ErrSplit, err)
+			return nil, &splitError{err}
 		case adv < 0:
-			return nil, fmt.Errorf("%w: %w", ErrSplit, bufio.ErrNegativeAdvance)
+			return nil, &splitError{bufio.ErrNegativeAdvance}
 		case adv > len(b):
-			return nil, fmt.Errorf("%w: %w", ErrSplit, bufio.ErrAdvanceTooFar)
+			return nil, &splitError{bufio.ErrAdvanceTooFar}
 		}
 		if adv == 0 && tok == nil && !final {
 			break // needs more bytes

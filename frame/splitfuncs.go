@@ -9,7 +9,7 @@ import (
 )
 
 // ErrTooLong is the split error for a frame longer than its limit.
-var ErrTooLong = errors.New("frame: frame too long")
+var ErrTooLong = errors.New("frame: too long")
 
 // LengthPrefixed splits frames that start with their payload's length as
 // an unsigned integer of size bytes (1, 2, 4 or 8) in order; the token is
@@ -25,6 +25,9 @@ func LengthPrefixed(size int, order binary.ByteOrder, max int) bufio.SplitFunc {
 		panic(fmt.Sprintf("frame: LengthPrefixed max %d (expected >= 0)", max))
 	}
 	return func(b []byte, atEOF bool) (int, []byte, error) {
+		if atEOF && isProbe(b) {
+			return size + max, nil, errProbe
+		}
 		if len(b) < size {
 			return 0, nil, nil
 		}
@@ -63,6 +66,9 @@ func Delimited(delim []byte, max int) bufio.SplitFunc {
 	}
 	d := bytes.Clone(delim)
 	return func(b []byte, atEOF bool) (int, []byte, error) {
+		if atEOF && isProbe(b) {
+			return max + len(d), nil, errProbe
+		}
 		if i := bytes.Index(b, d); i >= 0 {
 			if i > max {
 				return 0, nil, fmt.Errorf("%w: %d bytes before the delimiter, over %d", ErrTooLong, i, max)

@@ -57,10 +57,17 @@ func New(opts ...Option) (*Group, error) {
 	// a choice is the first loop's backend's default: build that loop first.
 	n := c.loops
 	g := &Group{done: make(chan struct{})}
+	prefix := c.name
+	if prefix == "" {
+		prefix = nextGroupName()
+	}
 	for i := 0; i == 0 || i < n; i++ {
-		lo := make([]engine.Option, 0, len(c.engine)+5)
+		lo := make([]engine.Option, 0, len(c.engine)+6)
 		if th != 0 {
 			lo = append(lo, engine.WithThreading(th)) // engine options may override...
+		}
+		if c.name == "" {
+			lo = append(lo, engine.WithName(fmt.Sprintf("%s-%d", prefix, i))) // ...and name the loops
 		}
 		lo = append(lo, c.engine...)
 		if c.name != "" {
@@ -276,3 +283,8 @@ func (g *Group) String() string {
 }
 
 var _ engine.Loops = (*Group)(nil)
+
+// groupSeq numbers the groups built without WithName.
+var groupSeq atomic.Uint64
+
+func nextGroupName() string { return fmt.Sprintf("group-%d", groupSeq.Add(1)-1) }

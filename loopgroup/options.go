@@ -104,10 +104,19 @@ func WithRejectPolicy(p tasks.RejectPolicy) Option {
 }
 
 // WithName names the loops "<prefix>-<index>" in logs and metrics (Netty's
-// thread factory naming). The OS threads keep their names unless
-// WithThreadNames is given too.
+// thread factory naming). Without it the prefix is "group-<n>", n counting
+// the unnamed groups the process built (from 0): stable across restarts of
+// a service that builds its groups in the same order, but a name says what
+// the loops serve ("http-0", "workers-1"). The OS threads keep their names
+// unless WithThreadNames is given too.
 func WithName(prefix string) Option {
-	return func(c *config) error { c.name = prefix; return nil }
+	return func(c *config) error {
+		if prefix == "" {
+			return fmt.Errorf("loopgroup: empty group name")
+		}
+		c.name = prefix
+		return nil
+	}
 }
 
 // WithThreadNames also gives each loop's OS thread its loop name (the first

@@ -50,9 +50,6 @@ func setupThread(c *config, i int, l *engine.Loop) error {
 	}
 	if c.threadName {
 		name := l.Name()
-		if name == "" {
-			name = fmt.Sprintf("loop-%d", i)
-		}
 		if len(name) > 15 {
 			name = name[:15]
 		}

@@ -111,22 +111,28 @@ func TestFramesSpanningReads(t *testing.T) {
 	})
 }
 
-// TestKeepLimit: a frame over the connection's keep limit ends the
-// connection with an error wrapping engine.ErrKeepLimit; a length header
-// over the split function's max ends it at once with frame.ErrTooLong.
+// TestKeepLimit: with a split function package frame does not know the
+// bound of, a frame over the connection's keep limit ends the connection
+// with an error wrapping engine.ErrKeepLimit that names the sizes and the
+// limit (and nothing else: no "task rejected"); a length header over the
+// split function's max ends it at once with frame.ErrTooLong, its text
+// saying "frame:" once.
 func TestKeepLimit(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c)
 		d := newDigestFrames()
-		h := frame.Split(frame.LengthPrefixed(4, binary.BigEndian, 1<<20), d)
+		lp := frame.LengthPrefixed(4, binary.BigEndian, 1<<20)
+		own := func(b []byte, atEOF bool) (int, []byte, error) { return lp(b, atEOF) } // a function of the user's
+		h := frame.Split(own, d)
 		_, peer := acceptOne(t, l, h, engine.WithKeepLimit(8<<10))
 		// A 16 KiB frame: its first 8 KiB + 5 bytes cannot be kept.
 		_, err := peer.Write(lengthPrefixed(pattern(16<<10, 3))[:8<<10+5])
 		require.NoError(t, err)
 		err = waitErr(t, d.closed)
 		require.ErrorIs(t, err, engine.ErrKeepLimit)
-		require.ErrorIs(t, err, engine.ErrRejected)
+		require.NotErrorIs(t, err, engine.ErrRejected, "a frame over the keep limit is no rejected task")
+		require.Equal(t, "frame: an unfinished frame does not fit: engine: bytes kept over the connection's keep limit: 8197 bytes, limit 8192 (WithKeepLimit, Conn.SetKeepLimit)", err.Error())
 
 		d2 := newDigestFrames()
 		h2 := frame.Split(frame.LengthPrefixed(4, binary.BigEndian, 1000), d2)
@@ -136,10 +142,47 @@ func TestKeepLimit(t *testing.T) {
 		err = waitErr(t, d2.closed)
 		require.ErrorIs(t, err, frame.ErrTooLong)
 		require.ErrorIs(t, err, frame.ErrSplit)
+		require.Equal(t, "frame: split: too long: length 1001 over 1000", err.Error())
 		// The peer sees the connection end.
 		_ = peer2.SetReadDeadline(time.Now().Add(30 * time.Second))
 		_, err = peer2.Read(make([]byte, 1))
 		require.Error(t, err)
+	})
+}
+
+// TestFrameMaxRaisesKeepLimit: LengthPrefixed's and Delimited's maximum is
+// the one that applies. With the default keep limit (1 MiB), a 2.4 MB frame
+// under a 4 MiB maximum arrives whole (it used to end the connection with
+// ErrKeepLimit), and so does a 1.5 MiB delimited record under a 2 MiB
+// maximum; a small maximum under a larger keep limit still delivers its
+// frames, split across writes.
+func TestFrameMaxRaisesKeepLimit(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		d := newDigestFrames()
+		h := frame.Split(frame.LengthPrefixed(4, binary.BigEndian, 4<<20), d)
+		_, peer := acceptOne(t, l, h)
+		big := pattern(2_400_000, 9)
+		go func() { _, _ = peer.Write(lengthPrefixed(big)) }()
+		readDigests(t, peer, [][]byte{big})
+
+		d2 := newDigestFrames()
+		h2 := frame.Split(frame.Delimited([]byte("\r\n"), 2<<20), d2)
+		_, peer2 := acceptOne(t, l, h2)
+		rec := bytes.Repeat([]byte("x"), 1_500_000)
+		go func() { _, _ = peer2.Write(append(bytes.Clone(rec), "\r\n"...)) }()
+		readDigests(t, peer2, [][]byte{rec})
+
+		// A small maximum with a larger keep limit.
+		d3 := newDigestFrames()
+		h3 := frame.Split(frame.LengthPrefixed(2, binary.BigEndian, 100), d3)
+		_, peer3 := acceptOne(t, l, h3, engine.WithKeepLimit(64<<10))
+		_, err := peer3.Write(binary.BigEndian.AppendUint16(nil, 100)) // an unfinished 100-byte frame
+		require.NoError(t, err)
+		_, err = peer3.Write(append(bytes.Repeat([]byte{1}, 100), 0, 1, 7))
+		require.NoError(t, err)
+		readDigests(t, peer3, [][]byte{bytes.Repeat([]byte{1}, 100), {7}})
 	})
 }
 

@@ -1,0 +1,227 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
+)
+
+// jsonLog returns a logger writing JSON records to a buffer the test reads.
+func jsonLog() (*slog.Logger, *testenv.SyncBuffer) {
+	var buf testenv.SyncBuffer
+	return slog.New(slog.NewJSONHandler(&buf, nil)), &buf
+}
+
+// records parses the JSON records written to buf.
+func records(t *testing.T, buf *testenv.SyncBuffer) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &r), "log line %q", line)
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestLoopNames: a loop built without WithName is "loop-<n>", numbered in
+// the order the process built them, and that name is its metrics label and
+// starts its String; WithName's name replaces it, an empty one is refused.
+func TestLoopNames(t *testing.T) {
+	a, err := engine.New()
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := engine.New()
+	require.NoError(t, err)
+	defer b.Close()
+	re := regexp.MustCompile(`^loop-(\d+)$`)
+	ma, mb := re.FindStringSubmatch(a.Name()), re.FindStringSubmatch(b.Name())
+	require.NotNil(t, ma, "default name %q", a.Name())
+	require.NotNil(t, mb, "default name %q", b.Name())
+	require.Less(t, ma[1], mb[1]+"0", "numbers follow the order of New") // b's number has at least a's digits
+	require.NotEqual(t, a.Name(), b.Name())
+	require.Equal(t, a.Name(), a.Labels()[0].Value)
+	require.Equal(t, a.Name(), a.Snapshot().Loop)
+	require.True(t, strings.HasPrefix(a.String(), a.Name()+"("), a.String())
+
+	n, err := engine.New(engine.WithName("ingest"))
+	require.NoError(t, err)
+	defer n.Close()
+	require.Equal(t, "ingest", n.Name())
+	_, err = engine.New(engine.WithName(""))
+	require.ErrorContains(t, err, "empty loop name")
+}
+
+// sleeper blocks its loop in OnData for d, as a handler making a
+// synchronous call would, then echoes.
+type sleeper struct{ d time.Duration }
+
+func (sleeper) OnOpen(*engine.Conn) {}
+func (s sleeper) OnData(c *engine.Conn, b []byte) {
+	time.Sleep(s.d)
+	_, _ = c.Write(b)
+}
+func (sleeper) OnClose(*engine.Conn, error) {}
+
+// roundTrip writes p and reads as many bytes back.
+func roundTrip(t *testing.T, nc net.Conn, p []byte) {
+	t.Helper()
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	_, err := nc.Write(p)
+	require.NoError(t, err)
+	_, err = io.ReadFull(nc, make([]byte, len(p)))
+	require.NoError(t, err)
+}
+
+// TestStallDetectorOnByDefault: with no option, a handler that blocks its
+// loop past DefaultStallThreshold is logged once, as a warning naming the
+// loop by its name, the callback (the receive, the handler's type) and how
+// long it took; so is a timer that blocks, named by its function. The sleeps
+// are what is measured, not a bound on the machine: a sleep is never
+// shorter than asked, so each one is over the threshold however slow the
+// machine.
+func TestStallDetectorOnByDefault(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		log, buf := jsonLog()
+		l := newLoop(t, c, engine.WithLogger(log))
+		block := engine.DefaultStallThreshold + 50*time.Millisecond
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", sleeper{block})
+		require.NoError(t, err)
+		defer ln.Close()
+		nc, err := net.DialTimeout("tcp", ln.Addr().String(), 10*time.Second)
+		require.NoError(t, err)
+		defer nc.Close()
+		roundTrip(t, nc, []byte("x"))
+
+		testenv.Eventually(t, 10*time.Second, "the stall's log record", func() bool { return strings.Contains(buf.String(), "stall") })
+		rs := records(t, buf)
+		require.Len(t, rs, 1, "one stall, one record: %s", buf.String())
+		r := rs[0]
+		require.Equal(t, "WARN", r["level"])
+		require.Equal(t, l.Name(), r["loop"])
+		require.Regexp(t, `^loop-\d+$`, r["loop"])
+		require.Equal(t, "callback", r["what"])
+		require.Contains(t, r["detail"], "receive on a connection, handler engine_test.sleeper")
+		took, ok := r["took"].(float64) // slog's JSON handler writes a Duration as nanoseconds
+		require.True(t, ok, "took: %v", r["took"])
+		require.GreaterOrEqual(t, time.Duration(took), block)
+
+		done := make(chan struct{})
+		_, err = l.ScheduleFunc(func() { blockingTimer(block); close(done) }, time.Millisecond)
+		require.NoError(t, err)
+		<-done
+		testenv.Eventually(t, 10*time.Second, "the timer's stall record", func() bool { return len(records(t, buf)) == 2 })
+		r = records(t, buf)[1]
+		require.Equal(t, "timer", r["what"])
+		require.Contains(t, r["detail"], "TestStallDetectorOnByDefault")
+		require.Equal(t, l.Name(), r["loop"])
+	})
+}
+
+func blockingTimer(d time.Duration) { time.Sleep(d) }
+
+// TestStallDetectorQuietOnHealthyLoop: at the default threshold a loop
+// serving 8 connections that echo 2,000 messages each, from the same
+// process, logs nothing; and WithStallDetector(0, nil) turns it off (a task
+// that sleeps past the threshold is not reported). The first part is the
+// claim the default rests on: it must hold on a loaded machine under -race.
+func TestStallDetectorQuietOnHealthyLoop(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		log, buf := jsonLog()
+		l := newLoop(t, c, engine.WithLogger(log))
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", echoConn{})
+		require.NoError(t, err)
+		defer ln.Close()
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for range 8 {
+			wg.Go(func() {
+				nc, err := net.DialTimeout("tcp", ln.Addr().String(), 10*time.Second)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer nc.Close()
+				_ = nc.SetDeadline(time.Now().Add(60 * time.Second))
+				msg := make([]byte, 512)
+				for range 2000 {
+					if _, err := nc.Write(msg); err != nil {
+						errs <- err
+						return
+					}
+					if _, err := io.ReadFull(nc, msg); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, buf.String(), "a healthy loop logged")
+		t.Logf("%s: longest piece of work %v", c, l.Metrics().Longest)
+
+		log2, buf2 := jsonLog()
+		off := newLoop(t, c, engine.WithLogger(log2), engine.WithStallDetector(0, nil))
+		_, err = off.Submit(func() error { time.Sleep(engine.DefaultStallThreshold + 50*time.Millisecond); return nil }).Await(context.Background())
+		require.NoError(t, err)
+		_, err = off.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, buf2.String(), "a detector turned off reported")
+
+		_, err = engine.New(engine.WithStallDetector(-time.Second, nil))
+		require.ErrorContains(t, err, "stall threshold -1s")
+	})
+}
+
+// TestPanicLogReadable: a task's panic is logged as one record with the
+// loop's name, "at" the line that panicked (not the recovery's) and the
+// stack as a list of frames, none of them with a newline.
+func TestPanicLogReadable(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		log, buf := jsonLog()
+		l := newLoop(t, c, engine.WithLogger(log))
+		require.NoError(t, l.ExecuteFunc(panicsBoom))
+		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		rs := records(t, buf)
+		require.Len(t, rs, 1, buf.String())
+		r := rs[0]
+		require.Equal(t, "ERROR", r["level"])
+		require.Equal(t, l.Name(), r["loop"])
+		require.Equal(t, "boom", r["panic"])
+		require.Regexp(t, `^github\.com/ringloop/ringloop/engine_test\.panicsBoom \(.*/engine/observe_test\.go:\d+\)$`, r["at"])
+		stack, ok := r["stack"].([]any)
+		require.True(t, ok, "stack is a list: %T", r["stack"])
+		require.Greater(t, len(stack), 1)
+		require.Equal(t, r["at"], stack[0])
+		for _, f := range stack {
+			require.NotContains(t, f, "\n")
+			require.NotContains(t, f, "runtime.gopanic")
+		}
+	})
+}
+
+func panicsBoom() { panic("boom") }
