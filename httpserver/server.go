@@ -99,6 +99,7 @@ func newServer(opts []Option, fast Handler, std http.Handler) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	fast, std = counted(fast, std) // request metrics (metrics.go)
 	return &Server{cfg: cfg, fast: fast, std: std, drained: make(chan struct{})}, nil
 }
 
