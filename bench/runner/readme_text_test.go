@@ -68,6 +68,7 @@ func TestSweepVerdict(t *testing.T) {
 	other.GeoCPU = 1.2
 	led, text = sweepVerdict(Report{ConfigScores: []ConfigScore{def, other, locked}})
 	require.False(t, led, "level on one score is not a lead")
+	require.Equal(t, "against epoll parked it was ahead on groups within 5% and CPU, level on throughput (split)", text)
 	other.GeoRate = 0.9
 	led, text = sweepVerdict(Report{ConfigScores: []ConfigScore{def, other, locked}})
 	require.True(t, led, text)
