@@ -35,14 +35,13 @@ const cutWithin = 15 * time.Second
 // where that path takes it.
 func serveShort(t *testing.T, path upgradePath, loop *engine.Loop, p *testenv.PKI, h websocket.Handler) string {
 	t.Helper()
-	var opts []websocket.Option
-	var hs httpserver.Timeouts
+	a := serveArgs{h: h}
 	if strings.HasPrefix(path.name, "Upgrade") {
-		hs.ReadHeader = shortHandshake
+		a.hs.ReadHeader = shortHandshake
 	} else {
-		opts = append(opts, websocket.WithHandshakeTimeout(shortHandshake))
+		a.opts = append(a.opts, websocket.WithHandshakeTimeout(shortHandshake))
 	}
-	return path.serve(t, loop, p, h, opts, hs)
+	return path.serve(t, loop, p, a)
 }
 
 // TestHandshakeTimeout: on every upgrade path, with the handshake timeout

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/websocket"
 )
@@ -28,7 +27,7 @@ func TestOriginPolicy(t *testing.T) {
 			scheme = "https://"
 		}
 		serve := func(opts ...websocket.Option) string {
-			return path.serve(t, loop, p, silentEcho{}, opts, httpserver.Timeouts{})
+			return path.serve(t, loop, p, serveArgs{h: silentEcho{}, opts: opts})
 		}
 		def := serve()
 		listed := serve(websocket.WithAllowedOrigins("https://app.example", "tools.example:8443"))

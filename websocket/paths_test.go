@@ -21,17 +21,34 @@ import (
 // Every way a server upgrades a connection, for the tests of what each
 // must do alike (origin policy, handshake timeout, option checks).
 
-// upgradePath starts a server of one kind on a loop of the combo.
+// upgradePath starts a server of one kind on a loop of the combo (over TLS
+// with a certificate of p when the path has tls) and returns its address.
 type upgradePath struct {
 	name  string
 	tls   bool
-	serve func(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, hs httpserver.Timeouts) string
+	serve func(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) string
+}
+
+// serveArgs is what a path's server serves: h (nil too, for the tests of
+// that mistake) with opts; hs configures the HTTP servers' timeouts (the
+// listener handlers take WithHandshakeTimeout in opts); report, if set,
+// gets the error each Upgrade or UpgradeHTTP call returns.
+type serveArgs struct {
+	h      websocket.Handler
+	opts   []websocket.Option
+	hs     httpserver.Timeouts
+	report func(error)
+}
+
+func (a serveArgs) reported(err error) {
+	if a.report != nil {
+		a.report(err)
+	}
 }
 
 // upgradePaths lists them: the fast API's Upgrade over HTTP and HTTPS, the
 // listener handlers, and UpgradeHTTP from an http.Handler over HTTP and
-// HTTPS, on a goroutine and inline. hs configures the HTTP servers'
-// timeouts; the listener handlers take WithHandshakeTimeout in opts.
+// HTTPS, on a goroutine and inline.
 var upgradePaths = []upgradePath{
 	{"Upgrade", false, serveFast},
 	{"Upgrade-TLS", true, serveFast},
@@ -45,10 +62,10 @@ var upgradePaths = []upgradePath{
 // serveAdapter serves UpgradeHTTP from an http.ServeMux behind the adapter
 // (ListenTLS when p is set), beside an ordinary route, /plain; inline runs
 // the handlers on the loop (WithInlineHTTP).
-func serveAdapter(inline bool) func(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, hs httpserver.Timeouts) string {
-	return func(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, hs httpserver.Timeouts) string {
+func serveAdapter(inline bool) func(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) string {
+	return func(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) string {
 		t.Helper()
-		sopts := []httpserver.Option{httpserver.WithTimeouts(hs)}
+		sopts := []httpserver.Option{httpserver.WithTimeouts(a.hs)}
 		if p != nil {
 			sopts = append(sopts, httpserver.WithTLSConfig(serverTLS(t, p)))
 		}
@@ -57,7 +74,7 @@ func serveAdapter(inline bool) func(t *testing.T, loop *engine.Loop, p *testenv.
 		}
 		mux := http.NewServeMux()
 		mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "plain route") })
-		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { _ = websocket.UpgradeHTTP(w, r, h, opts...) })
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { a.reported(websocket.UpgradeHTTP(w, r, a.h, a.opts...)) })
 		s, err := httpserver.NewHTTP(mux, sopts...)
 		require.NoError(t, err)
 		return listenHTTP(t, s, loop, p != nil)
@@ -65,9 +82,9 @@ func serveAdapter(inline bool) func(t *testing.T, loop *engine.Loop, p *testenv.
 }
 
 // serveFast serves Upgrade behind the fast API (ListenTLS when p is set).
-func serveFast(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, hs httpserver.Timeouts) string {
+func serveFast(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) string {
 	t.Helper()
-	sopts := []httpserver.Option{httpserver.WithTimeouts(hs)}
+	sopts := []httpserver.Option{httpserver.WithTimeouts(a.hs)}
 	if p != nil {
 		sopts = append(sopts, httpserver.WithTLSConfig(serverTLS(t, p)))
 	}
@@ -76,7 +93,7 @@ func serveFast(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Hand
 			_, _ = w.WriteString("plain route")
 			return
 		}
-		_ = websocket.Upgrade(w, r, h, opts...)
+		a.reported(websocket.Upgrade(w, r, a.h, a.opts...))
 	}), sopts...)
 	require.NoError(t, err)
 	return listenHTTP(t, s, loop, p != nil)
@@ -97,14 +114,14 @@ func listenHTTP(t *testing.T, s *httpserver.Server, loop *engine.Loop, useTLS bo
 }
 
 // serveEngine serves EngineHandler, or TLSServer when p is set.
-func serveEngine(t *testing.T, loop *engine.Loop, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, _ httpserver.Timeouts) string {
+func serveEngine(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) string {
 	t.Helper()
 	var eh engine.Handler
 	var err error
 	if p != nil {
-		eh, err = websocket.TLSServer(h, serverTLS(t, p), opts...)
+		eh, err = websocket.TLSServer(a.h, serverTLS(t, p), a.opts...)
 	} else {
-		eh, err = websocket.EngineHandler(h, opts...)
+		eh, err = websocket.EngineHandler(a.h, a.opts...)
 	}
 	require.NoError(t, err)
 	ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", eh)
