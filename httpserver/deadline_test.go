@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -297,7 +298,9 @@ func TestSetWriteDeadline(t *testing.T) {
 			readEOF(t, conn)
 		})
 		t.Run("clear", func(t *testing.T) {
-			res, err := (&http.Client{Timeout: freedWithin}).Get(base + "/clear")
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			res, err := (&http.Client{Transport: tr, Timeout: freedWithin}).Get(base + "/clear")
 			require.NoError(t, err)
 			defer res.Body.Close()
 			b, err := io.ReadAll(res.Body)
@@ -489,5 +492,40 @@ func TestWriteTimeoutsOff(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, total, n)
 		require.NoError(t, waitEnd(t, ends).err)
+	})
+}
+
+// TestWriteTimeoutTLS: over TLS (records encrypted on the loop) a handler
+// streaming to a client that stopped reading is freed by Timeouts.Write as
+// over TCP, on both APIs.
+func TestWriteTimeoutTLS(t *testing.T) {
+	const d = 300 * time.Millisecond
+	p := testenv.NewPKI(t)
+	opts := []httpserver.Option{httpserver.WithTimeouts(httpserver.Timeouts{Write: d, WriteStall: httpserver.NoTimeout}),
+		httpserver.WithTLSConfig(serverTLS(t, p))}
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		for _, mode := range []string{"adapter", "fast"} {
+			t.Run(mode, func(t *testing.T) {
+				testenv.CheckLeaks(t)
+				ends := make(chan streamEnd, 1)
+				var s *httpserver.Server
+				var err error
+				if mode == "adapter" {
+					s, err = httpserver.NewHTTP(adapterStreamer(ends, 0, nil), opts...)
+				} else {
+					s, err = httpserver.New(deferredStreamer(ends), opts...)
+				}
+				require.NoError(t, err)
+				addr := onLoopTLS(t, c, s, "", "")
+				tc := tls.Client(stoppedReader(t, addr), clientTLS(p))
+				require.NoError(t, tc.SetDeadline(time.Now().Add(freedWithin)))
+				require.NoError(t, tc.Handshake())
+				sent := time.Now()
+				_, err = io.WriteString(tc, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+				require.NoError(t, err)
+				requireFreed(t, waitEnd(t, ends), mode == "adapter", "write deadline", sent, d)
+				testenv.Eventually(t, freedWithin, "the connection reset", func() bool { return s.Connections() == 0 })
+			})
+		}
 	})
 }

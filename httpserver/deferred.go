@@ -16,9 +16,12 @@ import (
 //
 // While a response is deferred its connection serves nothing else: requests
 // pipelined after it wait (their responses follow it, in order), reading
-// pauses, and the connection's timeouts do not run (the server is the one
-// behind). A response never finished holds its connection until the client
-// goes away or the server closes it.
+// pauses, and the connection's read timeouts do not run (the server is the
+// one behind). Timeouts.Write and Timeouts.WriteStall do: past either,
+// Flush and Finish fail with an error wrapping os.ErrDeadlineExceeded and
+// the connection is reset. Without a write timeout, a response never
+// finished holds its connection until the client goes away or the server
+// closes it.
 type Deferred struct {
 	w        Response // its own buffers; w.cs is set, only the loop reads it
 	loop     *engine.Loop

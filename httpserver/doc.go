@@ -75,7 +75,8 @@
 // Timeouts (WithTimeouts; defaults 10 s for the headers from their first
 // byte, 60 s for the whole request (for a streamed body: between its
 // bytes, so an upload's length is not bounded by time), 120 s idle between
-// requests) run on the
+// requests, 60 s for a client reading nothing of its output, and no write
+// timeout, as net/http) run on the
 // loop's timer: one tick per loop, a quarter of the shortest timeout (at most
 // a second), which also refreshes the loop's cached Date line. They never
 // fire before they have elapsed and fire up to one tick after. A slowloris
@@ -85,7 +86,21 @@
 // write watermarks (engine.WithWatermarks): once its output passes the high
 // watermark the server stops serving it and pauses reading (after at most 64
 // KiB of pipelined input), and goes on when the output drains under the low
-// one. An adapter handler's Flush waits for that drain.
+// one. An adapter handler's Flush waits for that drain. It is bounded in
+// time too: a connection whose output stays over the high watermark for
+// Timeouts.WriteStall (default 60 s) is reset, and so is one whose
+// response is not written by Timeouts.Write (net/http's WriteTimeout:
+// from the end of the request's headers to the response's last byte
+// handed to the kernel; no default). Either way whoever writes the
+// response is freed at once, up to one tick after the deadline: an adapter
+// handler's context is cancelled and its Write and Flush fail, a
+// Deferred's Flush and Finish fail, all with an error wrapping
+// os.ErrDeadlineExceeded that says which timeout it was (net/http would
+// fail only the handler's next write). Why WriteStall has a default and
+// Write has none: a total bound cuts long downloads and event streams a
+// service ported from net/http expects to run, while a client that reads
+// nothing for a minute holds a handler, a connection and up to a high
+// watermark of memory for nothing.
 //
 // # Two APIs
 //
@@ -163,8 +178,16 @@
 // package builds on it); over TLS, UpgradeTLS hands it to a
 // looptls.Handler instead. Either way the server no longer counts the
 // connection (Shutdown does not wait for it; the loop's shutdown closes it).
-// The ResponseController's deadline setters and EnableFullDuplex return
-// http.ErrNotSupported: the server's timeouts bound the connection.
+// http.ResponseController's SetWriteDeadline and SetReadDeadline work per
+// request, as on net/http: SetWriteDeadline replaces Timeouts.Write for
+// this response, SetReadDeadline bounds the arrival of a streamed body
+// (its Read then fails with an error wrapping os.ErrDeadlineExceeded, the
+// handler still answers and the connection closes after the answer; on a
+// body already read whole it has nothing to bound), the zero time clears
+// either (Timeouts.Read's bound on the body too), and the next request
+// starts from the server's timeouts again. They are checked on the loop's
+// tick: up to a second late. EnableFullDuplex returns
+// http.ErrNotSupported.
 //
 // net/http's server hooks have their counterparts: WithLogger (ErrorLog),
 // WithConnState (ConnState, with an *engine.Conn), WithBaseContext
