@@ -23,15 +23,20 @@ type hubLoop struct {
 	overN     int  // members over their high watermark within their grace
 	checking  bool // the slow-consumer check is scheduled
 	check     func()
+	run       func() // Run, for the timers
 
 	// Under hub.cmu.
 	wantWake     bool // paused has members: wake them when the congestion clears
 	resumeQueued bool // the resume task is queued on the loop
 
+	// The frames the drain task is delivering (loop only): batch[next:]
+	// are still due.
+	batch []*hubFrame
+	next  int
+
 	// mu guards the queue between Broadcast and the loop's drain.
 	mu      sync.Mutex
-	pending []*hubFrame
-	spare   []*hubFrame // the previous batch's slice, reused
+	pending []*hubFrame // swapped with batch once it is delivered
 	bytes   int         // frame bytes in pending
 	queued  bool        // the drain task is queued on the loop
 	full    bool        // pending is past the backlog: counted in hub.full
@@ -39,7 +44,7 @@ type hubLoop struct {
 
 func newHubLoop(h *Hub, l *engine.Loop) *hubLoop {
 	hl := &hubLoop{hub: h, loop: l}
-	hl.check = hl.checkSlow
+	hl.check, hl.run = hl.checkSlow, hl.Run
 	return hl
 }
 
@@ -105,17 +110,30 @@ func (hl *hubLoop) abandon() {
 	}
 }
 
-// Run is the drain task: it delivers the queued broadcasts on the loop.
-func (hl *hubLoop) Run() {
-	hl.mu.Lock()
-	batch := hl.pending
-	hl.pending, hl.spare, hl.bytes, hl.queued = hl.spare[:0], nil, 0, false
-	hl.mu.Unlock()
+// hubBudget is about how many member writes one drain task makes before
+// it lets the loop do its other work (I/O, timers, other tasks) and queues
+// itself again: a burst to many members is delivered in slices of a few
+// hundred kilobytes rather than one long task that blocks the loop.
+const hubBudget = 4096
 
-	dropped := 0
+// Run is the drain task: it delivers the queued broadcasts on the loop,
+// hubBudget member writes at a time.
+func (hl *hubLoop) Run() {
+	if hl.next == len(hl.batch) {
+		hl.mu.Lock()
+		clear(hl.batch)
+		hl.batch, hl.pending, hl.bytes = hl.pending, hl.batch[:0], 0
+		hl.mu.Unlock()
+		hl.next = 0
+	}
+	dropped, writes := 0, 0
 	hl.iterating = true
-	for _, f := range batch {
+	for hl.next < len(hl.batch) && writes < hubBudget {
+		f := hl.batch[hl.next]
+		hl.batch[hl.next] = nil
+		hl.next++
 		dropped += hl.deliver(f)
+		writes += len(hl.members)
 		f.release()
 	}
 	hl.iterating = false
@@ -125,15 +143,52 @@ func (hl *hubLoop) Run() {
 	if dropped > 0 {
 		hl.hub.dropped.Add(uint64(dropped))
 	}
-	clear(batch)
 	hl.mu.Lock()
-	if hl.spare == nil {
-		hl.spare = batch[:0]
-	}
-	// The batch is written: the members it took over their watermark are
-	// counted already, so the congestion is not cleared in between.
+	more := hl.next < len(hl.batch) || len(hl.pending) > 0
+	hl.queued = more
+	// What was written is counted (members over their watermark): the
+	// congestion is not cleared in between.
 	cleared := hl.unfull()
 	hl.mu.Unlock()
+	if cleared {
+		hl.hub.wake()
+	}
+	if more {
+		hl.again()
+	}
+}
+
+// again queues the drain task for what is left: on the task ring, or if
+// it is full on the loop's timers; a loop that refuses both is shutting
+// down, closing its members, and what they miss is counted in Dropped.
+func (hl *hubLoop) again() {
+	if hl.loop.Execute(hl) == nil {
+		return
+	}
+	if _, err := hl.loop.ScheduleFunc(hl.run, 0); err == nil {
+		return
+	}
+	hl.drop()
+}
+
+// drop gives back the frames of a loop that will not deliver them.
+func (hl *hubLoop) drop() {
+	missed := len(hl.batch) - hl.next
+	for _, f := range hl.batch[hl.next:] {
+		f.release()
+	}
+	clear(hl.batch)
+	hl.batch, hl.next = hl.batch[:0], 0
+	hl.mu.Lock()
+	missed += len(hl.pending)
+	for _, f := range hl.pending {
+		f.release()
+	}
+	clear(hl.pending)
+	hl.pending, hl.bytes, hl.queued = hl.pending[:0], 0, false
+	cleared := hl.unfull()
+	hl.mu.Unlock()
+	hl.hub.dropped.Add(uint64(missed * int(hl.count.Load())))
 	if cleared {
 		hl.hub.wake()
 	}

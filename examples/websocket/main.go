@@ -5,9 +5,9 @@
 //
 // /echo sends every message back; /chat is a room across every loop: a
 // member is first told which loop serves it ("welcome, loop NAME"), then
-// every message any member sends goes to all of them, through a
-// websocket.Hub (one task per loop per message, whatever the number of
-// members). /lines answers a number n with one text message of n
+// every message any member sends goes to all of them, in one order, through
+// a websocket.Hub (one task per loop per message, whatever the number of
+// members; a burst pauses the senders rather than lose messages). /lines answers a number n with one text message of n
 // numbered lines, streamed in 4 KiB fragments (websocket's NextWriter)
 // rather than built whole. SIGINT stops the server. Given -cert and -key (PEM files) it
 // serves wss instead, TLS run by the loops too (no goroutine per
@@ -68,9 +68,13 @@ func (lines) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) 
 }
 func (lines) OnClose(c *websocket.Conn, code int, reason string, err error) {}
 
-// room relays each message to every member, on whichever loop it is. A
-// member that does not read is dropped (websocket.CloseSlow) rather than
-// held in memory; a member that closes leaves the hub by itself.
+// room relays each message to every member, on whichever loop it is, all
+// of them: when members fall behind (a burst), the hub pauses the reads of
+// the members that send until they catch up, rather than drop anything. A
+// member that stops reading holds the room for at most the hub's
+// slow-consumer timeout (websocket.DefaultHubSlowTimeout), then is dropped
+// (websocket.CloseSlow) rather than held in memory; a member that closes
+// leaves the hub by itself.
 type room struct{ hub *websocket.Hub }
 
 func (r room) OnOpen(c *websocket.Conn) {
@@ -78,8 +82,11 @@ func (r room) OnOpen(c *websocket.Conn) {
 	_ = c.WriteMessage(websocket.Text, []byte("welcome, loop "+c.Conn().Loop().Name()))
 }
 func (r room) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
+	// From a member's OnMessage, Broadcast is never refused for being
+	// behind (the sender waits instead): it fails only when a loop is
+	// shutting down, or its task ring is full.
 	if err := r.hub.Broadcast(kind, p); err != nil {
-		log.Printf("chat: %v", err) // the loops are behind (or shutting down): this message is not relayed
+		log.Printf("chat: %v", err)
 	}
 }
 func (r room) OnClose(c *websocket.Conn, code int, reason string, err error) {}
