@@ -4,12 +4,15 @@
 // cost little more than their sockets (a Conn is a few hundred bytes).
 //
 // Upgrade answers a handshake from httpserver's fast API (over HTTP or
-// HTTPS); EngineHandler reads it itself on a plain engine listener, and
-// TLSHandler on a TLS one (looptls.Server):
+// HTTPS); UpgradeHTTP from an http.Handler served by httpserver's adapter
+// (httpserver.NewHTTP, over HTTP or HTTPS); EngineHandler reads it itself
+// on a plain engine listener, and TLSHandler on a TLS one (looptls.Server,
+// or TLSServer, which builds it). Each of them hands the connection to the
+// Handler on its loop, where it stays: no goroutine per connection.
 //
 //	func serve(w *httpserver.Response, r *httpserver.Request) {
 //		if err := websocket.Upgrade(w, r, echo{}); err != nil {
-//			return // Upgrade answered 400, 403, 405 or 426
+//			return // Upgrade answered 400, 403, 405 or 426 (500 when misconfigured)
 //		}
 //	}
 //
@@ -20,6 +23,87 @@
 //		c.WriteMessage(kind, p)
 //	}
 //	func (echo) OnClose(c *websocket.Conn, code int, reason string, err error) {}
+//
+// # WebSockets beside net/http routes
+//
+// UpgradeHTTP is the one call an http.Handler makes to turn its request
+// into a loop-native WebSocket, so one http.ServeMux, with its middleware,
+// serves ordinary routes and WebSockets on one port. The handler's
+// goroutine returns to the adapter's pool once the 101 is queued; over
+// ListenTLS the connection stays on its looptls transport (wss):
+//
+//	mux := http.NewServeMux()
+//	mux.Handle("/", http.FileServer(http.Dir("static")))
+//	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+//		if err := websocket.UpgradeHTTP(w, r, echo{}, websocket.WithCompression(true)); err != nil {
+//			log.Printf("ws: %v", err) // already answered: 4xx, or 500
+//		}
+//	})
+//	srv, err := httpserver.NewHTTP(mux)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	group, err := loopgroup.New() // a loop per core
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	if _, err := srv.Listen(group, "tcp", ":8080"); err != nil { // or srv.ListenTLS(group, "tcp", ":8443", cert, key)
+//		log.Fatal(err)
+//	}
+//
+// Under net/http's own server (or any http.ResponseWriter that is not the
+// adapter's and does not Unwrap to it) UpgradeHTTP answers 500 and returns
+// ErrNotLoopWriter: the connection is on no loop, and it does not hijack it
+// into a goroutine behind the caller's back.
+//
+// # Origin
+//
+// Browsers attach cookies and HTTP authentication to a WebSocket handshake
+// whatever page opens it, and the same-origin policy does not cover
+// WebSocket, so a server that accepts any Origin can be driven by any web
+// page its users visit (cross-site WebSocket hijacking). Every upgrade path
+// therefore refuses with 403, by default, a handshake whose Origin header
+// is present and names another host[:port] than the request's Host (ASCII
+// case-insensitive, as gorilla/websocket and coder/websocket compare them;
+// "null", the origin of sandboxed iframes, is refused). A handshake
+// without Origin is accepted: browsers always send one, so it comes from a
+// program, which a web page cannot make a victim's browser be.
+// WithAllowedOrigins names further origins to accept (a front end served
+// from another host); WithAnyOrigin accepts all, for endpoints that
+// authenticate by other means than what a browser attaches; WithOriginCheck
+// decides with a function of its own:
+//
+//	websocket.UpgradeHTTP(w, r, h, websocket.WithAllowedOrigins("https://app.example", "localhost:3000"))
+//
+// # Handshake timeout
+//
+// A client that connects and sends nothing, or trickles its request, is
+// cut on every path: EngineHandler and TLSHandler close a connection whose
+// request head is not whole within WithHandshakeTimeout (default
+// DefaultHandshakeTimeout, 10 s, httpserver's DefaultReadHeaderTimeout),
+// counted from its opening (TLSHandler: from its TLS handshake's end).
+// TLSServer bounds the TLS handshake by the same timeout, and then the
+// request head, as net/http bounds both by ReadHeaderTimeout:
+//
+//	h, err := websocket.TLSServer(chat, tlsConfig, websocket.WithHandshakeTimeout(5*time.Second))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	ln, err := engine.Listen(loop, "tcp", ":8443", h)
+//
+// Behind Upgrade and UpgradeHTTP the HTTP server reads the request head,
+// under its Timeouts.ReadHeader (and its ListenTLS bounds the TLS
+// handshake by it), so they refuse WithHandshakeTimeout.
+//
+// # Options
+//
+// Options are checked by the call they are given to: an option for
+// another kind of call (WithConnOptions, WithTLSConfig or WithHeader, which
+// are Dial's, given to a server; an origin option given to Dial) is an
+// error naming it, returned at construction by EngineHandler, TLSHandler,
+// TLSServer and Dial. Upgrade and UpgradeHTTP, called per request, return
+// it and answer 500, so the mistake shows on the first request and never
+// as a 200.
 //
 // A message that arrived whole in one read is handed to OnMessage in place,
 // not copied; a fragmented one, or one that spans reads, is assembled in a
@@ -63,7 +147,9 @@
 // ws (the same code: a Conn writes to either), so a wss connection costs
 // no goroutine either once its TLS handshake (on one of the loop's kept goroutines)
 // is done. Upgrade over httpserver's ListenTLS hands the connection over
-// with Response.UpgradeTLS; TLSHandler serves a looptls listener:
+// with Response.UpgradeTLS, UpgradeHTTP with httpserver.UpgradeTLS;
+// TLSHandler serves a looptls listener (TLSServer builds it, bounding the
+// TLS handshake by WithHandshakeTimeout):
 //
 //	wh, err := websocket.TLSHandler(h)
 //	ln, err := engine.Listen(loop, "tcp", ":8443", looptls.Server(wh, tlsConfig))
