@@ -29,7 +29,11 @@ const maxRequestHead = 8 << 10
 // client that sends nothing, or trickles its request) is closed without an
 // answer.
 //
-//	ln, err := engine.Listen(loop, "tcp", addr, websocket.EngineHandler(h))
+//	h, err := websocket.EngineHandler(chat, websocket.WithAllowedOrigins("https://app.example"))
+//	if err != nil {
+//		log.Fatal(err) // an option EngineHandler does not take, say
+//	}
+//	ln, err := engine.Listen(loop, "tcp", ":8080", h)
 func EngineHandler(h Handler, opts ...Option) (engine.Handler, error) {
 	s, err := newHandshaker("EngineHandler", h, opts)
 	if err != nil {
@@ -127,8 +131,11 @@ func (s *handshaker) OnClose(ec *engine.Conn, err error) {
 // handshake timeout counts from the TLS handshake's end; the TLS handshake
 // has looptls.WithHandshakeTimeout's (TLSServer sets both at once).
 //
-//	wh, err := websocket.TLSHandler(h)
-//	ln, err := engine.Listen(loop, "tcp", addr, looptls.Server(wh, tlsConfig))
+//	wh, err := websocket.TLSHandler(chat)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	ln, err := engine.Listen(loop, "tcp", ":8443", looptls.Server(wh, tlsConfig))
 func TLSHandler(h Handler, opts ...Option) (looptls.Handler, error) {
 	s, err := newHandshaker("TLSHandler", h, opts)
 	if err != nil {
