@@ -21,7 +21,7 @@ import (
 // to its return, as Prometheus's promhttp.InstrumentHandlerDuration does; the
 // status is the one the response went out with (200 when the handler set
 // none). A response the handler Defers is counted when the handler returns,
-// with the status set by then. A connection taken by Hijack is counted
+// with the status set when it called Defer. A connection taken by Hijack is counted
 // apart (Hijacked). Requests the server refuses before any handler runs
 // (malformed, over a limit) and handlers that panic are not counted.
 
@@ -155,11 +155,10 @@ type countedFast struct {
 func (c *countedFast) ServeRing(w *Response, r *Request) {
 	start := timers.Now()
 	c.h.ServeRing(w, r)
-	status := w.status
-	if w.deferred != nil {
-		status = w.deferred.w.status
-	}
-	c.m.observe(unsafe.Pointer(r.conn), status, timers.Now()-start)
+	// A Deferred response is counted now, with the status set when the
+	// handler called Defer (w keeps it; the Deferred is another
+	// goroutine's from then on).
+	c.m.observe(unsafe.Pointer(r.conn), w.status, timers.Now()-start)
 }
 
 // countedStreamer keeps a BodyStreamer one.
