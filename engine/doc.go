@@ -241,12 +241,15 @@
 // one does not depend on Prometheus) exports them.
 //
 // The stall detector is on by default (DefaultStallThreshold, 250 ms; see
-// there why): a task, timer, handler callback or completion batch that
-// holds the loop longer is logged as a warning naming the loop, what ran (a
-// task's function, a callback's operation and handler type) and how long.
-// It costs one clock read per task and per completion. WithStallDetector
-// changes the threshold, takes the reports instead of the log, or turns it
-// off (0).
+// there why): a task, timer or handler callback that blocks the loop longer
+// is logged as a warning, while it still blocks, naming the loop, the
+// function it blocks in (file and line) and the loop goroutine's stack.
+// Load is not reported: a batch of short callbacks slow as a whole, or a
+// loop the machine left without a CPU (late watchdog ticks count short),
+// is not a block. The loop pays two
+// atomic stores per piece of work, no clock read; one watchdog goroutine
+// per process samples the loops. WithStallDetector changes the threshold,
+// takes the reports instead of the log, or turns it off (0).
 //
 // A recovered panic is logged as one record with "at" (the function, file
 // and line that panicked) and "stack" (the frames below, as a list); see

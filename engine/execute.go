@@ -182,6 +182,7 @@ func (l *Loop) main(ready chan<- error) {
 		l.tid.Store(int32(gettid()))
 	}
 	l.g.Store(curg())
+	l.watch()
 	l.lastExec = now()
 	ready <- nil
 	l.run()

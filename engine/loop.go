@@ -88,6 +88,9 @@ type Loop struct {
 
 	stats stats
 
+	running atomic.Uint64 // stall detector: the piece of work running, for the watchdog (watchdog.go)
+	goid    atomic.Uint64 // the loop goroutine's id, for the watchdog's stack
+
 	// Loop-only state.
 	reg           registry
 	due           []tasks.Task
@@ -99,11 +102,10 @@ type Loop struct {
 	shutdownPoll  int64 // while the quiet period runs: wake by then to re-check
 	lastActive    int64 // last iteration with completions or tasks (busy poll, spin)
 	spin          spinner
-	ioFirst       int64 // time of the first completion of this Wait
-	workMark      int64 // stall detector: when the piece of work now running began (stall.go)
-	batchReported bool  // stall detector: a callback of this batch was reported
-	completions   int   // completions in this Wait
-	inWait        bool  // the driver's Wait is running (see afterGoexit)
+	ioFirst       int64  // time of the first completion of this Wait
+	pieceSeq      uint64 // stall detector: numbers the pieces of work (watchdog.go)
+	completions   int    // completions in this Wait
+	inWait        bool   // the driver's Wait is running (see afterGoexit)
 	it            iteration
 	resumer       driver.Resumer // drv, if it can go on waiting (see iterate)
 	betweenFn     func() (time.Duration, bool)

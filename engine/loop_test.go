@@ -346,10 +346,13 @@ func TestExecuteStress(t *testing.T) {
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// TestStallDetectorReportsLongTasks: a task that runs past the threshold is
-// reported with how long it took; a quick one is not. The loop runs on a fake
-// clock, so a quick task takes no time at all however slow the machine, and
-// the long one takes exactly what it adds to the clock.
+// TestStallDetectorReportsLongTasks: the watchdog reports a task that
+// blocks its loop past the threshold while it is still blocked, once, with
+// how long so far, the loop, and the blocking function from the loop's
+// stack; the user's function gets the report instead of the log. The
+// engine's clock is a fake one that only the test moves, so the report
+// cannot come from the machine being slow: the test moves the clock while
+// the task is blocked until the watchdog reports.
 func TestStallDetectorReportsLongTasks(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		clock, restore := engine.UseFakeClock()
@@ -360,22 +363,36 @@ func TestStallDetectorReportsLongTasks(t *testing.T) {
 			engine.WithStallDetector(5*time.Millisecond, func(r engine.StallReport) { reports <- r }))
 		_, err := l.Submit(func() error { return nil }).Await(context.Background())
 		require.NoError(t, err)
-		const took = 20 * time.Millisecond
-		require.NoError(t, l.ExecuteFunc(func() { clock.Add(int64(took)) }))
-		select {
-		case r := <-reports: // reports come in order: a quick task's would be first
-			require.Equal(t, "task", r.What)
-			require.Equal(t, took, r.Took)
-			require.Same(t, l, r.Loop)
-		case <-time.After(30 * time.Second):
-			t.Fatal("no stall reported")
-		}
+		release, started := make(chan struct{}), make(chan struct{})
+		require.NoError(t, l.ExecuteFunc(func() { close(started); blockedOn(release) }))
+		<-started
+		var r engine.StallReport
+		testenv.Eventually(t, 30*time.Second, "the stall reported", func() bool {
+			select {
+			case r = <-reports:
+				return true
+			default:
+				clock.Add(int64(time.Millisecond))
+				return false
+			}
+		})
+		close(release)
+		require.Equal(t, "task", r.What)
+		require.GreaterOrEqual(t, r.Took, 5*time.Millisecond)
+		require.Same(t, l, r.Loop)
+		require.Contains(t, r.Detail, "engine_test.blockedOn")
+		require.Contains(t, r.Detail, "loop_test.go:")
+		require.NotEmpty(t, r.Stack)
 		_, err = l.Submit(func() error { return nil }).Await(context.Background())
 		require.NoError(t, err)
-		require.Empty(t, reports, "a quick task is no stall")
-		require.Equal(t, took, l.Metrics().Longest)
+		clock.Add(int64(time.Second)) // a loop between pieces is not blocked
+		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, reports, "one stall, one report")
 	})
 }
+
+func blockedOn(ch chan struct{}) { <-ch }
 
 // TestBusyPoll: within the window after work the loop polls instead of
 // sleeping, so a new task needs no driver wake-up; after it, the loop sleeps.

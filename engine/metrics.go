@@ -39,7 +39,7 @@ type Metrics struct {
 	AcceptErrors uint64        // accepts that failed on this loop's listeners (EMFILE...)
 	IOTime       time.Duration // time spent handling completions
 	TaskTime     time.Duration // time spent running tasks
-	Longest      time.Duration // longest completion batch, callback or task (tasks timed only with the stall detector on, as by default)
+	Longest      time.Duration // longest completion batch
 	Pending      int           // approximate tasks waiting
 	Timers       int           // pending timers, as of the last iteration
 	Registered   int           // live connections, listeners and watches, as of the last iteration

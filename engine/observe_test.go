@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -67,16 +68,16 @@ func TestLoopNames(t *testing.T) {
 	require.ErrorContains(t, err, "empty loop name")
 }
 
-// sleeper blocks its loop in OnData for d, as a handler making a
-// synchronous call would, then echoes.
-type sleeper struct{ d time.Duration }
+// blocker blocks its loop in OnData until release closes, as a handler
+// waiting for a lock or a synchronous call would, then echoes.
+type blocker struct{ release chan struct{} }
 
-func (sleeper) OnOpen(*engine.Conn) {}
-func (s sleeper) OnData(c *engine.Conn, b []byte) {
-	time.Sleep(s.d)
-	_, _ = c.Write(b)
+func (blocker) OnOpen(*engine.Conn) {}
+func (b blocker) OnData(c *engine.Conn, p []byte) {
+	<-b.release
+	_, _ = c.Write(p)
 }
-func (sleeper) OnClose(*engine.Conn, error) {}
+func (blocker) OnClose(*engine.Conn, error) {}
 
 // roundTrip writes p and reads as many bytes back.
 func roundTrip(t *testing.T, nc net.Conn, p []byte) {
@@ -89,27 +90,33 @@ func roundTrip(t *testing.T, nc net.Conn, p []byte) {
 }
 
 // TestStallDetectorOnByDefault: with no option, a handler that blocks its
-// loop past DefaultStallThreshold is logged once, as a warning naming the
-// loop by its name, the callback (the receive, the handler's type) and how
-// long it took; so is a timer that blocks, named by its function. The sleeps
-// are what is measured, not a bound on the machine: a sleep is never
-// shorter than asked, so each one is over the threshold however slow the
-// machine.
+// loop is reported while it is blocked, past DefaultStallThreshold, as one
+// warning naming the loop by its name, the callback, the blocking function
+// (file and line) and the loop goroutine's stack; the slow completion batch
+// it was in is not reported as well. A timer that blocks is reported the
+// same way. Nothing here depends on the machine's speed: the handler blocks
+// until the report is in the log.
 func TestStallDetectorOnByDefault(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		log, buf := jsonLog()
 		l := newLoop(t, c, engine.WithLogger(log))
-		block := engine.DefaultStallThreshold + 50*time.Millisecond
-		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", sleeper{block})
+		release := make(chan struct{})
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", blocker{release})
 		require.NoError(t, err)
 		defer ln.Close()
 		nc, err := net.DialTimeout("tcp", ln.Addr().String(), 10*time.Second)
 		require.NoError(t, err)
 		defer nc.Close()
-		roundTrip(t, nc, []byte("x"))
+		_, err = nc.Write([]byte("x"))
+		require.NoError(t, err)
+		testenv.Eventually(t, 30*time.Second, "the stall's log record", func() bool { return strings.Contains(buf.String(), "stall") })
+		close(release)
+		_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+		_, err = io.ReadFull(nc, make([]byte, 1))
+		require.NoError(t, err)
+		roundTrip(t, nc, []byte("y")) // a later batch: the blocked one ended, unreported
 
-		testenv.Eventually(t, 10*time.Second, "the stall's log record", func() bool { return strings.Contains(buf.String(), "stall") })
 		rs := records(t, buf)
 		require.Len(t, rs, 1, "one stall, one record: %s", buf.String())
 		r := rs[0]
@@ -117,24 +124,27 @@ func TestStallDetectorOnByDefault(t *testing.T) {
 		require.Equal(t, l.Name(), r["loop"])
 		require.Regexp(t, `^loop-\d+$`, r["loop"])
 		require.Equal(t, "callback", r["what"])
-		require.Contains(t, r["detail"], "receive on a connection, handler engine_test.sleeper")
+		require.Regexp(t, `^github\.com/ringloop/ringloop/engine_test\.blocker\.OnData \(.*/engine/observe_test\.go:\d+\)$`, r["detail"])
 		took, ok := r["took"].(float64) // slog's JSON handler writes a Duration as nanoseconds
 		require.True(t, ok, "took: %v", r["took"])
-		require.GreaterOrEqual(t, time.Duration(took), block)
+		require.GreaterOrEqual(t, time.Duration(took), engine.DefaultStallThreshold)
+		stack, ok := r["stack"].([]any)
+		require.True(t, ok, "stack: %T", r["stack"])
+		require.Contains(t, fmt.Sprint(stack), "engine.(*Conn).onData")
 
-		done := make(chan struct{})
-		_, err = l.ScheduleFunc(func() { blockingTimer(block); close(done) }, time.Millisecond)
+		timerRelease := make(chan struct{})
+		_, err = l.ScheduleFunc(func() { blockingTimer(timerRelease) }, time.Millisecond)
 		require.NoError(t, err)
-		<-done
-		testenv.Eventually(t, 10*time.Second, "the timer's stall record", func() bool { return len(records(t, buf)) == 2 })
+		testenv.Eventually(t, 30*time.Second, "the timer's stall record", func() bool { return strings.Count(buf.String(), "stall") == 2 })
+		close(timerRelease)
 		r = records(t, buf)[1]
 		require.Equal(t, "timer", r["what"])
-		require.Contains(t, r["detail"], "TestStallDetectorOnByDefault")
+		require.Contains(t, r["detail"], "engine_test.blockingTimer")
 		require.Equal(t, l.Name(), r["loop"])
 	})
 }
 
-func blockingTimer(d time.Duration) { time.Sleep(d) }
+func blockingTimer(release chan struct{}) { <-release }
 
 // TestStallDetectorQuietOnHealthyLoop: at the default threshold a loop
 // serving 8 connections that echo 2,000 messages each, from the same
@@ -181,7 +191,7 @@ func TestStallDetectorQuietOnHealthyLoop(t *testing.T) {
 		_, err = l.Submit(func() error { return nil }).Await(context.Background())
 		require.NoError(t, err)
 		require.Empty(t, buf.String(), "a healthy loop logged")
-		t.Logf("%s: longest piece of work %v", c, l.Metrics().Longest)
+		t.Logf("%s: longest completion batch %v", c, l.Metrics().Longest)
 
 		log2, buf2 := jsonLog()
 		off := newLoop(t, c, engine.WithLogger(log2), engine.WithStallDetector(0, nil))

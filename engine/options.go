@@ -150,11 +150,15 @@ func WithParent(p Loops) Option {
 }
 
 // WithStallDetector sets the stall detector's threshold (default
-// DefaultStallThreshold; 0 turns it off) and what it does with a report: fn
-// (on the loop, so keep it short), or, when fn is nil, a warning through the
-// loop's logger naming the loop and what ran. The detector times every task,
-// timer, handler callback and completion batch: one clock read each, at
-// its end (the end of one is the start of the next).
+// DefaultStallThreshold; 0 turns it off) and what it does with a report: fn,
+// or, when fn is nil, a warning through the loop's logger naming the loop,
+// what blocked it and the loop goroutine's stack. fn runs on the watchdog's
+// goroutine while the loop is still blocked, so keep it short and do not
+// wait for the loop in it. The loop
+// publishes each task, timer and handler callback it runs with two atomic
+// stores; a watchdog goroutine samples the loops four times per threshold
+// (see watchdog.go), so a piece of work is reported once it has blocked its
+// loop for between the threshold and 1.25 times it.
 func WithStallDetector(threshold time.Duration, fn func(StallReport)) Option {
 	return func(c *config) error {
 		if threshold < 0 {

@@ -85,6 +85,7 @@ func (l *Loop) run() {
 // with completions lost, the loop shuts down with no quiet period (closing
 // every registration) and then refuses work with ErrShutdown.
 func (l *Loop) afterGoexit() {
+	l.leave() // the piece it was in ended with the Goexit
 	l.stats.panics.Add(1)
 	if l.inWait {
 		l.inWait = false
@@ -220,7 +221,7 @@ func (l *Loop) afterWait(err error) {
 		ioTime = end - l.ioFirst
 		l.stats.completions.Add(uint64(l.completions))
 		l.stats.ioNanos.Add(uint64(ioTime))
-		l.checkBatch(l.completions, ioTime)
+		l.checkBatch(ioTime)
 	}
 
 	ratio := int64(l.ioRatio.Load())
@@ -268,7 +269,6 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 	defer l.recoverFault()
 	if l.completions == 0 {
 		l.ioFirst = now()
-		l.workMark = l.ioFirst
 	}
 	l.completions++
 	if h := l.cfg.testFault; h != nil {
@@ -285,10 +285,13 @@ func (l *Loop) onCompletion(c *driver.Completion) {
 		l.stats.stale.Add(1)
 		return
 	}
-	r.complete(k, c)
 	if l.cfg.stallThreshold > 0 {
-		l.checkCompletion(r, k)
+		l.enter(pieceCallback)
+		r.complete(k, c)
+		l.leave()
+		return
 	}
+	r.complete(k, c)
 }
 
 // ErrLoopPanicked: the loop's own code panicked, a bug in ringloop rather
@@ -328,6 +331,7 @@ func (*connectTimeout) engineTask() {}
 // period (on the loop): the state it left half updated is not run on, only
 // torn down.
 func (l *Loop) fail(p any) {
+	l.leave() // the piece it was in ended with the panic
 	l.stats.panics.Add(1)
 	l.fault = fmt.Errorf("%w: %w", ErrLoopPanicked, tasks.NewPanicError(p))
 	l.cfg.logger.LogAttrs(context.Background(), slog.LevelError, "ringloop: internal error: the loop's own code panicked; the loop stops and closes its connections",
@@ -351,16 +355,15 @@ func (l *Loop) closeCause() error {
 // a limit. It returns how many ran. The control ring is drained first too,
 // so that a flood of user tasks cannot hold the library's own work back.
 func (l *Loop) runTasks(start, budget int64) int {
-	l.workMark = start
 	ran := l.runControl()
 	l.fetchDue(start)
 	deadline := start + budget
 	for {
-		t, what := l.pollTask()
+		t, kind := l.pollTask()
 		if t == nil {
 			break
 		}
-		l.safeRun(t, what)
+		l.safeRun(t, kind)
 		ran++
 		if budget >= 0 && ran%taskBatch == 0 {
 			if now() >= deadline {
@@ -369,7 +372,7 @@ func (l *Loop) runTasks(start, budget int64) int {
 		}
 	}
 	for t := l.tailQ.Poll(); t != nil; t = l.tailQ.Poll() {
-		l.safeRun(t, "tail task")
+		l.safeRun(t, pieceTail)
 		ran++
 	}
 	ran += l.runControl()
@@ -386,7 +389,7 @@ func (l *Loop) runTasks(start, budget int64) int {
 func (l *Loop) runControl() int {
 	ran := 0
 	for t := l.ctlQ.Poll(); t != nil; t = l.ctlQ.Poll() {
-		l.safeRun(t, "control task")
+		l.safeRun(t, pieceControl)
 		ran++
 	}
 	return ran
@@ -415,23 +418,30 @@ func (l *Loop) fetchDue(at int64) {
 func (l *Loop) appendDueTask(t tasks.Task) { l.due = append(l.due, t) }
 
 // pollTask takes the next due timer, else the next queued task, and says
-// which (for stall reports).
-func (l *Loop) pollTask() (tasks.Task, string) {
+// which (for the stall detector).
+func (l *Loop) pollTask() (tasks.Task, uint64) {
 	if l.dueHead < len(l.due) {
 		t := l.due[l.dueHead]
 		l.due[l.dueHead] = nil
 		l.dueHead++
-		return t, "timer"
+		return t, pieceTimer
 	}
-	return l.taskQ.Poll(), "task"
+	return l.taskQ.Poll(), pieceTask
 }
 
 // safeRun runs one task, recovering and reporting a panic (Netty's
-// safeExecute); an engine task's panic stops the loop instead. With a stall
-// detector it also times the task (what says which kind it is): one clock
-// read, at its end, since the previous task's end is its start.
-func (l *Loop) safeRun(t tasks.Task, what string) {
+// safeExecute); an engine task's panic stops the loop instead. With the
+// stall detector on it publishes the piece of work it runs (kind) for the
+// watchdog (watchdog.go).
+func (l *Loop) safeRun(t tasks.Task, kind uint64) {
+	watched := l.cfg.stallThreshold > 0
+	if watched {
+		l.enter(kind)
+	}
 	defer func() {
+		if watched {
+			l.leave()
+		}
 		if p := recover(); p != nil {
 			if _, ok := t.(engineTask); ok {
 				l.engineFault(p)
@@ -446,9 +456,6 @@ func (l *Loop) safeRun(t tasks.Task, what string) {
 		}
 	}
 	t.Run()
-	if l.cfg.stallThreshold > 0 {
-		l.checkTask(what, t, now())
-	}
 }
 
 // reportPanic logs a recovered panic with the loop's name, where it

@@ -70,7 +70,7 @@ func (l *Loop) Samples() []Sample {
 		{"spins_total", "Driver polls made spinning instead of blocking.", Counter, float64(m.Spins), lb},
 		{"io_seconds_total", "Time spent handling completions.", Counter, secs(m.IOTime), lb},
 		{"task_seconds_total", "Time spent running tasks.", Counter, secs(m.TaskTime), lb},
-		{"longest_seconds", "Longest completion batch, callback or task (tasks timed only with the stall detector on, as by default).", Gauge, secs(m.Longest), lb},
+		{"longest_seconds", "Longest completion batch.", Gauge, secs(m.Longest), lb},
 		{"pending_tasks", "Tasks waiting in the task rings.", Gauge, float64(m.Pending), lb},
 		{"timers", "Pending timers.", Gauge, float64(m.Timers), lb},
 		{"registrations", "Live connections, listeners and fd watches.", Gauge, float64(m.Registered), lb},

@@ -147,6 +147,7 @@ func (l *Loop) terminate() {
 	l.publishGauges()
 	l.raiseState(Terminated)
 	handoffTargets.Delete(l)
+	l.unwatch()
 	l.tid.Store(0)
 	l.g.Store(0)
 	close(l.done)
@@ -262,7 +263,6 @@ func (l *Loop) RemoveShutdownHook(id HookID) bool {
 // left (hooks may add or remove hooks).
 func (l *Loop) runShutdownHooks() bool {
 	ran := false
-	l.workMark = now()
 	for {
 		l.hooksMu.Lock()
 		if len(l.hooks) == 0 {
@@ -273,7 +273,7 @@ func (l *Loop) runShutdownHooks() bool {
 		l.hooks[0] = hook{}
 		l.hooks = l.hooks[1:]
 		l.hooksMu.Unlock()
-		l.safeRun(tasks.Func(h.fn), "shutdown hook")
+		l.safeRun(tasks.Func(h.fn), pieceHook)
 		ran = true
 	}
 	if ran {

@@ -249,10 +249,6 @@ var _ tasks.Future[struct{}] = (*Scheduled)(nil)
 // the loop, completes the future and re-arms periodic tasks.
 type runner Scheduled
 
-// Task returns the scheduled task, so that a loop's stall report can name
-// what a timer ran.
-func (r *runner) Task() tasks.Task { return r.task }
-
 // Run runs the scheduled task once.
 func (r *runner) Run() {
 	s := (*Scheduled)(r)
