@@ -212,6 +212,8 @@ func (hl *hubLoop) checkSlow() {
 	now := time.Now()
 	next := timeout
 	cleared := false
+	was := hl.iterating
+	hl.iterating = true // a member that leaves meanwhile leaves a hole
 	for _, m := range hl.members {
 		if m == nil || !m.over {
 			continue
@@ -231,6 +233,10 @@ func (hl *hubLoop) checkSlow() {
 		} else {
 			m.slow, m.struck = true, true
 		}
+	}
+	hl.iterating = was
+	if !was && hl.holes > 0 {
+		hl.compact()
 	}
 	if hl.overN > 0 {
 		hl.armCheck(next)

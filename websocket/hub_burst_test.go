@@ -2,8 +2,11 @@ package websocket_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,6 +25,7 @@ import (
 type chat struct {
 	hub    *websocket.Hub
 	closes chan closed
+	opens  chan *websocket.Conn
 
 	failed atomic.Int64
 	mu     sync.Mutex
@@ -29,10 +33,13 @@ type chat struct {
 }
 
 func newChat(opts ...websocket.HubOption) *chat {
-	return &chat{hub: websocket.NewHub(opts...), closes: make(chan closed, 256)}
+	return &chat{hub: websocket.NewHub(opts...), closes: make(chan closed, 256), opens: make(chan *websocket.Conn, 256)}
 }
 
-func (ch *chat) OnOpen(c *websocket.Conn) { ch.hub.Add(c) }
+func (ch *chat) OnOpen(c *websocket.Conn) {
+	ch.hub.Add(c)
+	ch.opens <- c
+}
 func (ch *chat) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
 	if err := ch.hub.Broadcast(kind, p); err != nil {
 		if ch.failed.Add(1) == 1 {
@@ -82,7 +89,7 @@ type burstReader struct {
 	done chan struct{}
 }
 
-func readBurst(conn net.Conn, r *bufio.Reader, want int) *burstReader {
+func readBurst(r *bufio.Reader, want int) *burstReader {
 	br := &burstReader{got: make([]uint32, 0, want), done: make(chan struct{})}
 	go func() {
 		defer close(br.done)
@@ -148,14 +155,18 @@ func (br *burstReader) state() string {
 // extra clients join first and are returned to the caller.
 func burst(t *testing.T, c testenv.Combo, ch *chat, opts []websocket.Option, conn []engine.ConnOption, members, msgs int, extra func(addr string)) {
 	_, addr := serveGroup(t, c, ch, opts, conn...)
-	n := 0
 	if extra != nil {
 		extra(addr)
-		n = ch.hub.Len()
 	}
+	burstOn(t, ch, func() *rawConn { return dialRaw(t, addr) }, members, msgs)
+}
+
+// burstOn is burst with members dialled by dial.
+func burstOn(t *testing.T, ch *chat, dial func() *rawConn, members, msgs int) {
+	n := ch.hub.Len()
 	rcs := make([]*rawConn, members)
 	for i := range rcs {
-		rcs[i] = dialRaw(t, addr)
+		rcs[i] = dial()
 		_ = rcs[i].SetDeadline(time.Now().Add(5 * time.Minute))
 	}
 	testenv.Eventually(t, 60*time.Second, "every member in the hub", func() bool { return ch.hub.Len() == n+members })
@@ -163,7 +174,7 @@ func burst(t *testing.T, c testenv.Combo, ch *chat, opts []websocket.Option, con
 	want := members * msgs
 	readers := make([]*burstReader, members)
 	for i, rc := range rcs {
-		readers[i] = readBurst(rc.Conn, rc.r, want)
+		readers[i] = readBurst(rc.r, want)
 	}
 	start := time.Now()
 	sent := make(chan error, members)
@@ -274,4 +285,39 @@ func TestHubBurstSilentMember(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestHubBurstTLS: the 20 × 500 burst over wss (crypto/tls clients, TLS
+// run by the loop): the senders' reads are paused and resumed through the
+// TLS connection, and every member reads every message in one order. Per
+// backend and threading mode (the kernel profiles' paths are
+// TestHubBurst's; TLS under the race detector is slow).
+func TestHubBurstTLS(t *testing.T) {
+	p := testenv.NewPKI(t)
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		ch := newChat()
+		addr := serveTLS(t, c, p, ch, nil)
+		burstOn(t, ch, func() *rawConn { return dialRawTLS(t, p, addr) }, 20, 500)
+		st := ch.hub.Stats()
+		require.Zero(t, st.Dropped, "%+v", st)
+		require.Zero(t, st.Slow, "%+v", st)
+	})
+}
+
+// dialRawTLS is dialRaw over TLS, trusting p.
+func dialRawTLS(t *testing.T, p *testenv.PKI, addr string) *rawConn {
+	t.Helper()
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 30 * time.Second}, "tcp", addr, &tls.Config{RootCAs: p.Pool})
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+	_, err = io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	require.NoError(t, err)
+	r := newReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	return &rawConn{conn, r}
 }
