@@ -42,3 +42,19 @@ func TestDistinctProfiles(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+func TestBackendsEnv(t *testing.T) {
+	t.Setenv(BackendsEnv, "epoll")
+	for _, c := range Combos() {
+		if c.Backend != engine.BackendEpoll {
+			t.Fatalf("%s=epoll: combo %s", BackendsEnv, c)
+		}
+	}
+	t.Setenv(BackendsEnv, "kqueue")
+	defer func() {
+		if recover() == nil {
+			t.Errorf("%s=kqueue did not panic", BackendsEnv)
+		}
+	}()
+	Combos()
+}

@@ -48,7 +48,7 @@ func Threadings(b engine.Backend) []engine.Threading {
 // backend tells apart (see backendProfiles) in every threading mode.
 func Combos() []Combo {
 	var out []Combo
-	for _, b := range backends {
+	for _, b := range testBackends() {
 		for _, p := range backendProfiles(b) {
 			for _, th := range Threadings(b) {
 				out = append(out, Combo{b, p, th})
@@ -71,7 +71,7 @@ func ForEach(t *testing.T, fn func(t *testing.T, c Combo)) {
 // native profile: for tests whose subject does not depend on kernel
 // features.
 func ForEachBackend(t *testing.T, fn func(t *testing.T, c Combo)) {
-	for _, b := range backends {
+	for _, b := range testBackends() {
 		for _, th := range Threadings(b) {
 			c := Combo{b, driver.Native, th}
 			t.Run(c.String(), func(t *testing.T) { c.Need(t); fn(t, c) })
@@ -103,7 +103,7 @@ func HaveUring(t testing.TB) bool {
 // required, it fails t.
 func RunsUring(t testing.TB) bool {
 	t.Helper()
-	return slices.Contains(backends, engine.BackendUring) && HaveUring(t)
+	return slices.Contains(testBackends(), engine.BackendUring) && HaveUring(t)
 }
 
 // CountFDs returns the number of open file descriptors of this process.
