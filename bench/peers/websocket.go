@@ -30,7 +30,7 @@ type wsRoom struct{ hub *websocket.Hub }
 
 func (r wsRoom) OnOpen(c *websocket.Conn) { r.hub.Add(c) }
 func (r wsRoom) OnMessage(c *websocket.Conn, kind websocket.MessageKind, p []byte) {
-	_ = r.hub.Broadcast(kind, p) // a refusal (backlog) drops the message: the client counts deliveries
+	_ = r.hub.Broadcast(kind, p) // from a member's OnMessage a congested hub pauses the sender, never refuses; the client counts deliveries
 }
 func (r wsRoom) OnClose(c *websocket.Conn, code int, reason string, err error) {}
 
