@@ -176,12 +176,16 @@ func (l *Loop) blocked(kind uint64, took int64) {
 	l.stalled(pieceNames[kind], detail, stack, took)
 }
 
-// userFrame reports whether a frame is outside Go's runtime and standard
-// library: its package path starts with a domain (a dot in its first
-// element) or is main.
+// userFrame reports whether a frame ("function (file:line)") is outside
+// Go's runtime and standard library: its package path starts with a domain
+// (a dot in its first element, "github.com/...") or is main.
 func userFrame(f string) bool {
-	first, _, _ := strings.Cut(f, "/")
-	return strings.Contains(first, ".") && !strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "main.")
+	fn, _, _ := strings.Cut(f, " (")
+	if first, _, ok := strings.Cut(fn, "/"); ok {
+		return strings.Contains(first, ".")
+	}
+	pkg, _, _ := strings.Cut(fn, ".") // "time.Sleep": the standard library's time
+	return pkg == "main"
 }
 
 // currentGoid returns the calling goroutine's id, from its stack header
