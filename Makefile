@@ -3,9 +3,15 @@ SHELL := /bin/bash
 GO    ?= go
 PKGS  := ./...
 # tests/builds drives the go tool itself (test-builds runs it once).
-TESTPKGS = $(shell $(GO) list ./... | grep -v /tests/builds)
+# The packages whose tests take longest come first: go test starts packages
+# in the order given, -p (the number of cores) at a time, and a suite ends
+# when its longest package does. In ./... order websocket (its tests one
+# after another, over a third of the race-enabled suite's time) started
+# last, while the other core had nothing left to run.
+SLOWFIRST = $(shell $(GO) list ./websocket ./httpserver ./tests ./looptls ./netconn ./engine)
+TESTPKGS = $(SLOWFIRST) $(filter-out $(SLOWFIRST) %/tests/builds,$(shell $(GO) list ./...))
 
-.PHONY: all deps build test test-nocgo test-builds test-bench test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt
+.PHONY: all deps build test test-stages testsum check test-nocgo test-nocgo-steps test-builds test-builds-steps test-bench test-bench-steps fuzz-steps test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt
 
 all: build
 
@@ -55,51 +61,82 @@ staticcheck:
 fmt:
 	gofmt -l -w .
 
+# Every stage of make test runs under testsum (tests/testsum): it prints the
+# stage's time and, for go test stages, its leaf tests (a test with subtests
+# counts its subtests) from go test -json as "stage race: N passed, N failed,
+# N skipped in 12m03s", shows what a plain go test shows (package lines,
+# failing tests' output) plus every skip with its reason, and fails the stage
+# on a skip that tests/skips.txt (stages, package, test and a reason) does
+# not name. make test ends with every stage's line and the total.
+TESTSUM := $(CURDIR)/bin/testsum
+STAGES  := $(CURDIR)/bin/stages.jsonl
+SKIPS   := $(CURDIR)/tests/skips.txt
+STAGE    = $(TESTSUM) -allow $(SKIPS) -record $(STAGES) -stage
+
+testsum:
+	@mkdir -p bin && $(GO) build -o $(TESTSUM) ./tests/testsum
+
 # test: static checks (vet, staticcheck, gofmt); one line on whether io_uring can run here (where it
 # cannot, io_uring tests skip saying why and the epoll half runs; with
 # RINGLOOP_REQUIRE_URING=1, as CI sets, that is a failure); the race-enabled
 # suite (every integration test runs each backend under each kernel profile
-# inside the suite; fault tests run children under a seccomp filter); the
-# integration suites again without the race detector at full size (2000
-# connections, 16 MiB messages, 10^4-conn churn, 8x10^6 tasks, 1 GiB
-# uploads); the
-# CGO_ENABLED=0 build and suite on the epoll driver; the other build
-# configurations (test-builds); short fuzz runs; then the suites on real
-# Debian kernels under qemu (test-kernels, ~22 min).
-test: deps vet staticcheck
+# the backend tells apart, inside the suite; fault tests run children under a
+# seccomp filter); the integration suites again without the race detector at
+# full size (2000 connections, 16 MiB messages, 10^4-conn churn, 8x10^6
+# tasks, 1 GiB uploads) on io_uring; the CGO_ENABLED=0 build and whole suite
+# on the epoll driver, at full size (the same epoll driver the cgo build has,
+# so its full-size run is not repeated there: RINGLOOP_TEST_BACKENDS); the
+# other build configurations (test-builds); short fuzz runs; then the suites
+# on real Debian kernels under qemu (test-kernels, ~22 min).
+test: deps testsum
+	@rm -f $(STAGES)
+	@$(MAKE) --no-print-directory test-stages; rc=$$?; echo; $(TESTSUM) -report $(STAGES); exit $$rc
+
+test-stages: check
+	@set -o pipefail; $(GO) test -count=1 -v -run '^TestHost$$' ./internal/uringcheck | grep '^io_uring:'
+	$(STAGE) race -- $(GO) test -race -json -timeout 30m $(TESTPKGS)
+	RINGLOOP_TEST_BACKENDS=io_uring $(STAGE) full -- $(GO) test -count=1 -json -timeout 20m ./tests/ ./engine/
+	RINGLOOP_TEST_BACKENDS=io_uring $(STAGE) upload -- $(GO) test -count=1 -json -timeout 10m -run '^TestStreamedUpload$$' ./httpserver/
+	$(MAKE) --no-print-directory test-nocgo
+	$(MAKE) --no-print-directory test-builds
+	$(MAKE) --no-print-directory test-bench
+	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory test-kernels
+
+# check: the static checks make test starts with, each a timed stage.
+check: testsum
+	$(STAGE) vet -- $(GO) vet $(PKGS)
+	$(STAGE) staticcheck -- $(MAKE) --no-print-directory staticcheck
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
-	@set -o pipefail; $(GO) test -count=1 -v -run '^TestHost$$' ./internal/uringcheck | grep '^io_uring:'
-	$(GO) test -race -timeout 30m $(TESTPKGS)
-	$(GO) test -count=1 -timeout 20m ./tests/ ./engine/
-	$(GO) test -count=1 -timeout 10m -run '^TestStreamedUpload$$' ./httpserver/
-	$(MAKE) test-nocgo
-	$(MAKE) test-builds
-	$(MAKE) test-bench
-	$(MAKE) fuzz
-	$(MAKE) test-kernels
 
 # test-bench: the bench module's unit tests and its smoke test (every server
 # and client for one tiny round, about a minute).
-test-bench:
-	cd bench && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m ./...
+test-bench: testsum
+	$(STAGE) bench -- $(MAKE) --no-print-directory test-bench-steps
+test-bench-steps:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 -json -timeout 15m ./...
 
-test-nocgo:
+test-nocgo: testsum
+	$(STAGE) nocgo -- $(MAKE) --no-print-directory test-nocgo-steps
+test-nocgo-steps:
 	CGO_ENABLED=0 $(GO) build $(PKGS)
-	CGO_ENABLED=0 $(GO) test -timeout 20m $(TESTPKGS)
+	CGO_ENABLED=0 $(GO) test -json -timeout 20m $(TESTPKGS)
 
 # test-builds: what other build configurations get. The ringloop_nouring tag
 # (cgo on, no liburing: epoll) and linux/arm64 vet and build clean; then the
 # tests of tests/builds with the go tool: a
-# service built without liburing's header fails on one line naming the fix,
-# and with the tag builds and serves on epoll, logging "built without
+# service built without liburing's header fails on errors that each name the
+# fix, and with the tag builds and serves on epoll, logging "built without
 # liburing"; for darwin and windows the build stops on one line naming Linux
 # while tasks and timers vet clean.
-test-builds:
+test-builds: testsum
+	$(STAGE) builds -- $(MAKE) --no-print-directory test-builds-steps
+test-builds-steps:
 	$(GO) vet -tags ringloop_nouring $(PKGS)
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) vet $(PKGS)
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) build $(PKGS)
-	$(GO) test -count=1 -timeout 20m ./tests/builds/
+	$(GO) test -count=1 -json -timeout 20m ./tests/builds/
 
 # test-kernels: fetches the pinned Debian kernels (5.10, 6.1, 6.12; exact
 # versions and SHA-256 in tests/kernels/pins) through a private apt
@@ -109,9 +146,9 @@ test-builds:
 # then boots 6.12 again with io_uring disabled (sysctl), where the probe must
 # choose epoll and the integration suites run on it.
 KERNEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ringloop/kernels
-test-kernels: deps
+test-kernels: deps testsum
 	tests/kernels/fetch.sh tests/kernels/pins $(KERNEL_CACHE)
-	$(GO) run ./tests/kernels/run -pins tests/kernels/pins -cache $(KERNEL_CACHE) -out bin/kernels
+	$(GO) run ./tests/kernels/run -pins tests/kernels/pins -cache $(KERNEL_CACHE) -out bin/kernels -allow $(SKIPS) -record $(STAGES)
 
 # fuzz: short runs of the model-based fuzz targets (timer heap, task queues),
 # of the HTTP parser against net/http's reading, and of the WebSocket frame
@@ -121,12 +158,14 @@ test-kernels: deps
 # fuzz coordinator can report a spurious "context deadline exceeded" failure
 # when a -fuzztime duration expires under load (golang/go#75804).
 FUZZ_SCALE ?= 1
-fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $$((300000 * $(FUZZ_SCALE)))x ./timers
-	$(GO) test -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $$((400000 * $(FUZZ_SCALE)))x ./tasks
-	$(GO) test -run '^$$' -fuzz '^FuzzParser$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./httpserver
-	$(GO) test -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket
-	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $$((50000 * $(FUZZ_SCALE)))x ./websocket
+fuzz: testsum
+	$(STAGE) fuzz -- $(MAKE) --no-print-directory fuzz-steps
+fuzz-steps:
+	$(GO) test -json -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $$((300000 * $(FUZZ_SCALE)))x ./timers
+	$(GO) test -json -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $$((400000 * $(FUZZ_SCALE)))x ./tasks
+	$(GO) test -json -run '^$$' -fuzz '^FuzzParser$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./httpserver
+	$(GO) test -json -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket
+	$(GO) test -json -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $$((50000 * $(FUZZ_SCALE)))x ./websocket
 
 # demo: ringloop's echo server (each backend and threading mode) against a
 # net echo server, each pinned in its own process, same client: one table
