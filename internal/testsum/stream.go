@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -15,6 +16,7 @@ type Event struct {
 	ImportPath string // build-output and build-fail events
 	Test       string
 	Output     string
+	Elapsed    float64 // seconds, on pass, fail and skip
 }
 
 // Summary reads `go test -json` output, counts each package's leaf tests
@@ -39,10 +41,11 @@ type Summary struct {
 
 // pkgRun is one package's tests while its events arrive.
 type pkgRun struct {
-	tally  *Tally
-	output map[string][]string // a running test's output, kept until it ends
-	done   bool
-	failed bool
+	tally   *Tally
+	output  map[string][]string // a running test's output, kept until it ends
+	done    bool
+	failed  bool
+	elapsed float64 // the test binary's run, in seconds
 }
 
 // maxKept bounds the output lines kept for one test.
@@ -101,6 +104,7 @@ func (s *Summary) event(e Event) {
 				fmt.Fprint(s.Out, e.Output)
 			}
 		case "pass", "fail", "skip":
+			p.elapsed = e.Elapsed
 			s.endPackage(e.Package, p, e.Action == "fail")
 		}
 		return
@@ -199,3 +203,20 @@ func (s *Summary) Counts() Counts {
 
 // Packages is how many packages reported.
 func (s *Summary) Packages() int { return len(s.order) }
+
+// PackageTime is how long a package's test binary ran.
+type PackageTime struct {
+	Package string
+	Seconds float64
+}
+
+// Slowest returns the n packages whose tests ran longest, longest first: a
+// stage lasts at least as long as its slowest package.
+func (s *Summary) Slowest(n int) []PackageTime {
+	var ps []PackageTime
+	for _, name := range s.order {
+		ps = append(ps, PackageTime{s.rel(name), s.pkgs[name].elapsed})
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Seconds > ps[j].Seconds })
+	return ps[:min(n, len(ps))]
+}

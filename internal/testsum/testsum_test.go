@@ -177,3 +177,18 @@ FAIL
 		t.Errorf("skips %q, want %q", got, want)
 	}
 }
+
+func TestSlowest(t *testing.T) {
+	in := `{"Action":"pass","Package":"m/a","Elapsed":3.5}
+{"Action":"pass","Package":"m/b","Elapsed":70}
+{"Action":"fail","Package":"m/c","Elapsed":12}
+`
+	s := &Summary{Module: "m", Out: &bytes.Buffer{}}
+	if err := s.Read(strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Slowest(2)
+	if len(got) != 2 || got[0] != (PackageTime{"b", 70}) || got[1] != (PackageTime{"c", 12}) {
+		t.Errorf("slowest %v", got)
+	}
+}

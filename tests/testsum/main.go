@@ -115,6 +115,13 @@ func runStage(stage, allowPath, record string, verbose bool, argv []string) int 
 		}
 	}
 	rec.OK = code == 0
+	if slow := s.Slowest(3); len(slow) > 1 {
+		var parts []string
+		for _, p := range slow {
+			parts = append(parts, fmt.Sprintf("%s %s", p.Package, testsum.FormatDuration(time.Duration(p.Seconds*float64(time.Second)))))
+		}
+		fmt.Printf("stage %s: slowest packages: %s\n", stage, strings.Join(parts, ", "))
+	}
 	fmt.Println(rec.Line())
 	if record != "" {
 		if err := testsum.AppendRecord(record, rec); err != nil {
