@@ -11,7 +11,6 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
+	"github.com/ringloop/ringloop/internal/panicstack"
 )
 
 // stdRequest is one request served by an http.Handler. The fields after
@@ -256,19 +256,17 @@ func (sr *stdRequest) Run() {
 	}
 }
 
-// logPanic logs a handler's panic with its stack, except
+// logPanic logs a handler's panic with where it happened and its frames, except
 // http.ErrAbortHandler (a handler's way to abort silently).
 func logPanic(l *slog.Logger, p any, c *engine.Conn) {
 	if p == http.ErrAbortHandler {
 		return
 	}
-	buf := make([]byte, 16<<10)
-	buf = buf[:runtime.Stack(buf, false)]
-	attrs := []any{slog.Any("panic", p), slog.String("stack", string(buf))}
+	attrs := panicstack.Attrs(p) // "at" and the frames as a list: see package panicstack
 	if c != nil {
 		attrs = append(attrs, slog.Any("remote", c.RemoteAddr()))
 	}
-	l.Error("httpserver: handler panicked", attrs...)
+	l.LogAttrs(context.Background(), slog.LevelError, "httpserver: handler panicked", attrs...)
 }
 
 // chunk is what the handler's goroutine hands to the loop: the head (once),
