@@ -263,7 +263,7 @@ func TestSetWriteDeadline(t *testing.T) {
 			assert.NoError(t, rc.SetWriteDeadline(time.Now().Add(50*time.Millisecond)))
 			assert.NoError(t, rc.SetWriteDeadline(time.Time{}))
 			// Stream for longer than the cleared deadline plus the
-			// loop's tick (at most a second): a deadline left set
+			// loop's tick (at most half a second): a deadline left set
 			// would cut it.
 			start, n := time.Now(), 0
 			for time.Since(start) < 1500*time.Millisecond {

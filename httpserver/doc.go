@@ -78,7 +78,7 @@
 // requests, 60 s for a client reading nothing of its output, and no write
 // timeout, as net/http) run on the
 // loop's timer: one tick per loop, a quarter of the shortest timeout (at most
-// a second), which also refreshes the loop's cached Date line. They never
+// half a second), which also refreshes the loop's cached Date line. They never
 // fire before they have elapsed and fire up to one tick after. A slowloris
 // client is cut off by the header timeout however steadily it trickles.
 //
@@ -186,7 +186,7 @@
 // body already read whole it has nothing to bound), the zero time clears
 // either (Timeouts.Read's bound on the body too), and the next request
 // starts from the server's timeouts again. They are checked on the loop's
-// tick: up to a second late. EnableFullDuplex returns
+// tick: up to half a second late. EnableFullDuplex returns
 // http.ErrNotSupported.
 //
 // net/http's server hooks have their counterparts: WithLogger (ErrorLog),

@@ -160,7 +160,7 @@ type Timeouts struct {
 // finished the last response; Write from the end of the headers,
 // WriteStall from when the output passed the high watermark), never fire
 // before they have elapsed, and are checked on the loop's timer tick (a
-// quarter of the shortest timeout, at most a second): they fire up to one
+// quarter of the shortest timeout, at most half a second): they fire up to one
 // tick late, later only when the loop itself is late. So do the adapter's
 // per-request deadlines (http.ResponseController's SetReadDeadline and
 // SetWriteDeadline).
@@ -247,9 +247,14 @@ func WithConnContext(fn func(ctx context.Context, c *engine.Conn) context.Contex
 	return func(c *config) error { c.connCtx = fn; return nil }
 }
 
+// maxTick caps the tick: timeouts and deadlines fire up to one tick late, and
+// half a second keeps a 10 s header timeout's cut (a slowloris) within 10.5 s
+// for two timer runs a second per loop.
+const maxTick = 500 * time.Millisecond
+
 // tick is how often a loop refreshes its Date header and checks timeouts.
 func (c *config) tick() time.Duration {
-	d := time.Second
+	d := maxTick
 	for _, t := range []time.Duration{c.readHeader, c.read, c.write, c.idle, c.stall} {
 		if t > 0 && t/4 < d {
 			d = t / 4
