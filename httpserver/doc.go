@@ -176,8 +176,14 @@
 // answers 101 Switching Protocols and hands the connection to an
 // engine.Handler on the same loop, with no goroutine at all (the websocket
 // package builds on it); over TLS, UpgradeTLS hands it to a
-// looptls.Handler instead. Either way the server no longer counts the
-// connection (Shutdown does not wait for it; the loop's shutdown closes it).
+// looptls.Handler instead. An http.Handler does the same with Upgrade(w,
+// protocol, h) or UpgradeTLS: a 101 carrying w.Header()'s fields, then the
+// connection handed to a loop handler with the bytes behind the request,
+// reported as StateHijacked, while the handler's goroutine returns (the
+// websocket package's UpgradeHTTP builds on it); a writer that is not the
+// adapter's (net/http's own) gets ErrNotAdapter, and CanUpgrade asks first.
+// Either way the server no longer counts the connection (Shutdown does not
+// wait for it; the loop's shutdown closes it).
 // http.ResponseController's SetWriteDeadline and SetReadDeadline work per
 // request, as on net/http: SetWriteDeadline replaces Timeouts.Write for
 // this response, SetReadDeadline bounds the arrival of a streamed body

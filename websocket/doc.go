@@ -206,14 +206,18 @@
 // holding members, which copies it into each member's output: the cost off
 // the loops does not grow with the members, and the hub allocates nothing
 // per broadcast in steady state (a client member, from Dial, gets a frame
-// of its own, masked). Every member sees the broadcasts in one order. A
-// slow member follows its policy: CloseSlow drops it past the high watermark;
-// under PauseReading the hub skips it while it is not writable (it misses
-// those messages, which Hub.Dropped counts), so a member never holds more
-// than the high watermark and one frame. What is queued on a loop is
-// bounded (HubMaxPending, HubMaxPendingBytes): past it Broadcast refuses
-// with ErrHubBacklog, an engine.ErrRejected; once the loops have shut down
-// it returns engine.ErrShutdown.
+// of its own, masked). Every member that keeps reading sees every
+// broadcast, in one order: the hub pushes back instead of dropping. While a
+// member is over its high watermark (within the hub's slow-consumer timeout,
+// WithHubSlowTimeout, default 5 s) or a loop's queue is past its backlog
+// (WithHubBacklog, default 1024 messages or 1 MiB), a Broadcast from a
+// member's OnMessage is accepted and that member's reads are paused until
+// the congestion clears, and a Broadcast from elsewhere returns
+// ErrHubBacklog (BroadcastContext waits instead). A member that stays over
+// its watermark for the timeout is handled by its policy: CloseSlow drops
+// it, PauseReading skips it (Hub.Dropped counts what it missed) until it
+// drains. Hub.Stats counts pauses, refusals and slow members. Once the loops
+// have shut down Broadcast returns engine.ErrShutdown.
 //
 // # Fragmented messages
 //
