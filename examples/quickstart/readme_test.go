@@ -17,7 +17,7 @@ func TestREADMEShowsEachProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{"tcp", "http", "netconn"} {
+	for _, dir := range []string{"tcp", "http", "websocket", "netconn"} {
 		src, err := os.ReadFile(dir + "/main.go")
 		if err != nil {
 			t.Fatal(err)
