@@ -11,7 +11,7 @@ PKGS  := ./...
 SLOWFIRST = $(shell $(GO) list ./websocket ./httpserver ./tests ./looptls ./netconn ./engine)
 TESTPKGS = $(SLOWFIRST) $(filter-out $(SLOWFIRST) %/tests/builds,$(shell $(GO) list ./...))
 
-.PHONY: all deps build test test-stages testsum check test-nocgo test-nocgo-steps test-builds test-builds-steps test-bench test-bench-steps fuzz-steps test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt
+.PHONY: all deps build test test-stages testsum check test-nocgo test-nocgo-steps test-builds test-builds-steps test-bench test-bench-steps fuzz-steps test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt api
 
 all: build
 
@@ -57,6 +57,13 @@ staticcheck:
 	$(STATICCHECK) $(PKGS)
 	CGO_ENABLED=0 $(STATICCHECK) $(PKGS)
 	cd bench && $(STATICCHECK) ./...
+
+# api prints the module's exported surface per package and in total (funcs,
+# types, consts, vars, methods of exported types; With* options apart),
+# leaving out internal/, tests, examples, bench and nested modules: the
+# figure issue 41 bounds, reproducible from any checkout.
+api:
+	$(GO) run ./internal/apicount
 
 fmt:
 	gofmt -l -w .

@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package fixture
+
+func F2() {}

@@ -1,0 +1,3 @@
+module example.com/fixture/nested
+
+go 1.26

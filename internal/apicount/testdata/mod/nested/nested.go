@@ -1,0 +1,3 @@
+package nested
+
+func Elsewhere() {}

@@ -1,0 +1,5 @@
+package sub
+
+func WithB() {}
+
+var E error
