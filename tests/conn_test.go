@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -460,14 +462,29 @@ func TestConnectTimeout(t *testing.T) {
 }
 
 // TestChurnLeaksNothing opens and drops many connections, some reset by the
-// peer, and checks fds and goroutines come back.
+// peer at once, and checks that every connection the loop accepted is
+// closed and that fds, goroutines and registrations come back.
+//
+// It counts what the server accepted, not what the client dialled: the
+// kernel may remove a connection reset right after connect before it is
+// accepted. connect returns once the client has sent the handshake's last
+// ACK; if the reset reaches the server's half-open connection before that
+// ACK does (it can when the ACK waits in another CPU's backlog, as under
+// load on kernels that leave softirqs to ksoftirqd), the kernel drops the
+// connection (counting it in TcpAttemptFails) and answers the late ACK
+// with a reset. In the 6.1 VM of make test-kernels this happened in 2 of
+// 100 runs, TcpAttemptFails growing by exactly the connections missing;
+// waiting for n OnClose calls then timed out. A last connection that
+// completes an echo proves the loop has accepted all queued before it (the
+// accept queue is FIFO), so a connection the loop loses still fails the
+// test: one it accepted and never closed, one it left in the queue, or one
+// the kernel did not count as reset.
 func TestChurnLeaksNothing(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
-		var closed atomic.Int64
-		h := &countingEcho{closed: &closed}
+		h := &countingEcho{}
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithIdleTimeouts(engine.IdleTimeouts{All: time.Second}))
 		require.NoError(t, err)
 		n := scale(10000, 1000)
@@ -475,18 +492,44 @@ func TestChurnLeaksNothing(t *testing.T) {
 		var ms0 runtime.MemStats
 		runtime.ReadMemStats(&ms0)
 		heapBefore := ms0.HeapInuse
+		fails0 := tcpAttemptFails(t)
+		echoOne := func(conn net.Conn) {
+			_, err := conn.Write([]byte("x"))
+			require.NoError(t, err)
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+			_, err = io.ReadFull(conn, make([]byte, 1))
+			require.NoError(t, err, "echo")
+		}
 		for i := range n {
 			conn, err := net.Dial("tcp", ln.Addr().String())
 			require.NoError(t, err)
 			if i%2 == 0 {
-				_, _ = conn.Write([]byte("x"))
-				_, _ = io.ReadFull(conn, make([]byte, 1))
+				echoOne(conn)
 			} else {
 				_ = conn.(*net.TCPConn).SetLinger(0) // reset
 			}
 			conn.Close()
 		}
-		testenv.Eventually(t, 10*time.Second, "all closed", func() bool { return closed.Load() == int64(n) })
+		last, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		echoOne(last)
+		last.Close()
+		dialled := int64(n + 1)
+		testenv.Eventually(t, 10*time.Second, "every accepted connection closed", func() bool {
+			return h.closed.Load() == h.opened.Load()
+		})
+		opened, dropped := h.opened.Load(), tcpAttemptFails(t)-fails0
+		require.GreaterOrEqual(t, opened, int64(n/2+1), "the connections that echoed were accepted")
+		require.LessOrEqual(t, opened, dialled)
+		// Every connection the loop did not serve must be one the kernel
+		// reset before it could be accepted (the counter also counts other
+		// processes' failed connects: it can only loosen the bound).
+		require.GreaterOrEqual(t, opened, dialled-dropped,
+			"%d of %d connections never opened, the kernel reset %d before accept", dialled-opened, dialled, dropped)
+		if opened < dialled {
+			t.Logf("%d of %d connections reset at once never reached the loop (the kernel's TcpAttemptFails grew by %d)",
+				dialled-opened, n/2, dropped)
+		}
 		testenv.Eventually(t, 5*time.Second, "registrations and timers released", func() bool {
 			_ = l.ExecuteFunc(func() {}) // an iteration publishes the gauges
 			m := l.Metrics()
@@ -502,12 +545,43 @@ func TestChurnLeaksNothing(t *testing.T) {
 	})
 }
 
+// countingEcho echoes and counts the connections it served and closed.
 type countingEcho struct {
 	echo.Handler
-	closed *atomic.Int64
+	opened, closed atomic.Int64
 }
 
+func (h *countingEcho) OnOpen(c *engine.Conn)             { h.opened.Add(1) }
 func (h *countingEcho) OnClose(c *engine.Conn, err error) { h.closed.Add(1) }
+
+// tcpAttemptFails reads the kernel's TcpAttemptFails counter (this network
+// namespace's, all processes'), for a message: embryonic connections reset
+// before they were accepted are counted there.
+func tcpAttemptFails(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/snmp")
+	require.NoError(t, err)
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "Tcp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, name := range names {
+			if name == "AttemptFails" && i < len(f) {
+				v, err := strconv.ParseInt(f[i], 10, 64)
+				require.NoError(t, err)
+				return v
+			}
+		}
+	}
+	t.Fatal("no Tcp AttemptFails in /proc/net/snmp")
+	return 0
+}
 
 func TestUnix(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
