@@ -11,7 +11,7 @@ PKGS  := ./...
 SLOWFIRST = $(shell $(GO) list ./websocket ./httpserver ./tests ./looptls ./netconn ./engine)
 TESTPKGS = $(SLOWFIRST) $(filter-out $(SLOWFIRST) %/tests/builds,$(shell $(GO) list ./...))
 
-.PHONY: all deps build test test-stages testsum check test-nocgo test-nocgo-steps test-builds test-builds-steps test-bench test-bench-steps fuzz-steps test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt api
+.PHONY: all deps build test test-stages testsum check test-modules test-modules-steps test-nocgo test-nocgo-steps test-builds test-builds-steps test-bench test-bench-steps fuzz-steps test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt api
 
 all: build
 
@@ -61,6 +61,8 @@ staticcheck:
 	echo "CGO_ENABLED=0 staticcheck" $$nocgo; \
 	[ -z "$$nocgo" ] || CGO_ENABLED=0 $(STATICCHECK) $$nocgo
 	cd bench && $(STATICCHECK) ./...
+	cd metrics && $(STATICCHECK) ./...
+	cd examples/metrics && $(STATICCHECK) ./...
 
 # api prints the module's exported surface per package and in total (funcs,
 # types, consts, vars, methods of exported types; With* options apart),
@@ -111,6 +113,7 @@ test-stages: check
 	$(MAKE) --no-print-directory test-nocgo
 	$(MAKE) --no-print-directory test-builds
 	$(MAKE) --no-print-directory test-bench
+	$(MAKE) --no-print-directory test-modules
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-kernels
 
@@ -127,6 +130,15 @@ test-bench: testsum
 	$(STAGE) bench -- $(MAKE) --no-print-directory test-bench-steps
 test-bench-steps:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -json -timeout 15m ./...
+
+# test-modules: the nested modules that pin client_golang, which the core
+# module stays free of (metrics, examples/metrics): vet and the race-enabled
+# tests (the example's scrapes /metrics and parses it as Prometheus does).
+test-modules: testsum
+	$(STAGE) modules -- $(MAKE) --no-print-directory test-modules-steps
+test-modules-steps:
+	cd metrics && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
+	cd examples/metrics && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 
 test-nocgo: testsum
 	$(STAGE) nocgo -- $(MAKE) --no-print-directory test-nocgo-steps

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -147,7 +146,7 @@ func TestScrapeMetrics(t *testing.T) {
 		case err := <-done:
 			require.NoError(t, err)
 		case <-time.After(30 * time.Second):
-			t.Fatal(fmt.Sprintf("serve did not return after %v", 30*time.Second))
+			t.Fatalf("serve did not return after %v", 30*time.Second)
 		}
 	})
 }
