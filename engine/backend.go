@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/epoll"
 	"github.com/ringloop/ringloop/internal/uring"
 )
@@ -77,10 +77,10 @@ func parseBackend(s string) (Backend, error) {
 // waits, what the kernel gives it and why. String is one short line for a
 // startup log; Details has the reason and every feature's.
 type BackendInfo struct {
-	Name      Backend         // BackendUring or BackendEpoll
-	Threading Threading       // how the loop waits
-	Features  driver.Features // what the driver does on this kernel, each choice's reason
-	Reason    string          // why this driver was chosen
+	Name      Backend   // BackendUring or BackendEpoll
+	Threading Threading // how the loop waits
+	Features  Features  // what the driver does on this kernel, each choice's reason
+	Reason    string    // why this driver was chosen
 }
 
 // summaryMax bounds String: a startup log line has room for it beside the

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // summaryFormat is BackendInfo.String's shape: backend, threading mode,

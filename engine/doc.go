@@ -1,5 +1,5 @@
 // Package engine is ringloop's event loop: Netty's SingleThreadEventLoop and
-// NioEventLoop rebuilt on the completion contract of package driver.
+// NioEventLoop rebuilt on a driver contract of completions (internal/driver).
 //
 // # Use
 //
@@ -64,6 +64,21 @@
 // updated is not run on. The loop logs it once and
 // stops: its connections are closed with an error wrapping ErrLoopPanicked,
 // and Shutdown and Close return that error.
+//
+// # Drivers
+//
+// The contract between a loop and its I/O driver (ops, tags, completions,
+// the optional capabilities, the rules every driver keeps) is private, in
+// package internal/driver: no user can supply a driver, and a private
+// contract lets a new op be added without breaking anyone. It used to be the
+// public package driver; what a user sees of a driver is named here:
+// Features (BackendInfo.Features, was driver.Features), KernelProfile and
+// KernelProfileEnv (WithKernelProfile's argument and
+// RINGLOOP_KERNEL_PROFILE, were driver.Profile and driver.ProfileEnv; a
+// profile is spelled "5.10", "5.15", "5.19", "6.1" or "native"),
+// DriverConfig (WithDriverConfig's sizes, was driver.Config, whose profile
+// and threading fields have options of their own) and ErrUringUnavailable
+// (was driver.ErrUringUnavailable).
 //
 // # Driver failures: no rebuild
 //

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/loopctl"
 	"github.com/ringloop/ringloop/tasks"
 )

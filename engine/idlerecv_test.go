@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 )
@@ -53,7 +52,7 @@ func TestIdleConnsLeaveBuffersForNewOnes(t *testing.T) {
 	}
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l := newLoop(t, c, engine.WithDriverConfig(driver.Config{BufferCount: buffers, BufferSize: 4096}))
+		l := newLoop(t, c, engine.WithDriverConfig(engine.DriverConfig{BufferCount: buffers, BufferSize: 4096}))
 		h := &byteCounter{got: map[string]int{}, opened: make(chan *engine.Conn, 4*idle)}
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)

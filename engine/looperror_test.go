@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/examples/echo"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/testenv"
 )
 

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -60,7 +60,7 @@ func WithBackend(b Backend) Option {
 
 // WithKernelProfile makes the driver behave as on an older kernel; the default
 // comes from RINGLOOP_KERNEL_PROFILE, else native.
-func WithKernelProfile(p driver.Profile) Option {
+func WithKernelProfile(p KernelProfile) Option {
 	return func(c *config) error {
 		pp, err := driver.ParseProfile(string(p))
 		if err != nil {
@@ -72,13 +72,13 @@ func WithKernelProfile(p driver.Profile) Option {
 }
 
 // WithDriverConfig sets the driver's ring and buffer sizes.
-func WithDriverConfig(dc driver.Config) Option {
+func WithDriverConfig(dc DriverConfig) Option {
 	return func(c *config) error {
-		prof := c.drv.Profile
-		c.drv = dc
-		if c.drv.Profile == "" {
-			c.drv.Profile = prof
+		if err := dc.check(); err != nil {
+			return err
 		}
+		c.drv.Entries, c.drv.CQEntries = dc.Entries, dc.CQEntries
+		c.drv.BufferSize, c.drv.BufferCount = dc.BufferSize, dc.BufferCount
 		return nil
 	}
 }

@@ -1,6 +1,6 @@
 package engine
 
-import "github.com/ringloop/ringloop/driver"
+import "github.com/ringloop/ringloop/internal/driver"
 
 // A registration is anything with ops in flight on the loop's driver: a
 // connection, a listener, a watched fd. The loop routes completions to it by

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/timers"
 )

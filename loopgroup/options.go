@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/tasks"
 )
@@ -86,7 +85,7 @@ func WithLoops(n int) Option {
 func WithBackend(b engine.Backend) Option { return WithEngineOptions(engine.WithBackend(b)) }
 
 // WithKernelProfile makes every loop's driver behave as on an older kernel.
-func WithKernelProfile(p driver.Profile) Option {
+func WithKernelProfile(p engine.KernelProfile) Option {
 	return WithEngineOptions(engine.WithKernelProfile(p))
 }
 

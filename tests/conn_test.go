@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/examples/echo"
 	"github.com/ringloop/ringloop/internal/testenv"
@@ -310,7 +309,7 @@ func TestSlowReaderIsBounded(t *testing.T) {
 		// (a multishot receive keeps filling its buffers until the cancel
 		// lands): the backlog is bounded by the high watermark plus it.
 		const bufs, bufSize = 16, 16 << 10
-		l := newLoop(t, c, engine.WithDriverConfig(driver.Config{BufferCount: bufs, BufferSize: bufSize}))
+		l := newLoop(t, c, engine.WithDriverConfig(engine.DriverConfig{BufferCount: bufs, BufferSize: bufSize}))
 		var maxBuf atomic.Int64
 		h := &watermarkEcho{max: &maxBuf}
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithSocketBuffers(engine.SocketBuffers{Send: 8192, Recv: 8192}), engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: 64 << 10}))

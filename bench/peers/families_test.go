@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
 )
 
@@ -47,7 +46,7 @@ func TestFamilies(t *testing.T) {
 func TestAutomatic(t *testing.T) {
 	t.Setenv(ThreadingEnv, "")
 	t.Setenv(engine.BackendEnv, "")
-	t.Setenv(driver.ProfileEnv, "")
+	t.Setenv(engine.KernelProfileEnv, "")
 	info, err := Automatic()
 	require.NoError(t, err)
 	var b engine.Backend

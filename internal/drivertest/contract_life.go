@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"golang.org/x/sys/unix"
 )
 

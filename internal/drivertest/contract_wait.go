@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // testWakeStorm: in each round 16 goroutines call Wake while the loop is in

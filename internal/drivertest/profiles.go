@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // ProfilesEnv, when set, lists the kernel profiles the suites run under

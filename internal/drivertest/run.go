@@ -3,7 +3,7 @@ package drivertest
 import (
 	"testing"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // Env is what one contract test gets: the profile in force, the threading

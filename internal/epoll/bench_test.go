@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 	"testing"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/drivertest"
 	"github.com/ringloop/ringloop/internal/epoll"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/drivertest"
 	"github.com/ringloop/ringloop/internal/epoll"
 	"golang.org/x/sys/unix"

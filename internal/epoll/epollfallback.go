@@ -1,7 +1,7 @@
 package epoll
 
 import (
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/epollcore"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/epoll"
 	"golang.org/x/sys/unix"
 )

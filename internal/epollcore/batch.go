@@ -1,7 +1,7 @@
 package epollcore
 
 import (
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"golang.org/x/sys/unix"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"golang.org/x/sys/unix"
 )
 

@@ -7,7 +7,7 @@
 // not work: epoll_pwait2's timespec and the engine's packed tags and
 // deadlines assume 64-bit words, and on linux/386 the engine's timer tests
 // hang (epoll's waits never time out as asked). Instead, the lowest packages
-// (driver, internal/park and the test helpers) import this one from a file
+// (internal/driver, internal/park and the test helpers) import this one from a file
 // built only on an unsupported platform, and this package does not compile
 // there, so the build stops before them with one of:
 //

@@ -3,8 +3,8 @@ package testenv_test
 import (
 	"fmt"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/testenv"
 )
 

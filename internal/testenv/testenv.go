@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/uringcheck"
 )
 

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"golang.org/x/sys/unix"
 )
 

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/liburing"
 	"golang.org/x/sys/unix"
 )

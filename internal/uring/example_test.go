@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/uring"
 	"golang.org/x/sys/unix"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/drivertest"
 	"golang.org/x/sys/unix"
 )

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"golang.org/x/sys/unix"
 )
 

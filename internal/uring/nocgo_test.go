@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // TestNewWithoutLiburing: built without liburing, New says io_uring is

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/epollcore"
 	"github.com/ringloop/ringloop/internal/liburing"
 	"golang.org/x/sys/unix"

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 	"testing"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/drivertest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/liburing"
 	"golang.org/x/sys/unix"
 )

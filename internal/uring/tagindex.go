@@ -1,6 +1,6 @@
 package uring
 
-import "github.com/ringloop/ringloop/driver"
+import "github.com/ringloop/ringloop/internal/driver"
 
 // tagIndex maps the tags of live ops to their slots, so that Cancel can find
 // an op by tag. It is an open-addressing table with linear probing and

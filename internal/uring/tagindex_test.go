@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // TestTagIndexMatchesMap: random puts and deletes agree with a Go map,

@@ -3,7 +3,7 @@ package driver_test
 import (
 	"fmt"
 
-	"github.com/ringloop/ringloop/driver"
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // Kernel profiles let the whole suite run as it would on an older kernel:

@@ -1,5 +1,10 @@
 // Package driver is the contract between a loop and an I/O backend.
 //
+// It is internal: no user can supply a driver, so the contract can grow (a
+// new op, a new capability) without a breaking change. What users see of a
+// driver, engine names: engine.Features, engine.KernelProfile,
+// engine.DriverConfig, engine.ErrUringUnavailable.
+//
 // The engine is written once, in completion terms; each backend delivers
 // completions. The io_uring driver (package uring) maps ops onto SQEs and CQEs;
 // the epoll driver (package epoll) performs the non-blocking system call
@@ -130,8 +135,8 @@ type Config struct {
 	BufferCount int
 	// Parked says the loop goroutine is not locked to an OS thread: Wait,
 	// Enable and every op may run on any thread, and the loop sleeps in Go's
-	// netpoller through Parker. io_uring then sets its ring up without
-	// SINGLE_ISSUER, DEFER_TASKRUN or COOP_TASKRUN.
+	// netpoller (package park). io_uring then runs its readiness variant
+	// (uring.NewReady), New refusing a parked ring.
 	Parked bool
 }
 
