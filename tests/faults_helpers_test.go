@@ -34,8 +34,9 @@ const childPassed = "fault child passed: "
 var faultErrnos = map[string]unix.Errno{"EPERM": unix.EPERM, "ENOSYS": unix.ENOSYS}
 
 // ringloopEnv are the variables the engine reads; children start without
-// them unless a test sets them.
-var ringloopEnv = []string{"RINGLOOP_BACKEND", driver.ProfileEnv, uringcheck.RequireEnv}
+// them unless a test sets them (a child asserts over every backend, so the
+// suite's narrowing to one, testenv.BackendsEnv, is dropped too).
+var ringloopEnv = []string{"RINGLOOP_BACKEND", driver.ProfileEnv, uringcheck.RequireEnv, testenv.BackendsEnv}
 
 // withoutEnv returns env without the named variables.
 func withoutEnv(env []string, names ...string) []string {
