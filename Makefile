@@ -151,8 +151,9 @@ test-nocgo-steps:
 # tests of tests/builds with the go tool: a
 # service built without liburing's header fails on errors that each name the
 # fix, and with the tag builds and serves on epoll, logging "built without
-# liburing"; for darwin and windows the build stops on one line naming Linux
-# while tasks and timers vet clean.
+# liburing"; for darwin and windows the build stops on one line naming Linux,
+# for 32-bit GOARCHes on one line saying 64-bit is needed, while tasks and
+# timers vet clean.
 test-builds: testsum
 	$(STAGE) builds -- $(MAKE) --no-print-directory test-builds-steps
 test-builds-steps:
@@ -167,7 +168,9 @@ test-builds-steps:
 # package's tests built statically in its initramfs, runs them with -short on
 # the kernel's own features, and prints what the probe chose and a table;
 # then boots 6.12 again with io_uring disabled (sysctl), where the probe must
-# choose epoll and the integration suites run on it.
+# choose epoll and the integration suites run on it. A full run writes
+# tests/kernels/results/latest.json and renders README's kernel table from it:
+# commit both.
 KERNEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ringloop/kernels
 test-kernels: deps testsum
 	tests/kernels/fetch.sh tests/kernels/pins $(KERNEL_CACHE)
@@ -203,9 +206,12 @@ latency: deps
 
 # bench-quick: the headline rows of the comparison with net, gnet, fasthttp,
 # net/http and the C liburing server, one round (~2 min); bench-compare: the
-# full sweep, 5 alternating rounds (~40 min). Both write
-# bench/results/latest.{md,json,png} and print the tables; bench-readme
-# regenerates README's performance section from latest.json.
+# full sweep, 5 alternating rounds (~45 min). Both write
+# bench/results/latest.{md,json,png} and a copy in bench/results/history/, and
+# print the tables; bench-readme regenerates every passage that quotes a
+# result (README's table, TLS, WebSocket and default-score paragraphs and
+# kernel table, engine's doc) from bench/results/latest.json,
+# bench/results/history/ and tests/kernels/results/latest.json.
 bench-quick: deps
 	cd bench && $(GO) run ./cmd/bench -mode quick -command "make bench-quick"
 
