@@ -31,8 +31,8 @@ type Summary struct {
 	Verbose bool
 	Out     io.Writer
 
-	pkgs  map[string]*pkgRun
-	order []string
+	pkgs map[string]*pkgRun // each package's latest run
+	runs []*pkgRun          // every run, in the order they started
 	// Unlisted lists skips the allowlist does not name ("pkg Test: reason").
 	Unlisted []string
 	// Allowed lists the skips it names, with the allowlist's reason.
@@ -41,6 +41,7 @@ type Summary struct {
 
 // pkgRun is one package's tests while its events arrive.
 type pkgRun struct {
+	name    string // the import path
 	tally   *Tally
 	output  map[string][]string // a running test's output, kept until it ends
 	done    bool
@@ -80,10 +81,10 @@ func (s *Summary) Read(r io.Reader) error {
 
 func (s *Summary) pkg(name string) *pkgRun {
 	p := s.pkgs[name]
-	if p == nil {
-		p = &pkgRun{tally: NewTally(), output: map[string][]string{}}
+	if p == nil || p.done { // a stage may run a package again (fuzz targets of one package, one go test each)
+		p = &pkgRun{name: name, tally: NewTally(), output: map[string][]string{}}
 		s.pkgs[name] = p
-		s.order = append(s.order, name)
+		s.runs = append(s.runs, p)
 	}
 	return p
 }
@@ -178,9 +179,9 @@ func (s *Summary) endPackage(name string, p *pkgRun, failed bool) {
 
 // finish ends the packages whose end never came (the go command died).
 func (s *Summary) finish() {
-	for _, name := range s.order {
-		if p := s.pkgs[name]; !p.done {
-			s.endPackage(name, p, true)
+	for _, p := range s.runs {
+		if !p.done {
+			s.endPackage(p.name, p, true)
 		}
 	}
 }
@@ -195,14 +196,15 @@ func (s *Summary) rel(importPath string) string {
 // Counts is the leaf count over every package read so far.
 func (s *Summary) Counts() Counts {
 	var c Counts
-	for _, name := range s.order {
-		c.Add(s.pkgs[name].tally.Counts())
+	for _, p := range s.runs {
+		c.Add(p.tally.Counts())
 	}
 	return c
 }
 
-// Packages is how many packages reported.
-func (s *Summary) Packages() int { return len(s.order) }
+// Packages is how many package runs reported (a package run twice counts
+// twice).
+func (s *Summary) Packages() int { return len(s.runs) }
 
 // PackageTime is how long a package's test binary ran.
 type PackageTime struct {
@@ -214,8 +216,8 @@ type PackageTime struct {
 // stage lasts at least as long as its slowest package.
 func (s *Summary) Slowest(n int) []PackageTime {
 	var ps []PackageTime
-	for _, name := range s.order {
-		ps = append(ps, PackageTime{s.rel(name), s.pkgs[name].elapsed})
+	for _, p := range s.runs {
+		ps = append(ps, PackageTime{s.rel(p.name), p.elapsed})
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Seconds > ps[j].Seconds })
 	return ps[:min(n, len(ps))]

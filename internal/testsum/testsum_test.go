@@ -192,3 +192,28 @@ func TestSlowest(t *testing.T) {
 		t.Errorf("slowest %v", got)
 	}
 }
+
+// TestPackageRunTwice: a stage that runs one package's tests twice (make
+// fuzz runs two fuzz targets of websocket, one go test each) counts both
+// runs; the second run's output once crashed the summary (its package had
+// ended and dropped its output map).
+func TestPackageRunTwice(t *testing.T) {
+	run := strings.Join([]string{
+		`{"Action":"start","Package":"m/w"}`,
+		`{"Action":"run","Package":"m/w","Test":"FuzzA"}`,
+		`{"Action":"output","Package":"m/w","Test":"FuzzA","Output":"fuzz: elapsed: 0s\n"}`,
+		`{"Action":"pass","Package":"m/w","Test":"FuzzA"}`,
+		`{"Action":"pass","Package":"m/w"}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	s := &Summary{Stage: "fuzz", Module: "m", Out: &out}
+	if err := s.Read(strings.NewReader(run + strings.ReplaceAll(run, "FuzzA", "FuzzB"))); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Counts(), (Counts{Passed: 2}); got != want {
+		t.Errorf("counts %v, want %v", got, want)
+	}
+	if s.Packages() != 2 {
+		t.Errorf("%d package runs, want 2", s.Packages())
+	}
+}
