@@ -2,6 +2,7 @@ package testsum
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -215,5 +216,33 @@ func TestPackageRunTwice(t *testing.T) {
 	}
 	if s.Packages() != 2 {
 		t.Errorf("%d package runs, want 2", s.Packages())
+	}
+}
+
+// TestRepositoryAllowlist: tests/skips.txt parses, and its every-stage
+// entries reach the kernel boots too (a bare `*` stops at the slash of
+// "kernels/6.1": the VMs once failed on skips the host allowed).
+func TestRepositoryAllowlist(t *testing.T) {
+	f, err := os.Open("../../tests/skips.txt")
+	if os.IsNotExist(err) {
+		t.Skip("no source tree here (a test binary copied alone, as in the kernel VMs)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := ParseAllowlist(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stage := range []string{"race", "nocgo", "kernels/5.10", "kernels/6.12-nouring"} {
+		for _, c := range [][2]string{{"tests", "TestChildUringGate"}, {"httpserver", "FuzzParser/seed#104"}} {
+			if _, ok := a.Allowed(stage, c[0], c[1]); !ok {
+				t.Errorf("%s %s %s: not allowed", stage, c[0], c[1])
+			}
+		}
+	}
+	if _, ok := a.Allowed("kernels/6.1", "engine", "TestHandoff"); ok {
+		t.Error("engine TestHandoff allowed to skip on 6.1, which has MSG_RING")
 	}
 }
