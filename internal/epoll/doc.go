@@ -1,11 +1,16 @@
-// Package epoll is the epoll I/O driver: it implements the
-// driver.Driver contract with readiness underneath, the model of Netty's
-// NioEventLoop and EpollEventLoop, and is what ringloop runs on where io_uring
-// is missing or refused (containers, old kernels, CGO_ENABLED=0). It uses only
-// golang.org/x/sys/unix. Its code lives in internal/epollcore, which the
-// io_uring driver's readiness variant (uring.NewReady) shares: that one
-// keeps everything below except that the receives and sends of ready fds go
-// to the kernel as one io_uring batch per Wait.
+// Package epoll is the epoll I/O driver: it implements the driver.Driver
+// contract with readiness underneath, the model of Netty's NioEventLoop and
+// EpollEventLoop. It uses only golang.org/x/sys/unix and comes in two forms:
+//
+//   - plain (New): the driver performs each ready fd's recv, send and accept
+//     itself. ringloop runs it where io_uring is missing or refused
+//     (containers, old kernels, CGO_ENABLED=0) or when epoll is asked for.
+//   - batched (NewBatched): the same driver hands the receives and sends of
+//     one Wait to a Batch, which performs them together; the io_uring
+//     driver's readiness variant (uring.NewReady), the default for a parked
+//     loop on io_uring, is this form with a Batch that issues them as one
+//     io_uring_enter. Everything below holds for both, except where
+//     a receive or send is performed.
 //
 // # Model
 //

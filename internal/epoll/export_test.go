@@ -1,16 +1,13 @@
 package epoll
 
-import (
-	"time"
+import "time"
 
-	"github.com/ringloop/ringloop/internal/epollcore"
-)
+// Pwait2Timeout (tests, on the waiting goroutine) returns the timeout d's
+// last epoll_pwait2 call received; ResetPwait2Timeout clears it.
+func Pwait2Timeout(d *Driver) time.Duration { return time.Duration(d.ts.Nano()) }
 
-// Pwait2Timeout (tests only, on the waiting goroutine) returns the timeout
-// the last epoll_pwait2 call received; ResetPwait2Timeout clears it.
-func Pwait2Timeout(d *Driver) time.Duration { return epollcore.Pwait2Timeout(d) }
+func ResetPwait2Timeout(d *Driver) { d.ts.Sec, d.ts.Nsec = 0, 0 }
 
-func ResetPwait2Timeout(d *Driver) { epollcore.ResetPwait2Timeout(d) }
-
-// WakeFD returns d's eventfd (see epollcore.WakeFD).
-func WakeFD(d *Driver) int { return epollcore.WakeFD(d) }
+// WakeFD returns d's eventfd, whose count (in /proc/self/fdinfo) says how
+// many Wakes wrote it: the eventfd is never read.
+func WakeFD(d *Driver) int { return d.efd }

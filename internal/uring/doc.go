@@ -75,7 +75,7 @@
 //
 // NewReady builds the variant the engine gives a parked loop. Readiness
 // comes from an epoll set, with the epoll driver's own code (package
-// internal/epollcore: registration, edges, accepts, connects, closes,
+// internal/epoll's batched form: registration, edges, accepts, connects, closes,
 // polls), and the loop parks on the epoll fd in Go's netpoller as the epoll
 // driver's parked loop does; the ring has no eventfd. The receives and sends
 // of the fds found ready are queued as RECV and SEND SQEs with MSG_DONTWAIT

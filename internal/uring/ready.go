@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ringloop/ringloop/internal/driver"
-	"github.com/ringloop/ringloop/internal/epollcore"
+	"github.com/ringloop/ringloop/internal/epoll"
 	"github.com/ringloop/ringloop/internal/liburing"
 	"golang.org/x/sys/unix"
 )
@@ -32,14 +32,14 @@ func NewReady(cfg driver.Config) (driver.Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := epollcore.NewBatched(cfg, b)
+	d, err := epoll.NewBatched(cfg, b)
 	if err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-// readyBatch is epollcore.Batch on a plain ring that it drives from Go:
+// readyBatch is epoll.Batch on a plain ring that it drives from Go:
 // it writes the SQEs into the ring's shared memory, enters the kernel with
 // a raw system call and reads the CQEs back, so a flush costs no cgo call
 // and the goroutine keeps its P throughout (a cgo call lasting as long as

@@ -5,7 +5,7 @@ package uring
 import (
 	"time"
 
-	"github.com/ringloop/ringloop/internal/epollcore"
+	"github.com/ringloop/ringloop/internal/epoll"
 	"golang.org/x/sys/unix"
 	"testing"
 
@@ -36,7 +36,7 @@ func newReadyWithBatch(t *testing.T, cfg driver.Config) (driver.Driver, *readyBa
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := epollcore.NewBatched(cfg, b)
+	d, err := epoll.NewBatched(cfg, b)
 	if err != nil {
 		t.Fatal(err)
 	}

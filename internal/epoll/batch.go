@@ -1,4 +1,4 @@
-package epollcore
+package epoll
 
 import (
 	"github.com/ringloop/ringloop/internal/driver"
@@ -12,7 +12,7 @@ import (
 // the kernel in one io_uring_enter, where, issued with MSG_DONTWAIT, each
 // completes inline or fails with EAGAIN (which clears the fd's readiness,
 // as a failed recv(2) would). Readiness, registration, accepts, connects,
-// closes and polls stay the driver's, as in the epoll driver.
+// closes and polls stay the driver's, as in the plain form.
 type Batch interface {
 	// Recv queues a receive on fd into a buffer of the batch; false: no
 	// buffer is free until the next Flush.
@@ -182,7 +182,7 @@ func (d *Driver) sendResult(fd int, st *fdState, res int32) {
 
 // awaitWritable clears the fd's write readiness after a send that found its
 // buffer full, and registers the fd now if it is not: the submission phase
-// tries the sends of an unregistered fd blindly, and only the epoll driver
+// tries the sends of an unregistered fd blindly, and only the plain form
 // learns of a full buffer before it decides whether to register. Left
 // unregistered, the fd would be tried again at once, forever.
 func (d *Driver) awaitWritable(fd int, st *fdState) {

@@ -1,4 +1,4 @@
-package epollcore
+package epoll
 
 import (
 	"github.com/ringloop/ringloop/internal/driver"

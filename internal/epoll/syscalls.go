@@ -1,4 +1,4 @@
-package epollcore
+package epoll
 
 import (
 	"unsafe"
