@@ -2,7 +2,6 @@ package epoll
 
 import (
 	"github.com/ringloop/ringloop/internal/driver"
-	"golang.org/x/sys/unix"
 )
 
 // Batch performs the receives and sends of ready fds for a driver made by
@@ -59,33 +58,6 @@ func NewBatched(cfg driver.Config, b Batch) (*Driver, error) {
 	return d, nil
 }
 
-// batchRecv queues the fd's receive, flushing a batch that has no buffer
-// left first (its results are handled now, so the fd is checked again).
-func (d *Driver) batchRecv(fd int, st *fdState) {
-	if st.flags&fRecvBusy != 0 {
-		return
-	}
-	key := batchKey(fd, keyRecv)
-	if !d.batch.Recv(fd, key) {
-		d.flushBatch()
-		if st.flags&(fRecv|fReadyIn|fClosing|fRecvBusy) != fRecv|fReadyIn || d.closed.Load() || !d.batch.Recv(fd, key) {
-			d.queueRun(fd, st)
-			return
-		}
-	}
-	st.flags |= fRecvBusy
-}
-
-// batchSend queues the fd's head send.
-func (d *Driver) batchSend(fd int, st *fdState) {
-	if st.flags&fSendBusy != 0 {
-		return
-	}
-	op := &st.sends[st.sendAt]
-	d.batch.Send(fd, op.p[op.off:], batchKey(fd, keySend))
-	st.flags |= fSendBusy
-}
-
 // flushBatch performs the queued ops and hands out their results.
 func (d *Driver) flushBatch() {
 	if d.batch.Queued() {
@@ -112,82 +84,5 @@ func (d *Driver) batchResults() {
 		} else {
 			d.recvResult(fd, st, res, data)
 		}
-	}
-}
-
-func (d *Driver) recvResult(fd int, st *fdState, res int32, data []byte) {
-	if st.flags&fRecvBusy == 0 {
-		return // the op ended meanwhile (CloseFD, Rebuild)
-	}
-	st.flags &^= fRecvBusy
-	t := st.recvTag
-	if st.flags&fRecvCancel != 0 {
-		// Bytes the kernel already took still arrive, then the cancel.
-		st.flags &^= fRecv | fRecvCancel
-		d.queueSub(fd, st)
-		if res > 0 {
-			d.emit(t, res, true, data)
-		}
-		d.post(t, ecanceled)
-		return
-	}
-	switch {
-	case res > 0:
-		if int(res) < d.cfg.BufferSize && st.flags&fHup == 0 && d.isStream(fd, st) {
-			st.flags &^= fReadyIn // a short read drained the queue
-		} else {
-			d.queueRun(fd, st)
-		}
-		d.emit(t, res, true, data)
-	case res == -int32(unix.EAGAIN):
-		st.flags &^= fReadyIn
-	case res == -int32(unix.EINTR):
-		d.queueRun(fd, st)
-	default: // EOF or an error: final
-		st.flags &^= fRecv
-		d.queueSub(fd, st)
-		d.emit(t, res, false, nil)
-	}
-}
-
-func (d *Driver) sendResult(fd int, st *fdState, res int32) {
-	if st.flags&fSendBusy == 0 || !st.hasSends() {
-		return // ended meanwhile
-	}
-	st.flags &^= fSendBusy
-	d.queueSub(fd, st) // the next send, a registration to change
-	op := &st.sends[st.sendAt]
-	switch {
-	case res >= 0:
-		op.off += int(res)
-		if op.off >= len(op.p) {
-			t, l := st.popSend()
-			d.emit(t, int32(l), false, nil)
-			return
-		}
-		d.awaitWritable(fd, st) // partial: the buffer is full
-	case res == -int32(unix.EAGAIN):
-		d.awaitWritable(fd, st)
-	case res == -int32(unix.EINTR):
-	default:
-		t, _ := st.popSend()
-		d.emit(t, res, false, nil)
-		return
-	}
-	if op.cancel {
-		t, _ := st.popSend()
-		d.emit(t, ecanceled, false, nil)
-	}
-}
-
-// awaitWritable clears the fd's write readiness after a send that found its
-// buffer full, and registers the fd now if it is not: the submission phase
-// tries the sends of an unregistered fd blindly, and only the plain form
-// learns of a full buffer before it decides whether to register. Left
-// unregistered, the fd would be tried again at once, forever.
-func (d *Driver) awaitWritable(fd int, st *fdState) {
-	st.flags &^= fReadyOut
-	if st.flags&fRegistered == 0 {
-		d.register(fd, st, unix.EPOLL_CTL_ADD)
 	}
 }

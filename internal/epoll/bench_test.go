@@ -3,8 +3,9 @@ package epoll_test
 import (
 	"unsafe"
 
-	"golang.org/x/sys/unix"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/drivertest"

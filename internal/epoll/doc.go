@@ -80,6 +80,23 @@
 // completion or a Wake. Wake writes an eventfd, which is registered
 // edge-triggered and never read: every write raises an edge.
 //
+// # System calls
+//
+// The socket calls are raw wrappers (no Sockaddr decoding, no allocation,
+// errno as a value). Those that cannot block (non-blocking socket calls,
+// epoll_wait with a zero timeout) use RawSyscall6, skipping the scheduler's
+// entersyscall/exitsyscall hand-off that would otherwise be paid on every
+// op; only a wait that may block goes through Syscall6, so the runtime can
+// run other goroutines meanwhile.
+//
+// # Files
+//
+// One file per op family holds its method, what Wait does for it and, for
+// receives and sends, its batched form: accept.go, recv.go, send.go,
+// connect.go, poll.go, cancel.go, closefd.go; interest.go registers fds and
+// records readiness, timeout.go and wake.go are how Wait ends, wait.go runs
+// the phases, batch.go hands receives and sends to a Batch.
+//
 // # Ownership
 //
 // fds used with the driver must be closed through CloseFD while they have

@@ -1,7 +1,6 @@
 package epoll
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -12,38 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReadBudget is how many reads one armed receive may make per Wait before
-// the driver moves on to other fds (Netty's maxMessagesPerRead); the fd is
-// resumed at the next Wait.
-const ReadBudget = 16
-
-// AcceptBudget is how many connections one armed accept may take per Wait
-// before the driver moves on; the listener is resumed at the next Wait.
-const AcceptBudget = 64
-
-// DefaultBufferSize is the size of the loop-owned receive buffer (the most
-// one read takes) when Config.BufferSize is 0.
-const DefaultBufferSize = 16 << 10
-
 // The epoll_wait event array starts at Netty's SelectedSelectionKeySet size
 // and doubles, up to maxEvents, whenever a wait fills it.
 const (
 	initialEvents = 1024
 	maxEvents     = 64 << 10
 )
-
-// The interest every registered fd has, for its whole registration (plus
-// EPOLLPRI while a poll asks for it).
-const interest = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
-
-// wakeMark is the event data of the eventfd (no user fd is negative).
-const wakeMark = -1
-
-// wakeVal is the 8-byte value one Wake writes to the eventfd.
-var wakeVal = func() (b [8]byte) {
-	binary.NativeEndian.PutUint64(b[:], 1)
-	return
-}()
 
 // Driver is the epoll driver. Its methods follow driver.Driver: one loop
 // goroutine uses it, except Wake.
@@ -143,50 +116,18 @@ func (d *Driver) usePark(epfd int) error {
 	return nil
 }
 
-func (d *Driver) addWake(epfd int) error {
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: wakeMark}
-	return unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, d.efd, &ev)
-}
-
-// probe decides the wait call and records the reasons.
+// probe decides the wait call and gathers each op family's reason: the
+// Batch's for receives and sends in the batched form.
 func (d *Driver) probe() driver.Features {
 	f := driver.Features{Backend: d.Name(), Profile: d.cfg.Profile}
-	switch {
-	case !d.cfg.Profile.AtLeast(5, 11):
-		f.Reasons = append(f.Reasons, fmt.Sprintf("wait: epoll_wait, timeouts rounded up to whole ms (profile %s predates epoll_pwait2, 5.11)", d.cfg.Profile))
-	default:
-		if errno := d.pwait2Probe(); errno != 0 {
-			f.Reasons = append(f.Reasons, fmt.Sprintf("wait: epoll_wait, timeouts rounded up to whole ms (epoll_pwait2: %s)", errnoName(errno)))
-		} else {
-			d.pwait2 = true
-			f.EpollPwait2 = true
-			f.Reasons = append(f.Reasons, "wait: epoll_pwait2, nanosecond timeouts")
-		}
-	}
-	f.Reasons = append(f.Reasons,
-		"interest: edge-triggered EPOLLIN|EPOLLOUT|EPOLLRDHUP, added once per fd, no epoll_ctl per op")
+	f.Reasons = append(f.Reasons, d.probeTimeout(&f), interestReason)
 	if d.batch != nil {
 		f.Reasons = append(f.Reasons, d.batch.Reasons()...)
 	} else {
-		f.Reasons = append(f.Reasons,
-			fmt.Sprintf("recv: up to %d reads of %d B per fd per Wait, then the next fd (fairness)", ReadBudget, d.cfg.BufferSize),
-			"send: tried in Wait's submission phase; EPOLLOUT edge continues partial sends")
+		f.Reasons = append(f.Reasons, d.recvReason(), sendReason)
 	}
-	f.Reasons = append(f.Reasons,
-		fmt.Sprintf("accept: accept4 NONBLOCK|CLOEXEC, up to %d per listener per Wait", AcceptBudget))
-	if d.cfg.Parked {
-		f.Reasons = append(f.Reasons, "wake: a past read deadline on the parked epoll fd readies the loop goroutine with no system call (eventfd only for a Wait inside a callback)")
-	} else {
-		f.Reasons = append(f.Reasons, "wake: eventfd, edge-triggered, never read")
-	}
+	f.Reasons = append(f.Reasons, acceptReason, d.wakeReason())
 	return f
-}
-
-// pwait2Probe calls epoll_pwait2 with a zero timeout and returns its errno.
-func (d *Driver) pwait2Probe() unix.Errno {
-	d.ts = unix.Timespec{}
-	_, errno := epollPwait2Raw(d.epfd, d.events[:1], &d.ts)
-	return errno
 }
 
 func errnoName(e unix.Errno) string {
@@ -209,30 +150,6 @@ func (d *Driver) Features() driver.Features {
 	f := d.features
 	f.Reasons = append([]string(nil), f.Reasons...)
 	return f
-}
-
-// Wake makes a blocked or the next Wait return; safe from any goroutine.
-func (d *Driver) Wake() error {
-	d.wakers.Add(1)
-	defer d.wakers.Add(-1)
-	if d.closed.Load() {
-		return driver.ErrClosed
-	}
-	d.park.Wake()
-	if d.cfg.Parked && d.rawWaits.Load() == 0 {
-		return nil // the Waiter ends a park by itself
-	}
-	for {
-		_, err := unix.Write(d.efd, wakeVal[:])
-		switch err {
-		case nil, unix.EAGAIN: // EAGAIN: the counter is full, a wake is pending
-			return nil
-		case unix.EINTR:
-			continue
-		default:
-			return fmt.Errorf("epoll: wake: %w", err)
-		}
-	}
 }
 
 // Close releases the epoll set and the eventfd; armed ops are dropped

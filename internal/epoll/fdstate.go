@@ -71,15 +71,6 @@ func (st *fdState) popSend() (driver.Tag, int) {
 	return op.tag, len(op.p)
 }
 
-// interest is the fd's epoll mask: the stable one, plus EPOLLPRI for a poll
-// that asks for urgent data (a new poll always re-registers with MOD).
-func (st *fdState) interest() uint32 {
-	if st.flags&fPoll != 0 {
-		return interest | st.pollEvents&unix.EPOLLPRI
-	}
-	return interest
-}
-
 // hasOps reports whether any op is armed on the fd.
 func (st *fdState) hasOps() bool { return st.flags&opMask != 0 || st.hasSends() }
 
@@ -183,4 +174,40 @@ func (d *Driver) endAll(st *fdState, res int32) {
 	}
 	st.flags &^= opMask | fPollNew
 	st.pollReady = 0
+}
+
+const (
+	ecanceled = -int32(unix.ECANCELED)
+	ebusy     = -int32(unix.EBUSY)
+	ebadf     = -int32(unix.EBADF)
+)
+
+// arm prepares a single-instance op of kind flag on fd; it reports false
+// (and ends t) when the op cannot be armed.
+func (d *Driver) arm(fd int, t driver.Tag, flag uint32) *fdState {
+	st := d.target(fd, t)
+	if st == nil {
+		return nil
+	}
+	if st.flags&flag != 0 {
+		d.post(t, ebusy)
+		return nil
+	}
+	st.arming()
+	st.flags |= flag
+	d.queueSub(fd, st)
+	return st
+}
+
+// target returns the state of fd for an op being prepared under t, or nil
+// when the driver is closed or fd is negative (t then ends with -EBADF).
+func (d *Driver) target(fd int, t driver.Tag) *fdState {
+	if d.closed.Load() {
+		return nil
+	}
+	if fd < 0 {
+		d.post(t, ebadf)
+		return nil
+	}
+	return d.state(fd)
 }

@@ -2,7 +2,6 @@ package epoll
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/ringloop/ringloop/internal/driver"
@@ -154,64 +153,6 @@ func (d *Driver) parkPoll() (int, error) {
 	}
 }
 
-// epollWait waits for events: nanosecond timeouts through epoll_pwait2,
-// else whole milliseconds rounded up.
-func (d *Driver) epollWait(timeout time.Duration) (int, unix.Errno) {
-	var n int
-	var errno unix.Errno
-	switch {
-	case timeout < 0:
-		n, errno = epollWaitRaw(d.epfd, d.events, -1)
-	case timeout == 0:
-		n, errno = epollWaitRaw(d.epfd, d.events, 0)
-	case d.pwait2:
-		d.ts = unix.NsecToTimespec(int64(timeout))
-		n, errno = epollPwait2Raw(d.epfd, d.events, &d.ts)
-	default:
-		ms := (timeout + time.Millisecond - 1) / time.Millisecond
-		if ms > math.MaxInt32 {
-			ms = math.MaxInt32
-		}
-		n, errno = epollWaitRaw(d.epfd, d.events, int(ms))
-	}
-	return n, errno
-}
-
-// handleEvents records readiness and queues the fds; it reports a wake.
-func (d *Driver) handleEvents(n int) bool {
-	woke := false
-	for i := 0; i < n; i++ {
-		ev := &d.events[i]
-		if ev.Fd == wakeMark {
-			woke = true
-			continue
-		}
-		fd := int(ev.Fd)
-		st := d.lookup(fd)
-		if st == nil || st.flags&fRegistered == 0 || uint32(ev.Pad) != st.gen {
-			continue // from an earlier registration of this fd number
-		}
-		e := ev.Events
-		if e&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-			st.flags |= fReadyIn
-		}
-		if e&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-			st.flags |= fReadyOut
-		}
-		if e&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-			st.flags |= fHup
-		}
-		if st.flags&fPoll != 0 {
-			st.pollReady |= e & (st.pollEvents | unix.EPOLLERR | unix.EPOLLHUP)
-		}
-		d.queueRun(fd, st)
-	}
-	if n == len(d.events) && len(d.events) < maxEvents {
-		d.events = make([]unix.EpollEvent, 2*len(d.events))
-	}
-	return woke
-}
-
 // submit performs the prepared ops: closes, connects, sends, registrations.
 func (d *Driver) submit() {
 	for i := 0; i < len(d.subq); i++ {
@@ -225,14 +166,7 @@ func (d *Driver) submit() {
 
 func (d *Driver) submitFD(fd int, st *fdState) {
 	if st.flags&fClosing != 0 {
-		d.endAll(st, ecanceled)
-		res := int32(0)
-		if err := unix.Close(fd); err != nil && err != unix.EINTR {
-			res = negErrno(err)
-		}
-		// Closing removed the fd from the epoll set; forget its readiness.
-		st.flags &= queueMask
-		d.post(st.closeTag, res)
+		d.closeNow(fd, st)
 		return
 	}
 	if st.flags&fConnectNew != 0 {
@@ -261,112 +195,6 @@ func (d *Driver) submitFD(fd int, st *fdState) {
 		// fd directly and its number can be reused.
 		unix.EpollCtl(d.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 		st.flags &^= fRegistered | fVerify | readyMask
-	}
-}
-
-// register adds fd to the set under a new generation, or modifies its
-// registration (falling back to an add when the fd number now names a file
-// the set does not hold).
-func (d *Driver) register(fd int, st *fdState, op int) {
-	if op == unix.EPOLL_CTL_ADD {
-		st.gen++
-		st.flags &^= readyMask
-	}
-	ev := unix.EpollEvent{Events: st.interest(), Fd: int32(fd), Pad: int32(st.gen)}
-	err := unix.EpollCtl(d.epfd, op, fd, &ev)
-	switch {
-	case err == unix.EEXIST && op == unix.EPOLL_CTL_ADD:
-		// Still registered from before its owner reused the fd number.
-		err = unix.EpollCtl(d.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
-	case err == unix.ENOENT && op == unix.EPOLL_CTL_MOD:
-		// Closed by its owner (which left the set) and the number reused.
-		st.gen++
-		st.flags &^= readyMask
-		ev.Pad = int32(st.gen)
-		err = unix.EpollCtl(d.epfd, unix.EPOLL_CTL_ADD, fd, &ev)
-	}
-	if err != nil {
-		st.flags &^= fRegistered | readyMask
-		d.endAll(st, negErrno(err))
-		return
-	}
-	st.flags |= fRegistered
-}
-
-// runnable reports whether known readiness lets an armed op progress.
-func (d *Driver) runnable(st *fdState) bool {
-	f := st.flags
-	return f&(fRecv|fAccept) != 0 && f&fReadyIn != 0 ||
-		f&fConnecting != 0 && f&fReadyOut != 0 ||
-		st.pollReady != 0
-}
-
-// startConnect issues connect(2).
-func (d *Driver) startConnect(fd int, st *fdState) {
-	sa := st.sa
-	st.sa = nil
-	st.flags &^= fConnectNew
-	err := unix.Connect(fd, sa)
-	switch err {
-	case nil:
-		d.post(st.connectTag, 0)
-	case unix.EINPROGRESS, unix.EINTR:
-		st.flags |= fConnecting
-		st.flags &^= fReadyOut // wait for the edge the connection raises
-	default:
-		d.post(st.connectTag, negErrno(err))
-	}
-}
-
-// finishConnect reads SO_ERROR once the connecting socket raised an edge.
-func (d *Driver) finishConnect(fd int, st *fdState) {
-	st.flags &^= fConnecting
-	res := int32(0)
-	soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	switch {
-	case err != nil:
-		res = negErrno(err)
-	case soerr != 0:
-		res = -int32(soerr)
-	}
-	d.emit(st.connectTag, res, false, nil)
-}
-
-// sendReady writes the fd's queued sends: itself, or through the Batch.
-func (d *Driver) sendReady(fd int, st *fdState) {
-	if d.batch != nil {
-		d.batchSend(fd, st)
-		return
-	}
-	d.flushSends(fd, st)
-}
-
-// flushSends writes queued sends in order until one blocks.
-func (d *Driver) flushSends(fd int, st *fdState) {
-	for st.hasSends() {
-		op := &st.sends[st.sendAt]
-		n, errno := sendRaw(fd, op.p[op.off:])
-		switch errno {
-		case 0:
-		case unix.EAGAIN:
-			st.flags &^= fReadyOut
-			return
-		case unix.EINTR:
-			continue
-		default:
-			t, _ := st.popSend()
-			d.emit(t, -int32(errno), false, nil)
-			continue
-		}
-		op.off += n
-		if op.off < len(op.p) {
-			// A partial write means the socket buffer is full, and the kernel
-			// will raise EPOLLOUT when it drains.
-			st.flags &^= fReadyOut
-			return
-		}
-		t, l := st.popSend()
-		d.emit(t, int32(l), false, nil)
 	}
 }
 
@@ -449,81 +277,6 @@ func (d *Driver) runFD(fd int, st *fdState) {
 		}
 	}
 	if st.flags&(fPoll|fClosing) == fPoll && st.pollReady != 0 {
-		ready := st.pollReady
-		st.pollReady = 0
-		d.emit(st.pollTag, int32(ready), true, nil)
+		d.runPoll(st)
 	}
-}
-
-func (d *Driver) acceptLoop(fd int, st *fdState) {
-	t := st.acceptTag
-	for i := 0; i < AcceptBudget; i++ {
-		nfd, errno := accept4Raw(fd)
-		switch errno {
-		case 0:
-			d.emit(t, int32(nfd), true, nil)
-			if st.flags&(fAccept|fClosing) != fAccept || st.acceptTag != t {
-				return
-			}
-		case unix.EAGAIN:
-			st.flags &^= fReadyIn
-			return
-		case unix.EINTR, unix.ECONNABORTED:
-		default:
-			st.flags &^= fAccept
-			d.emit(t, -int32(errno), false, nil)
-			d.queueSub(fd, st)
-			return
-		}
-	}
-	d.queueRun(fd, st) // budget spent: resume at the next Wait
-}
-
-func (d *Driver) recvLoop(fd int, st *fdState) {
-	t := st.recvTag
-	buf := d.buf
-	for i := 0; i < ReadBudget; i++ {
-		n, errno := recvRaw(fd, buf)
-		switch errno {
-		case 0:
-		case unix.EAGAIN:
-			st.flags &^= fReadyIn
-			return
-		case unix.EINTR:
-			continue
-		default:
-			st.flags &^= fRecv
-			d.emit(t, -int32(errno), false, nil)
-			d.queueSub(fd, st)
-			return
-		}
-		if n == 0 {
-			st.flags &^= fRecv
-			d.emit(t, 0, false, nil)
-			d.queueSub(fd, st)
-			return
-		}
-		d.emit(t, int32(n), true, buf[:n])
-		if st.flags&(fRecv|fClosing) != fRecv || st.recvTag != t {
-			return
-		}
-		if n < len(buf) && st.flags&fHup == 0 && d.isStream(fd, st) {
-			// The queue is empty; new data raises a new edge.
-			st.flags &^= fReadyIn
-			return
-		}
-	}
-	d.queueRun(fd, st) // budget spent: resume at the next Wait
-}
-
-// isStream reports (once per registration) whether fd is a SOCK_STREAM
-// socket, where a short read proves the receive queue empty.
-func (d *Driver) isStream(fd int, st *fdState) bool {
-	if st.flags&fStreamKnown == 0 {
-		st.flags |= fStreamKnown
-		if typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err == nil && typ == unix.SOCK_STREAM {
-			st.flags |= fStream
-		}
-	}
-	return st.flags&fStream != 0
 }
