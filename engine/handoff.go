@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"sync"
 	"sync/atomic"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/tasks"
@@ -18,8 +14,9 @@ import (
 //
 //   - MSG_RING: when both loops run io_uring with IORING_OP_MSG_RING (5.18)
 //     and the target loop has started (its ring is enabled), the accepting
-//     loop posts a completion on the target's ring whose tag is
-//     (listener id, generation, opHandoff) and whose result is the fd. The
+//     loop posts a completion on the target's ring whose tag is (the
+//     listener's slot in the target's inbox, its generation, opHandoff) and
+//     whose result is the fd. The
 //     message rides in the accepting loop's next submission, with every
 //     other op of the iteration, and wakes the target without an eventfd
 //     write or a task-ring entry. The target's onCompletion routes opHandoff
@@ -30,10 +27,11 @@ import (
 //     task on the target's control ring (never its task ring, which the
 //     user may bound: a full one would drop the connection).
 //
-// Listener ids come from a small process-wide table read only on receipt. An
-// id stays reserved until its listener has closed and every message sent
-// with it has been received, so a late message never finds another
-// listener.
+// A message's tag names the listener by its slot in the target loop's
+// inbox (handoffinbox.go), the one place the target reads on receipt. A
+// listener takes a slot in each loop it sends to, on its first message
+// there, and keeps it until it has closed and every message it sent has been
+// received, so a late message never finds another listener.
 //
 // A message must not reach a ring that has been closed or replaced: the
 // sender's driver reads the target's ring fd when the message is prepared
@@ -89,13 +87,16 @@ type HandoffStats struct {
 // by the accepting loop and read from anywhere.
 type handoffState struct {
 	mode                 atomic.Uint32
-	registered           bool   // accepting loop only
-	id, gen              uint32 // registry slot, set on the first MSG_RING
+	registered           bool                   // accepting loop only: the close callback is set
+	routes               map[*Loop]handoffRoute // accepting loop only until closed: its slot in each target's inbox
 	local, task, msgRing atomic.Uint64
 	fallback             atomic.Uint64
 	inflight             atomic.Int64 // messages sent, not yet received
 	closed, released     atomic.Bool
 }
+
+// handoffRoute is a listener's slot in one target loop's inbox.
+type handoffRoute struct{ id, gen uint32 }
 
 // SetHandoff chooses how connections accepted from now on are handed to
 // other loops. Safe from any goroutine; to cover every connection, call it on
@@ -147,30 +148,37 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 		return false
 	}
 	dst := target.drv
-	ht := handoffTargetOf(target)
-	ht.inflight.Add(1)
+	in := target.handoffInbox()
+	in.inflight.Add(1)
 	if target.State() != Started {
-		ht.inflight.Add(-1)
+		in.inflight.Add(-1)
 		return false
 	}
 	if !ln.ho.registered {
 		ln.ho.registered = true
-		ln.ho.id, ln.ho.gen = handoffs.add(ln)
 		ln.closed.AddListener(tasks.Inline, func(tasks.Future[struct{}]) {
 			ln.ho.closed.Store(true)
 			if ln.ho.inflight.Load() == 0 {
-				ln.releaseHandoffID()
+				ln.releaseRoutes()
 			}
 		})
 	}
+	rt, ok := ln.ho.routes[target]
+	if !ok {
+		if ln.ho.routes == nil {
+			ln.ho.routes = map[*Loop]handoffRoute{}
+		}
+		rt = in.addSender(ln)
+		ln.ho.routes[target] = rt
+	}
 	ln.ho.inflight.Add(1)
-	s := &sentHandoff{ln: ln, target: target, ht: ht, fd: fd}
+	s := &sentHandoff{ln: ln, target: target, fd: fd}
 	s.idx, s.gen = ln.loop.reg.add(s)
-	if err := src.MsgRing(dst, makeTag(ln.ho.id, ln.ho.gen, opHandoff), int32(fd), makeTag(s.idx, s.gen, opMsgSent)); err != nil {
+	if err := src.MsgRing(dst, makeTag(rt.id, rt.gen, opHandoff), int32(fd), makeTag(s.idx, s.gen, opMsgSent)); err != nil {
 		ln.loop.reg.remove(s.idx, s.gen)
 		ln.ho.fallback.Add(1)
 		ln.handoffDone()
-		ht.inflight.Add(-1)
+		in.inflight.Add(-1)
 		return false
 	}
 	ln.ho.msgRing.Add(1)
@@ -183,7 +191,6 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 type sentHandoff struct {
 	ln       *Listener
 	target   *Loop
-	ht       *handoffTarget
 	fd       int
 	idx, gen uint32
 }
@@ -196,7 +203,7 @@ func (s *sentHandoff) complete(_ opKind, c *driver.Completion) {
 	}
 	// The kernel refused it after MsgRing returned: the target will never
 	// see it, so the counts come down here and the fd goes as a task.
-	s.ht.inflight.Add(-1)
+	s.target.inbox.inflight.Add(-1)
 	ln.handoffDone()
 	ln.ho.msgRing.Add(^uint64(0))
 	ln.ho.fallback.Add(1)
@@ -210,134 +217,20 @@ func (s *sentHandoff) shutdown() {}
 // message was posted is unknown, so the fd is left to the target.
 func (s *sentHandoff) abandon() { s.ln.loop.reg.remove(s.idx, s.gen) }
 
-// handoffTarget counts the MSG_RING hand-offs in flight towards one loop.
-type handoffTarget struct {
-	inflight atomic.Int64
-	once     sync.Once
-}
-
-// handoffTargets maps a target *Loop to its *handoffTarget; an entry lives
-// until its loop terminates.
-var handoffTargets sync.Map
-
-// handoffDrainTimeout bounds how long a shutting-down loop waits for
-// hand-offs in flight towards it (one the kernel refused never arrives).
-const handoffDrainTimeout = time.Second
-
-// handoffTargetOf returns l's counter, registering (once, before any message
-// is counted) the shutdown hook that waits for the messages in flight.
-func handoffTargetOf(l *Loop) *handoffTarget {
-	v, ok := handoffTargets.Load(l)
-	if !ok {
-		v, _ = handoffTargets.LoadOrStore(l, &handoffTarget{})
-	}
-	ht := v.(*handoffTarget)
-	ht.once.Do(func() {
-		l.AddShutdownHook(func() { l.drainHandoffs(ht) })
-	})
-	if l.State() == Terminated { // terminate's Delete may have come first
-		handoffTargets.Delete(l)
-	}
-	return ht
-}
-
-// drainHandoffs reaps the ring until every hand-off in flight towards l has
-// arrived, or handoffDrainTimeout passed (a shutdown hook, on the loop).
-func (l *Loop) drainHandoffs(ht *handoffTarget) {
-	end := now() + int64(handoffDrainTimeout)
-	for ht.inflight.Load() > 0 && now() < end {
-		if _, err := l.drv.Wait(10*time.Millisecond, l.onCompletion); err != nil {
-			return
-		}
-	}
-}
-
 // handoffDone records one message received (or never sent).
 func (ln *Listener) handoffDone() {
 	if ln.ho.inflight.Add(-1) == 0 && ln.ho.closed.Load() {
-		ln.releaseHandoffID()
+		ln.releaseRoutes()
 	}
 }
 
-func (ln *Listener) releaseHandoffID() {
+// releaseRoutes gives back the listener's slot in every target's inbox,
+// once: it has closed (no message is sent after that) and every message
+// has been received.
+func (ln *Listener) releaseRoutes() {
 	if ln.ho.released.CompareAndSwap(false, true) {
-		handoffs.remove(ln.ho.id, ln.ho.gen)
-	}
-}
-
-// receiveHandoff serves an fd another loop sent with MSG_RING (on the target
-// loop, from onCompletion). OnOpen's panic ends that connection only, as for
-// any connection.
-func (l *Loop) receiveHandoff(c *driver.Completion) {
-	idx, gen, _ := splitTag(c.Tag)
-	fd := int(c.Res)
-	if v, ok := handoffTargets.Load(l); ok {
-		v.(*handoffTarget).inflight.Add(-1)
-	}
-	ln := handoffs.lookup(idx, gen)
-	if ln == nil {
-		l.stats.stale.Add(1)
-		if fd >= 0 {
-			unix.Close(fd)
+		for target, rt := range ln.ho.routes {
+			target.inbox.removeSender(rt)
 		}
-		return
 	}
-	defer ln.handoffDone()
-	if fd < 0 {
-		return
-	}
-	if l.State() >= ShuttingDown {
-		ln.cfg.refused(l, fd)
-		return
-	}
-	newConn(l, fd, ln.h, ln.cfg).open()
-}
-
-// handoffRegistry maps listener ids to listeners for MSG_RING receivers.
-type handoffRegistry struct {
-	mu    sync.RWMutex
-	slots []regSlotListener
-	free  []uint32
-}
-
-type regSlotListener struct {
-	gen uint32
-	ln  *Listener
-}
-
-var handoffs handoffRegistry
-
-func (r *handoffRegistry) add(ln *Listener) (idx, gen uint32) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if n := len(r.free); n > 0 {
-		idx = r.free[n-1]
-		r.free = r.free[:n-1]
-	} else {
-		idx = uint32(len(r.slots))
-		r.slots = append(r.slots, regSlotListener{})
-	}
-	r.slots[idx].ln = ln
-	return idx, r.slots[idx].gen
-}
-
-func (r *handoffRegistry) remove(idx, gen uint32) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := &r.slots[idx]
-	if s.gen != gen || s.ln == nil {
-		return
-	}
-	s.ln = nil
-	s.gen = (s.gen + 1) & tagGenMask
-	r.free = append(r.free, idx)
-}
-
-func (r *handoffRegistry) lookup(idx, gen uint32) *Listener {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if int(idx) >= len(r.slots) || r.slots[idx].gen != gen {
-		return nil
-	}
-	return r.slots[idx].ln
 }

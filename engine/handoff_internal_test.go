@@ -81,17 +81,13 @@ func onLoopWait(t *testing.T, l *Loop, fn func()) {
 func TestHandoffRefusedByKernelFallsBack(t *testing.T) {
 	a, b, ln, h := handoffPair(t)
 	fd := socketFD(t)
-	ht := handoffTargetOf(b)
+	in := b.handoffInbox()
 	onLoopWait(t, a, func() {
 		// What sendMsgRing leaves behind once MsgRing returned nil.
-		ht.inflight.Add(1)
-		if !ln.ho.registered {
-			ln.ho.registered = true
-			ln.ho.id, ln.ho.gen = handoffs.add(ln)
-		}
+		in.inflight.Add(1)
 		ln.ho.inflight.Add(1)
 		ln.ho.msgRing.Add(1)
-		s := &sentHandoff{ln: ln, target: b, ht: ht, fd: fd}
+		s := &sentHandoff{ln: ln, target: b, fd: fd}
 		s.idx, s.gen = a.reg.add(s)
 		// The driver's report: refused.
 		a.onCompletion(&driver.Completion{Tag: makeTag(s.idx, s.gen, opMsgSent), Res: -int32(unix.EBADFD)})
@@ -102,7 +98,7 @@ func TestHandoffRefusedByKernelFallsBack(t *testing.T) {
 	require.Same(t, b, c.Loop())
 	require.Equal(t, fd, c.FD(), "the fd the message carried is served")
 	require.Equal(t, HandoffStats{Task: 1, Fallback: 1}, ln.HandoffStats())
-	require.Zero(t, ht.inflight.Load(), "the target's count came down")
+	require.Zero(t, in.inflight.Load(), "the target's count came down")
 	require.Zero(t, ln.ho.inflight.Load(), "the listener's count came down")
 }
 
@@ -110,7 +106,7 @@ func TestHandoffRefusedByKernelFallsBack(t *testing.T) {
 // (posted) releases the sender's registration and both counts.
 func TestHandoffMsgRingSettles(t *testing.T) {
 	a, b, ln, h := handoffPair(t)
-	ht := handoffTargetOf(b)
+	in := &b.inbox
 	fd2 := socketFD(t)
 	onLoopWait(t, a, func() { ln.handOff(b, fd2) })
 	require.Equal(t, fd2, h.waitOpen(t).FD())
@@ -121,11 +117,36 @@ func TestHandoffMsgRingSettles(t *testing.T) {
 	for {
 		var live int
 		onLoopWait(t, a, func() { live = a.reg.live })
-		if live == 1 && ht.inflight.Load() == 0 && ln.ho.inflight.Load() == 0 { // the listener only
+		if live == 1 && in.inflight.Load() == 0 && ln.ho.inflight.Load() == 0 { // the listener only
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "the sent hand-off was never settled: %d registrations, %d in flight to the target, %d from the listener",
-			live, ht.inflight.Load(), ln.ho.inflight.Load())
+			live, in.inflight.Load(), ln.ho.inflight.Load())
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestHandoffSlotReleased: a listener that sent with MSG_RING holds a slot
+// in the target's inbox until it has closed and its messages arrived; then
+// the slot is free and a message still naming it is stale.
+func TestHandoffSlotReleased(t *testing.T) {
+	a, b, ln, h := handoffPair(t)
+	fd := socketFD(t)
+	onLoopWait(t, a, func() { ln.handOff(b, fd) })
+	require.Equal(t, fd, h.waitOpen(t).FD())
+	senders := func() int {
+		b.inbox.mu.RLock()
+		defer b.inbox.mu.RUnlock()
+		return b.inbox.senders.live
+	}
+	require.Equal(t, 1, senders(), "the listener holds a slot in the target's inbox")
+	var rt handoffRoute
+	onLoopWait(t, a, func() { rt = ln.ho.routes[b] })
+	require.NoError(t, ln.Close())
+	deadline := time.Now().Add(10 * time.Second)
+	for senders() != 0 {
+		require.True(t, time.Now().Before(deadline), "the closed listener's slot was never released")
+		time.Sleep(time.Millisecond)
+	}
+	require.Nil(t, b.inbox.sender(rt.id, rt.gen), "a late message naming the slot is stale")
 }

@@ -87,6 +87,7 @@ type Loop struct {
 	hookSeq uint64
 
 	stats stats
+	inbox handoffInbox // MSG_RING hand-offs towards this loop (handoffinbox.go)
 
 	running atomic.Uint64 // stall detector: the piece of work running, for the watchdog (watchdog.go)
 	goid    atomic.Uint64 // the loop goroutine's id, for the watchdog's stack

@@ -47,71 +47,34 @@ func splitTag(t driver.Tag) (idx uint32, gen uint32, k opKind) {
 	return uint32(uint64(t) & tagIdxMask), uint32(uint64(t)>>tagGenShift) & tagGenMask, opKind(uint64(t)>>tagKindShift) & 0x7f
 }
 
-type regSlot struct {
-	gen uint32
-	r   registration
-}
-
-// registry is the loop's slot table; only the loop touches it.
+// registry is the loop's slot table of registrations; only the loop touches
+// it.
 type registry struct {
-	slots []regSlot
-	free  []uint32
-	live  int
+	slotTable[registration]
 	conns int // live registrations that are connections
 }
 
 // add stores r and returns its slot and generation.
 func (g *registry) add(r registration) (idx, gen uint32) {
-	if n := len(g.free); n > 0 {
-		idx = g.free[n-1]
-		g.free = g.free[:n-1]
-	} else {
-		idx = uint32(len(g.slots))
-		g.slots = append(g.slots, regSlot{})
-	}
-	s := &g.slots[idx]
-	s.r = r
-	g.live++
 	if _, ok := r.(*Conn); ok {
 		g.conns++
 	}
-	return idx, s.gen
+	return g.slotTable.add(r)
 }
 
 // remove frees a slot; its generation moves on so late completions for the
 // old owner are recognised as stale.
 func (g *registry) remove(idx, gen uint32) {
-	s := &g.slots[idx]
-	if s.gen != gen || s.r == nil {
-		return
+	if r, ok := g.slotTable.remove(idx, gen); ok {
+		if _, ok := r.(*Conn); ok {
+			g.conns--
+		}
 	}
-	if _, ok := s.r.(*Conn); ok {
-		g.conns--
-	}
-	s.r = nil
-	s.gen = (s.gen + 1) & tagGenMask
-	g.free = append(g.free, idx)
-	g.live--
 }
 
 // lookup returns the live owner of a tag, or nil for a stale tag.
 func (g *registry) lookup(t driver.Tag) (registration, opKind) {
 	idx, gen, k := splitTag(t)
-	if int(idx) >= len(g.slots) {
-		return nil, k
-	}
-	s := &g.slots[idx]
-	if s.gen != gen {
-		return nil, k
-	}
-	return s.r, k
-}
-
-// each calls fn for every live registration (used at shutdown).
-func (g *registry) each(fn func(registration)) {
-	for i := range g.slots {
-		if r := g.slots[i].r; r != nil {
-			fn(r)
-		}
-	}
+	r, _ := g.get(idx, gen)
+	return r, k
 }

@@ -146,7 +146,6 @@ func (l *Loop) terminate() {
 	}
 	l.publishGauges()
 	l.raiseState(Terminated)
-	handoffTargets.Delete(l)
 	l.unwatch()
 	l.tid.Store(0)
 	l.g.Store(0)
