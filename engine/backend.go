@@ -73,14 +73,21 @@ func parseBackend(s string) (Backend, error) {
 	return BackendAuto, fmt.Errorf("engine: unknown backend %q (want auto, io_uring or epoll)", s)
 }
 
-// BackendInfo is what Loop.Backend reports: the driver a loop runs, how it
-// waits, what the kernel gives it and why. String is one short line for a
-// startup log; Details has the reason and every feature's.
+// BackendInfo is what Loop.Backend reports: the backend a loop runs, how it
+// waits, which driver that makes, what the kernel gives it and why. String
+// is one short line for a startup log; Details has the reason and every
+// feature's.
+//
+// Features.Backend names the driver: "io_uring" (a locked loop on io_uring:
+// every op a request on the loop's ring), "epoll" (the epoll driver) or
+// "epoll+io_uring" (a parked loop on io_uring: readiness from epoll, the
+// receives and sends of the ready connections as one batch of ring requests
+// per iteration, which complete inside the loop's own io_uring_enter).
 type BackendInfo struct {
 	Name      Backend   // BackendUring or BackendEpoll
 	Threading Threading // how the loop waits
-	Features  Features  // what the driver does on this kernel, each choice's reason
-	Reason    string    // why this driver was chosen
+	Features  Features  // the driver (Backend), what it does on this kernel, each choice's reason
+	Reason    string    // why this backend was chosen
 }
 
 // summaryMax bounds String: a startup log line has room for it beside the
@@ -88,9 +95,10 @@ type BackendInfo struct {
 const summaryMax = 100
 
 // String is a one-line summary under 100 bytes, e.g. "io_uring locked
-// (kernel 6.18; multishot recv+accept, buf_ring, msg_ring, defer_taskrun)";
-// a profile other than native is named ("kernel 6.18 as 5.10"), and so is a
-// fall back from io_uring.
+// (kernel 6.18; multishot recv+accept, buf_ring, msg_ring, defer_taskrun)"
+// or "io_uring parked (kernel 6.18; epoll+io_uring, batched ring I/O,
+// epoll_pwait2)"; a profile other than native is named ("kernel 6.18 as
+// 5.10"), and so is a fall back from io_uring.
 func (b BackendInfo) String() string {
 	s := b.Name.String() + " " + b.Threading.String() + " (kernel " + kernelVersion()
 	if p := b.Features.Profile; p != "" && p != driver.Native {
@@ -123,8 +131,8 @@ func (b BackendInfo) featureSummary() string {
 	switch {
 	case b.Name == BackendEpoll:
 		return wait
-	case b.Threading == ThreadingParked: // uring.NewReady, see openUring
-		return "epoll readiness, batched ring I/O, " + wait
+	case f.Backend == driver.NameEpollURing: // see openUring
+		return f.Backend + ", batched ring I/O, " + wait
 	}
 	var on []string
 	switch {
@@ -236,14 +244,14 @@ func openDriver(c *config) (driver.Driver, string, error) {
 }
 
 // openUring builds the io_uring driver for the loop's threading mode: a
-// parked loop runs the readiness variant (uring.NewReady), whose receives
-// and sends complete inline on the loop's own thread; a locked loop the
-// ring (uring.New). A parked loop on a plain ring lost to both (its
-// completion work runs on whichever thread submitted, which the goroutine
-// has usually left: 1.2-1.6x the CPU per request, see the package doc).
+// parked loop runs epoll+io_uring (uring.NewBatched), whose receives and
+// sends complete inline on the loop's own thread; a locked loop the ring
+// (uring.New). A parked loop on a plain ring lost to both: its completion
+// work runs on whichever thread submitted, which the goroutine has usually
+// left (internal/uring's package doc).
 func openUring(cfg driver.Config) (driver.Driver, error) {
 	if cfg.Parked {
-		return uring.NewReady(cfg)
+		return uring.NewBatched(cfg)
 	}
 	d, err := uring.New(cfg)
 	if err != nil {

@@ -14,7 +14,7 @@ const (
 	// ThreadingParked leaves the loop goroutine unlocked: when idle it parks
 	// in Go's netpoller on its epoll fd, giving its thread and P back, and
 	// whichever thread polls the network resumes it. On io_uring the loop
-	// runs the driver's readiness variant (uring.NewReady): readiness from
+	// runs epoll+io_uring (BackendInfo's Features.Backend): readiness from
 	// epoll, the receives and sends of ready fds as one batch of
 	// MSG_DONTWAIT SQEs that complete inside the loop's own io_uring_enter.
 	// The default on both backends.

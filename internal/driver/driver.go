@@ -8,8 +8,10 @@
 // The engine is written once, in completion terms; each backend delivers
 // completions. The io_uring driver (package uring) maps ops onto SQEs and CQEs;
 // the epoll driver (package epoll) performs the non-blocking system call
-// when the fd becomes ready and reports its result as a completion. The engine
-// cannot tell which one runs, except through Features.
+// when the fd becomes ready and reports its result as a completion; its
+// batched form with io_uring (NameEpollURing) takes readiness from epoll and
+// hands the receives and sends of each Wait to the ring at once. The engine
+// cannot tell which one runs, except through Name and Features.
 //
 // # Rules every driver keeps
 //
@@ -77,9 +79,23 @@ func (c *Completion) Err() error {
 	return unix.Errno(-c.Res)
 }
 
+// The drivers' names, as Driver.Name and Features.Backend give them.
+const (
+	// NameURing is the io_uring driver on its completion ring (uring.New):
+	// a locked loop's.
+	NameURing = "io_uring"
+	// NameEpoll is the epoll driver (epoll.New).
+	NameEpoll = "epoll"
+	// NameEpollURing is the epoll driver's batched form with io_uring doing
+	// the batch (uring.NewBatched): readiness from epoll, the receives and
+	// sends of the ready fds as one io_uring_enter per Wait. A parked loop
+	// on io_uring runs it.
+	NameEpollURing = "epoll+io_uring"
+)
+
 // Driver is an I/O backend driven by one loop.
 type Driver interface {
-	// Name is "io_uring" or "epoll".
+	// Name is NameURing, NameEpoll or NameEpollURing.
 	Name() string
 
 	// Accept keeps accepting connections on the listening socket fd until
@@ -135,8 +151,8 @@ type Config struct {
 	BufferCount int
 	// Parked says the loop goroutine is not locked to an OS thread: Wait,
 	// Enable and every op may run on any thread, and the loop sleeps in Go's
-	// netpoller (package park). io_uring then runs its readiness variant
-	// (uring.NewReady), New refusing a parked ring.
+	// netpoller on the driver's fd (park.Waiter). On io_uring such a loop
+	// runs NameEpollURing (uring.NewBatched); uring.New refuses it.
 	Parked bool
 }
 

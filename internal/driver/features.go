@@ -8,7 +8,7 @@ import (
 // Features says what a driver does on this kernel (after the profile's mask)
 // and why each choice was made.
 type Features struct {
-	Backend string  // "io_uring" or "epoll"
+	Backend string  // the driver's name: NameURing, NameEpoll or NameEpollURing
 	Profile Profile // the kernel profile in force
 
 	// io_uring

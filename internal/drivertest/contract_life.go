@@ -92,12 +92,14 @@ func testUseAfterClose(t *testing.T, e *Env) {
 	}
 }
 
-// testFeatures: the features name the backend, carry the profile in force
+// testFeatures: the features name the driver, carry the profile in force
 // and explain themselves.
 func testFeatures(t *testing.T, e *Env) {
 	h := e.New(t)
 	f := h.D.Features()
-	if f.Backend != h.D.Name() || (f.Backend != "io_uring" && f.Backend != "epoll") {
+	switch {
+	case f.Backend != h.D.Name(),
+		f.Backend != driver.NameURing && f.Backend != driver.NameEpoll && f.Backend != driver.NameEpollURing:
 		t.Fatalf("Backend %q, Name %q", f.Backend, h.D.Name())
 	}
 	if f.Profile != e.Profile {

@@ -83,7 +83,7 @@ func Run(t *testing.T, newDriver func(t *testing.T, cfg driver.Config) driver.Dr
 }
 
 // RunLocked is Run for a driver that serves locked loops only (io_uring's
-// ring: a parked loop runs its readiness variant).
+// ring: a parked loop runs epoll+io_uring, uring.NewBatched).
 func RunLocked(t *testing.T, newDriver func(t *testing.T, cfg driver.Config) driver.Driver) {
 	run(t, newDriver, false)
 }

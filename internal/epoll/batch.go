@@ -7,7 +7,7 @@ import (
 // Batch performs the receives and sends of ready fds for a driver made by
 // NewBatched. The driver queues them while a Wait runs (sends in its
 // submission phase, receives as it goes through the ready fds) and calls
-// Flush once, at the end of the Wait: io_uring's variant hands them all to
+// Flush once, at the end of the Wait: io_uring's batch hands them all to
 // the kernel in one io_uring_enter, where, issued with MSG_DONTWAIT, each
 // completes inline or fails with EAGAIN (which clears the fd's readiness,
 // as a failed recv(2) would). Readiness, registration, accepts, connects,
@@ -29,7 +29,8 @@ type Batch interface {
 	// a receive's bytes, valid until the next Flush. ok is false when none
 	// is left.
 	Next() (key uint64, res int32, data []byte, ok bool)
-	// Backend names the backend for Features ("io_uring").
+	// Backend names the driver the batch makes, for Name and Features
+	// (driver.NameEpollURing).
 	Backend() string
 	// Reasons says how receives and sends run, for Features.
 	Reasons() []string

@@ -6,11 +6,10 @@
 //     itself. ringloop runs it where io_uring is missing or refused
 //     (containers, old kernels, CGO_ENABLED=0) or when epoll is asked for.
 //   - batched (NewBatched): the same driver hands the receives and sends of
-//     one Wait to a Batch, which performs them together; the io_uring
-//     driver's readiness variant (uring.NewReady), the default for a parked
-//     loop on io_uring, is this form with a Batch that issues them as one
-//     io_uring_enter. Everything below holds for both, except where
-//     a receive or send is performed.
+//     one Wait to a Batch, which performs them together. epoll+io_uring
+//     (uring.NewBatched), the default for a parked loop on io_uring, is this
+//     form with a Batch that issues them as one io_uring_enter. Everything
+//     below holds for both, except where a receive or send is performed.
 //
 // # Model
 //

@@ -137,12 +137,12 @@ func errnoName(e unix.Errno) string {
 	return e.Error()
 }
 
-// Name returns "epoll", or the Batch's backend.
+// Name returns driver.NameEpoll, or the name of the driver the Batch makes.
 func (d *Driver) Name() string {
 	if d.batch != nil {
 		return d.batch.Backend()
 	}
-	return "epoll"
+	return driver.NameEpoll
 }
 
 // Features reports the backend, the profile and the wait call in use.

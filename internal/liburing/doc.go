@@ -3,13 +3,18 @@
 // need no liburing at run time.
 //
 // The shim exists to keep the cost of cgo at one call per loop iteration. The
-// Go side writes fixed-size [Op] descriptors into a C-allocated [Batch]
-// without any cgo call; [Ring.Run] then, in a single cgo call, hands returned
-// receive buffers back to the buffer ring, preps one SQE per descriptor with
-// liburing's inline helpers (submitting early when the SQ is full), submits
-// and waits with a timeout (IORING_ENTER_EXT_ARG, or a timeout SQE on rings
-// without it), retries EINTR, and copies the completions into the batch's
-// [CQE] array, flushing the kernel's overflow list when the CQ runs dry.
+// Go side writes whole [SQE]s, in the kernel's layout, into a C-allocated
+// [Batch] without any cgo call; [Ring.Run] then, in a single cgo call, hands
+// returned receive buffers back to the buffer ring, copies the SQEs into the
+// ring (submitting early when the SQ is full), submits and waits with a
+// timeout (IORING_ENTER_EXT_ARG, or a timeout SQE on rings without it),
+// retries EINTR, and copies the completions into the batch's [CQE] array,
+// flushing the kernel's overflow list when the CQ runs dry.
+//
+// The shim has no code per op: which opcode, flags and fields an op's SQE
+// carries is decided by package uring, one file per op family, so a new op
+// changes nothing here as long as its opcode and flags are named in ring.go
+// (RECVMSG and SENDMSG, for datagrams, are named already).
 // Completions marked [SilentUserData] (successful cancels, buffer
 // provisioning) and those of its own timeout SQEs are consumed in C: they
 // are never copied out and never end a wait early.

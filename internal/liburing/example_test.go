@@ -8,7 +8,7 @@ import (
 	"github.com/ringloop/ringloop/internal/liburing"
 )
 
-// Write descriptors into the batch (no cgo call), then Run once: it preps,
+// Write SQEs into the batch (no cgo call), then Run once: it copies them into the ring,
 // submits, waits and copies the completions out.
 func Example() {
 	r, err := liburing.Setup(8, 0, 0)
@@ -19,9 +19,9 @@ func Example() {
 	defer r.Close()
 	b := liburing.NewBatch(8, 1, 8)
 	defer b.Free()
-	ops := b.Ops()
+	ops := b.SQEs()
 	for i := 0; i < 3; i++ {
-		ops[i] = liburing.Op{Opcode: liburing.OpNop, UserData: uint64(i + 1)}
+		ops[i] = liburing.SQE{Opcode: liburing.IORingOpNop, UserData: uint64(i + 1)}
 	}
 	n, _, err := r.Run(b, 3, 0, -1, 8)
 	if err != nil {

@@ -30,17 +30,11 @@ type RawRing struct {
 	CQEs      unsafe.Pointer // 16-byte CQEs
 }
 
-// SQE and CQE sizes and the offsets of the fields a raw submitter uses
-// (the kernel's UAPI layout).
+// A raw submitter writes SQEs and reads CQEs in place, at SQEs + i*SQESize
+// and CQEs + i*CQESize (as [SQE] and [CQE]).
 const (
-	SQESize       = 64
-	CQESize       = 16
-	SQEOffFD      = 4
-	SQEOffAddr    = 16
-	SQEOffLen     = 24
-	SQEOffMsgFlag = 28
-	SQEOffUData   = 32
-	CQEOffRes     = 8
+	SQESize       = C.sizeof_struct_io_uring_sqe
+	CQESize       = C.sizeof_struct_io_uring_cqe
 	SQCQOverflow  = C.IORING_SQ_CQ_OVERFLOW
 	EnterGetEvent = C.IORING_ENTER_GETEVENTS
 )

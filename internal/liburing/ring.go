@@ -15,21 +15,30 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Op is one operation for [Ring.Run] to prep; it mirrors the C struct rl_op.
-// The Go side fills it in C memory (a [Batch]) without a cgo call.
-type Op struct {
-	Opcode   uint8  // one of the Op* codes
-	SQEFlags uint8  // IOSQE_* flags, e.g. [IOSQEBufferSelect]
-	BufGroup uint16 // buffer group with IOSQEBufferSelect
-	FD       int32
-	Len      uint32
-	OpFlags  uint32 // msg flags, accept flags, poll mask or cancel flags
-	Addr     uint64 // buffer, sockaddr or (cancel) target user_data
-	Off      uint64 // sockaddr length, read offset, first buffer id or message user_data
-	UserData uint64
+// SQE is one submission queue entry in the kernel's layout (struct
+// io_uring_sqe). The Go side writes it whole, in C memory (a [Batch])
+// without a cgo call, and [Ring.Run] copies it into the ring as it is: what
+// each op's fields hold is the caller's to decide, as liburing's prep
+// helpers would (package uring keeps one file per op family).
+type SQE struct {
+	Opcode      uint8  // IORING_OP_* (the IORingOp constants)
+	Flags       uint8  // IOSQE_* flags, e.g. [IOSQEBufferSelect]
+	IOPrio      uint16 // an op's own flags: [AcceptMultishot], [RecvMultishot]
+	FD          int32
+	Off         uint64 // offset, sockaddr length, MSG_RING's user_data
+	Addr        uint64 // buffer, sockaddr or (cancel) target user_data
+	Len         uint32 // buffer length, [PollAddMulti], MSG_RING's res
+	OpFlags     uint32 // msg, accept, poll (see uring's poll32) or cancel flags
+	UserData    uint64
+	BufGroup    uint16 // buffer group with IOSQEBufferSelect
+	Personality uint16
+	FileIndex   uint32
+	Addr3       uint64
+	_           uint64
 }
 
-// CQE is one completion copied out of the ring; it mirrors struct rl_cqe.
+// CQE is one completion in the kernel's layout (struct io_uring_cqe);
+// Run copies them out as struct rl_cqe, the same.
 type CQE struct {
 	UserData uint64
 	Res      int32
@@ -50,31 +59,22 @@ type Stats struct {
 
 // The layouts must match the C structs byte for byte.
 var (
-	_ [unsafe.Sizeof(Op{}) - C.sizeof_struct_rl_op]byte
-	_ [C.sizeof_struct_rl_op - unsafe.Sizeof(Op{})]byte
+	_ [unsafe.Sizeof(SQE{}) - C.sizeof_struct_io_uring_sqe]byte
+	_ [C.sizeof_struct_io_uring_sqe - unsafe.Sizeof(SQE{})]byte
+	_ [unsafe.Offsetof(SQE{}.FD) - unsafe.Offsetof(C.struct_io_uring_sqe{}.fd)]byte
+	_ [unsafe.Offsetof(C.struct_io_uring_sqe{}.fd) - unsafe.Offsetof(SQE{}.FD)]byte
+	_ [unsafe.Offsetof(SQE{}.Len) - unsafe.Offsetof(C.struct_io_uring_sqe{}.len)]byte
+	_ [unsafe.Offsetof(C.struct_io_uring_sqe{}.len) - unsafe.Offsetof(SQE{}.Len)]byte
+	_ [unsafe.Offsetof(SQE{}.UserData) - unsafe.Offsetof(C.struct_io_uring_sqe{}.user_data)]byte
+	_ [unsafe.Offsetof(C.struct_io_uring_sqe{}.user_data) - unsafe.Offsetof(SQE{}.UserData)]byte
+	_ [unsafe.Offsetof(SQE{}.Personality) - unsafe.Offsetof(C.struct_io_uring_sqe{}.personality)]byte
+	_ [unsafe.Offsetof(C.struct_io_uring_sqe{}.personality) - unsafe.Offsetof(SQE{}.Personality)]byte
 	_ [unsafe.Sizeof(CQE{}) - C.sizeof_struct_rl_cqe]byte
 	_ [C.sizeof_struct_rl_cqe - unsafe.Sizeof(CQE{})]byte
+	_ [unsafe.Sizeof(CQE{}) - C.sizeof_struct_io_uring_cqe]byte
+	_ [C.sizeof_struct_io_uring_cqe - unsafe.Sizeof(CQE{})]byte
 	_ [unsafe.Sizeof(Stats{}) - C.sizeof_struct_rl_stats]byte
 	_ [C.sizeof_struct_rl_stats - unsafe.Sizeof(Stats{})]byte
-)
-
-// Operation codes of Op.Opcode; each maps to one liburing prep helper.
-const (
-	OpNop            = C.RL_OP_NOP
-	OpAccept         = C.RL_OP_ACCEPT
-	OpAcceptMulti    = C.RL_OP_ACCEPT_MULTI
-	OpRecv           = C.RL_OP_RECV
-	OpRecvMulti      = C.RL_OP_RECV_MULTI
-	OpSend           = C.RL_OP_SEND
-	OpConnect        = C.RL_OP_CONNECT
-	OpClose          = C.RL_OP_CLOSE
-	OpCancel         = C.RL_OP_CANCEL
-	OpCancelFD       = C.RL_OP_CANCEL_FD
-	OpPoll           = C.RL_OP_POLL
-	OpPollMulti      = C.RL_OP_POLL_MULTI
-	OpRead           = C.RL_OP_READ
-	OpProvideBuffers = C.RL_OP_PROVIDE_BUFFERS
-	OpMsgRing        = C.RL_OP_MSG_RING
 )
 
 // Kernel constants from liburing's io_uring.h that the driver needs.
@@ -97,9 +97,15 @@ const (
 
 	IOSQEBufferSelect = C.IOSQE_BUFFER_SELECT
 
-	AsyncCancelAll = C.IORING_ASYNC_CANCEL_ALL
+	// An op's own flags: in IOPrio (accept, recv), Len (poll) or OpFlags
+	// (cancel).
+	AcceptMultishot = C.IORING_ACCEPT_MULTISHOT
+	RecvMultishot   = C.IORING_RECV_MULTISHOT
+	PollAddMulti    = C.IORING_POLL_ADD_MULTI
+	AsyncCancelFD   = C.IORING_ASYNC_CANCEL_FD
+	AsyncCancelAll  = C.IORING_ASYNC_CANCEL_ALL
 
-	// Kernel opcodes, as reported by Probe.
+	// Kernel opcodes: SQE.Opcode, and the index of Probe's answer.
 	IORingOpNop            = C.IORING_OP_NOP
 	IORingOpPollAdd        = C.IORING_OP_POLL_ADD
 	IORingOpTimeout        = C.IORING_OP_TIMEOUT
@@ -110,6 +116,8 @@ const (
 	IORingOpRead           = C.IORING_OP_READ
 	IORingOpSend           = C.IORING_OP_SEND
 	IORingOpRecv           = C.IORING_OP_RECV
+	IORingOpSendmsg        = C.IORING_OP_SENDMSG
+	IORingOpRecvmsg        = C.IORING_OP_RECVMSG
 	IORingOpProvideBuffers = C.IORING_OP_PROVIDE_BUFFERS
 	IORingOpMsgRing        = C.IORING_OP_MSG_RING
 	IORingOpSocket         = C.IORING_OP_SOCKET
@@ -190,16 +198,6 @@ func (r *Ring) Enable() error {
 	return nil
 }
 
-// RegisterEventfd makes the kernel signal the eventfd fd whenever it posts
-// a completion (IORING_REGISTER_EVENTFD), so that a goroutine can wait for
-// completions in Go's netpoller instead of in io_uring_enter.
-func (r *Ring) RegisterEventfd(fd int) error {
-	if ret := C.rl_register_eventfd(r.c, C.int(fd)); ret < 0 {
-		return unix.Errno(-ret)
-	}
-	return nil
-}
-
 // Probe reports, for each kernel opcode (IORING_OP_*), whether the kernel
 // supports it (IORING_REGISTER_PROBE).
 func (r *Ring) Probe() ([IORingOpLast]bool, error) {
@@ -243,16 +241,16 @@ func (r *Ring) SetBufRing(ringAddr, base uintptr, size, entries uint32) {
 func InitBufRing(ringAddr uintptr) { C.rl_buf_ring_init(C.uint64_t(ringAddr)) }
 
 // Run is the one cgo call of a loop iteration. It returns the first nret
-// buffer ids of b to the buffer ring, preps the first nops descriptors of b,
-// submits them, waits up to timeout nanoseconds for a completion when none
-// is ready (0: do not wait; negative: until one arrives) and copies up to
-// maxCQE (at most len(b.CQEs())) completions into b. It returns the number
-// of completions and how many descriptors it could not prep yet (moved to
-// the front of b.Ops(); only when the kernel refuses submissions with EBUSY
-// or EAGAIN).
-func (r *Ring) Run(b *Batch, nops, nret int, timeout int64, maxCQE int) (n, left int, err error) {
+// buffer ids of b to the buffer ring, copies the first nsqes SQEs of b into
+// the ring, submits them, waits up to timeout nanoseconds for a completion
+// when none is ready (0: do not wait; negative: until one arrives) and
+// copies up to maxCQE (at most len(b.CQEs())) completions into b. It returns
+// the number of completions and how many SQEs it could not hand over yet
+// (moved to the front of b.SQEs(); only when the kernel refuses submissions
+// with EBUSY or EAGAIN).
+func (r *Ring) Run(b *Batch, nsqes, nret int, timeout int64, maxCQE int) (n, left int, err error) {
 	maxCQE = min(maxCQE, b.ncqe)
-	ret := C.rl_run(r.c, b.ops, C.int(nops), b.rets, C.int(nret), C.int64_t(timeout), b.cqes, C.int(maxCQE))
+	ret := C.rl_run(r.c, b.sqes, C.int(nsqes), b.rets, C.int(nret), C.int64_t(timeout), b.cqes, C.int(maxCQE))
 	if ret < 0 {
 		return 0, int(r.c.ops_left), unix.Errno(-ret)
 	}
@@ -269,47 +267,47 @@ func (r *Ring) Close() {
 	}
 }
 
-// Batch is the C-allocated memory the Go side fills between Runs: op
-// descriptors, buffer ids to return, and the completion out array.
+// Batch is the C-allocated memory the Go side fills between Runs: SQEs,
+// buffer ids to return, and the completion out array.
 type Batch struct {
-	ops  *C.struct_rl_op
-	rets *C.uint16_t
-	cqes *C.struct_rl_cqe
-	nops int
-	nret int
-	ncqe int
+	sqes  *C.struct_io_uring_sqe
+	rets  *C.uint16_t
+	cqes  *C.struct_rl_cqe
+	nsqes int
+	nret  int
+	ncqe  int
 }
 
-// NewBatch allocates a batch for up to nops descriptors, nret returned
-// buffers and ncqe completions per Run.
-func NewBatch(nops, nret, ncqe int) *Batch {
+// NewBatch allocates a batch for up to nsqes SQEs, nret returned buffers
+// and ncqe completions per Run.
+func NewBatch(nsqes, nret, ncqe int) *Batch {
 	nret = max(nret, 1)
 	return &Batch{
-		ops:  (*C.struct_rl_op)(C.calloc(C.size_t(nops), C.sizeof_struct_rl_op)),
-		rets: (*C.uint16_t)(C.calloc(C.size_t(nret), 2)),
-		cqes: (*C.struct_rl_cqe)(C.calloc(C.size_t(ncqe), C.sizeof_struct_rl_cqe)),
-		nops: nops,
-		nret: nret,
-		ncqe: ncqe,
+		sqes:  (*C.struct_io_uring_sqe)(C.calloc(C.size_t(nsqes), C.sizeof_struct_io_uring_sqe)),
+		rets:  (*C.uint16_t)(C.calloc(C.size_t(nret), 2)),
+		cqes:  (*C.struct_rl_cqe)(C.calloc(C.size_t(ncqe), C.sizeof_struct_rl_cqe)),
+		nsqes: nsqes,
+		nret:  nret,
+		ncqe:  ncqe,
 	}
 }
 
-// GrowOps makes room for at least n descriptors, keeping the ones written.
-// Only the rare high-water mark pays this cgo call.
-func (b *Batch) GrowOps(n int) {
-	if n <= b.nops {
+// GrowSQEs makes room for at least n SQEs, keeping the ones written. Only
+// the rare high-water mark pays this cgo call.
+func (b *Batch) GrowSQEs(n int) {
+	if n <= b.nsqes {
 		return
 	}
-	p := C.realloc(unsafe.Pointer(b.ops), C.size_t(n)*C.sizeof_struct_rl_op)
+	p := C.realloc(unsafe.Pointer(b.sqes), C.size_t(n)*C.sizeof_struct_io_uring_sqe)
 	if p == nil {
-		panic("liburing: out of memory growing the op batch")
+		panic("liburing: out of memory growing the SQE batch")
 	}
-	b.ops = (*C.struct_rl_op)(p)
-	b.nops = n
+	b.sqes = (*C.struct_io_uring_sqe)(p)
+	b.nsqes = n
 }
 
-// Ops is the descriptor array, in C memory.
-func (b *Batch) Ops() []Op { return unsafe.Slice((*Op)(unsafe.Pointer(b.ops)), b.nops) }
+// SQEs is the SQE array, in C memory.
+func (b *Batch) SQEs() []SQE { return unsafe.Slice((*SQE)(unsafe.Pointer(b.sqes)), b.nsqes) }
 
 // Returns is the array of buffer ids to hand back, in C memory.
 func (b *Batch) Returns() []uint16 { return unsafe.Slice((*uint16)(unsafe.Pointer(b.rets)), b.nret) }
@@ -319,10 +317,10 @@ func (b *Batch) CQEs() []CQE { return unsafe.Slice((*CQE)(unsafe.Pointer(b.cqes)
 
 // Free releases the batch's memory.
 func (b *Batch) Free() {
-	if b.ops != nil {
-		C.free(unsafe.Pointer(b.ops))
+	if b.sqes != nil {
+		C.free(unsafe.Pointer(b.sqes))
 		C.free(unsafe.Pointer(b.rets))
 		C.free(unsafe.Pointer(b.cqes))
-		b.ops, b.rets, b.cqes = nil, nil, nil
+		b.sqes, b.rets, b.cqes = nil, nil, nil
 	}
 }

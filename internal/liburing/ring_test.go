@@ -60,7 +60,7 @@ func TestStaticallyLinked(t *testing.T) {
 	}
 }
 
-// TestRunNops: descriptors become SQEs and their CQEs come back in one Run,
+// TestRunNops: SQEs go in and their CQEs come back in one Run,
 // with one io_uring_enter.
 func TestRunNops(t *testing.T) {
 	r := newRing(t, 16, 0, 0)
@@ -72,9 +72,9 @@ func TestRunNops(t *testing.T) {
 		t.Fatalf("probe: %v", err)
 	}
 	b := newBatch(t, 8, 16)
-	ops := b.Ops()
+	ops := b.SQEs()
 	for i := 0; i < 8; i++ {
-		ops[i] = Op{Opcode: OpNop, UserData: uint64(100 + i)}
+		ops[i] = SQE{Opcode: IORingOpNop, UserData: uint64(100 + i)}
 	}
 	n, left, err := r.Run(b, 8, 0, -1, 16)
 	if err != nil || n != 8 || left != 0 {
@@ -97,15 +97,15 @@ func TestRunNops(t *testing.T) {
 	}
 }
 
-// TestRunSQFull: more descriptors than SQ entries are submitted in rounds;
+// TestRunSQFull: more SQEs than SQ entries are submitted in rounds;
 // a CQ smaller than the batch overflows into the kernel's list and is
 // flushed; nothing is lost.
 func TestRunSQFull(t *testing.T) {
 	r := newRing(t, 2, 4, 0)
 	b := newBatch(t, 64, 64)
-	ops := b.Ops()
+	ops := b.SQEs()
 	for i := range ops {
-		ops[i] = Op{Opcode: OpNop, UserData: uint64(i)}
+		ops[i] = SQE{Opcode: IORingOpNop, UserData: uint64(i)}
 	}
 	n, _, err := r.Run(b, 64, 0, 0, 64)
 	if err != nil || n != 64 {
@@ -144,14 +144,14 @@ func TestRunTimeouts(t *testing.T) {
 func TestEnableDisabledRing(t *testing.T) {
 	r := newRing(t, 4, 0, SetupRDisabled)
 	b := newBatch(t, 4, 4)
-	b.Ops()[0] = Op{Opcode: OpNop, UserData: 1}
+	b.SQEs()[0] = SQE{Opcode: IORingOpNop, UserData: 1}
 	if _, _, err := r.Run(b, 1, 0, 0, 4); !errors.Is(err, unix.EBADFD) {
 		t.Fatalf("Run on a disabled ring: %v", err)
 	}
 	if err := r.Enable(); err != nil {
 		t.Fatal(err)
 	}
-	b.Ops()[0] = Op{Opcode: OpNop, UserData: 2}
+	b.SQEs()[0] = SQE{Opcode: IORingOpNop, UserData: 2}
 	n, _, err := r.Run(b, 1, 0, -1, 4)
 	if err != nil || n < 1 {
 		t.Fatalf("Run after Enable: %d, %v", n, err)
@@ -165,13 +165,13 @@ func TestSetupError(t *testing.T) {
 	}
 }
 
-// TestGrowOps keeps the descriptors written before growing.
-func TestGrowOps(t *testing.T) {
+// TestGrowSQEs keeps the SQEs written before growing.
+func TestGrowSQEs(t *testing.T) {
 	b := newBatch(t, 2, 2)
-	b.Ops()[1] = Op{Opcode: OpNop, UserData: 42}
-	b.GrowOps(100)
-	if ops := b.Ops(); len(ops) != 100 || ops[1].UserData != 42 {
-		t.Fatalf("after GrowOps: %d ops, %+v", len(ops), ops[1])
+	b.SQEs()[1] = SQE{Opcode: IORingOpNop, UserData: 42}
+	b.GrowSQEs(100)
+	if ops := b.SQEs(); len(ops) != 100 || ops[1].UserData != 42 {
+		t.Fatalf("after GrowSQEs: %d SQEs, %+v", len(ops), ops[1])
 	}
 }
 
@@ -182,9 +182,9 @@ func TestSilentCompletions(t *testing.T) {
 		r := newRing(t, 4, 0, 0)
 		r.SetExtArg(ext)
 		b := newBatch(t, 4, 4)
-		ops := b.Ops()
-		ops[0] = Op{Opcode: OpNop, UserData: SilentUserData | 1}
-		ops[1] = Op{Opcode: OpCancel, Addr: 12345, UserData: SilentUserData | 2} // -ENOENT: not an error
+		ops := b.SQEs()
+		ops[0] = SQE{Opcode: IORingOpNop, UserData: SilentUserData | 1}
+		ops[1] = SQE{Opcode: IORingOpAsyncCancel, Addr: 12345, UserData: SilentUserData | 2} // -ENOENT: not an error
 		start := time.Now()
 		n, _, err := r.Run(b, 2, 0, int64(5*time.Millisecond), 4)
 		if el := time.Since(start); err != nil || n != 0 || el < 5*time.Millisecond {
@@ -195,8 +195,8 @@ func TestSilentCompletions(t *testing.T) {
 		if s := r.Stats(); s.Silent != 2 || s.SilentErr != 0 || s.Enters > 2 {
 			t.Fatalf("ext %v: stats %+v", ext, s)
 		}
-		ops[0] = Op{Opcode: OpNop, UserData: SilentUserData | 3}
-		ops[1] = Op{Opcode: OpNop, UserData: 7}
+		ops[0] = SQE{Opcode: IORingOpNop, UserData: SilentUserData | 3}
+		ops[1] = SQE{Opcode: IORingOpNop, UserData: 7}
 		if n, _, err := r.Run(b, 2, 0, -1, 4); n != 1 || err != nil || b.CQEs()[0].UserData != 7 {
 			t.Fatalf("ext %v: mixed Run: %d, %v, %+v", ext, n, err, b.CQEs()[0])
 		}

@@ -1,8 +1,10 @@
 // Shim between the Go side of ringloop and liburing. The Go side writes
-// fixed-size rl_op descriptors into C memory without any cgo call; rl_run
-// preps one SQE per descriptor with liburing's inline helpers, submits,
-// waits (with a timeout) and copies the CQEs into an out array, all in one
-// cgo call.
+// whole SQEs (struct io_uring_sqe, the kernel's layout) into C memory
+// without any cgo call; rl_run copies them into the ring, submits, waits
+// (with a timeout) and copies the CQEs into an out array, all in one cgo
+// call. The C side has no code per op: what an op's SQE holds is decided in
+// Go (package uring, one file per op family). ring.c sets the ring up,
+// bufring.c keeps the registered buffer ring, run.c is the iteration.
 #ifndef RINGLOOP_SHIM_H
 #define RINGLOOP_SHIM_H
 
@@ -21,47 +23,14 @@
 #endif
 #include <stdint.h>
 
-// Operation codes of rl_op.opcode (the shim's own numbering: each maps to
-// one liburing prep helper).
-enum {
-	RL_OP_NOP = 0,
-	RL_OP_ACCEPT,          // accept4(fd, NULL, NULL, op_flags)
-	RL_OP_ACCEPT_MULTI,    // multishot accept (5.19)
-	RL_OP_RECV,            // recv(fd, addr, len, op_flags)
-	RL_OP_RECV_MULTI,      // multishot recv with buffer select (6.0)
-	RL_OP_SEND,            // send(fd, addr, len, op_flags)
-	RL_OP_CONNECT,         // connect(fd, addr, off=addrlen)
-	RL_OP_CLOSE,           // close(fd)
-	RL_OP_CANCEL,          // async cancel of user_data addr, op_flags
-	RL_OP_CANCEL_FD,       // async cancel by fd, op_flags | CANCEL_FD (5.19)
-	RL_OP_POLL,            // single-shot poll, op_flags = mask
-	RL_OP_POLL_MULTI,      // multishot poll (5.13), op_flags = mask
-	RL_OP_READ,            // read(fd, addr, len) at offset off
-	RL_OP_PROVIDE_BUFFERS, // provide fd=nr buffers of len at addr, bid=off
-	RL_OP_MSG_RING,        // post {user_data=off, res=len} on ring fd (5.18)
-	RL_OP_LAST
-};
-
 // Completions whose user_data has the top three bits 101 are "silent": the
 // shim consumes them without copying them out, and they do not end a wait
 // (successful cancels and buffer provisioning need no reaction).
 #define RL_UD_SILENT_MASK (7ULL << 61)
 #define RL_UD_SILENT (5ULL << 61)
 
-// rl_op is one prepared operation. Keep in sync with liburing.Op.
-struct rl_op {
-	uint8_t opcode;
-	uint8_t sqe_flags; // IOSQE_* (IOSQE_BUFFER_SELECT)
-	uint16_t buf_group;
-	int32_t fd;
-	uint32_t len;
-	uint32_t op_flags;
-	uint64_t addr;
-	uint64_t off;
-	uint64_t user_data;
-};
-
-// rl_cqe is a copied completion. Keep in sync with liburing.CQE.
+// rl_cqe is a copied completion, in the kernel's layout (struct
+// io_uring_cqe without big-CQE extras). Keep in sync with liburing.CQE.
 struct rl_cqe {
 	uint64_t user_data;
 	int32_t res;
@@ -85,7 +54,7 @@ struct rl_ring {
 	struct io_uring_params params;
 	struct rl_stats stats;
 	int ext_arg;         // wait with IORING_ENTER_EXT_ARG timeouts
-	int ops_left;        // descriptors rl_run could not prep (kernel busy)
+	int ops_left;        // SQEs rl_run could not hand to the ring (kernel busy)
 	uint64_t timeout_ud; // user_data of the timeout SQE used without EXT_ARG
 	struct __kernel_timespec ts;
 	// registered buffer ring that rl_run refills from the returns array
@@ -99,12 +68,12 @@ struct rl_ring *rl_setup(unsigned entries, unsigned cq_entries, unsigned flags, 
 void rl_close(struct rl_ring *r);
 int rl_enable(struct rl_ring *r);
 int rl_probe(struct rl_ring *r, uint8_t *out, int n);
-int rl_register_eventfd(struct rl_ring *r, int fd);
 int rl_register_buf_ring(struct rl_ring *r, uint64_t ring_addr, unsigned entries, unsigned bgid);
 int rl_unregister_buf_ring(struct rl_ring *r, unsigned bgid);
 void rl_set_buf_ring(struct rl_ring *r, uint64_t br, uint64_t base, uint32_t size, uint32_t entries);
 void rl_buf_ring_init(uint64_t br);
-int rl_run(struct rl_ring *r, struct rl_op *ops, int nops, const uint16_t *rets, int nret,
+void rl_buf_ring_return(struct rl_ring *r, const uint16_t *rets, int nret);
+int rl_run(struct rl_ring *r, struct io_uring_sqe *sqes, int nsqes, const uint16_t *rets, int nret,
 	   int64_t timeout_ns, struct rl_cqe *out, int out_cap);
 
 #endif

@@ -14,21 +14,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// NewReady builds the readiness variant of the io_uring driver, the one a
-// parked loop runs: readiness comes from an epoll set, exactly as in the
-// epoll driver (registration, edges, accepts, connects, closes and polls
-// are that driver's code), and the receives and sends of the fds found
-// ready are issued as SQEs with MSG_DONTWAIT, all of one Wait in a single
-// io_uring_enter. MSG_DONTWAIT makes the kernel fail a request that would
-// block with -EAGAIN rather than arm a poll for it, so every request
-// completes inside that enter, on the calling thread: no poll is armed, no
-// completion work is queued to a thread the loop's goroutine has left, and
-// the ring needs no eventfd (the loop parks on the epoll fd). -EAGAIN
-// clears the fd's readiness until its next edge, as a failed recv(2) would.
-// The ring is plain (any thread submits), its only ops are RECV and SEND
-// (5.6), so every profile gets the same variant.
-func NewReady(cfg driver.Config) (driver.Driver, error) {
-	b, err := newReadyBatch(cfg)
+// NewBatched builds the epoll+io_uring driver (driver.NameEpollURing), the
+// one a parked loop runs on io_uring: the epoll driver's batched form
+// (epoll.NewBatched), whose readiness, registration, accepts, connects,
+// closes and polls are that driver's code, with a ringBatch issuing the
+// receives and sends of the fds found ready as SQEs with MSG_DONTWAIT, all
+// of one Wait in a single io_uring_enter. MSG_DONTWAIT makes the kernel
+// fail a request that would block with -EAGAIN rather than arm a poll for
+// it, so every request completes inside that enter, on the calling thread:
+// no poll is armed, no completion work is queued to a thread the loop's
+// goroutine has left, and the ring needs no eventfd (the loop parks on the
+// epoll fd). -EAGAIN clears the fd's readiness until its next edge, as a
+// failed recv(2) would. The ring is plain (any thread submits), its only
+// ops are RECV and SEND (5.6), so every profile gets the same driver.
+func NewBatched(cfg driver.Config) (driver.Driver, error) {
+	b, err := newRingBatch(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -39,18 +39,19 @@ func NewReady(cfg driver.Config) (driver.Driver, error) {
 	return d, nil
 }
 
-// readyBatch is epoll.Batch on a plain ring that it drives from Go:
-// it writes the SQEs into the ring's shared memory, enters the kernel with
-// a raw system call and reads the CQEs back, so a flush costs no cgo call
-// and the goroutine keeps its P throughout (a cgo call lasting as long as
-// a batch of receives and sends would, at GOMAXPROCS=1, have the scheduler
-// hand its P to another thread and back). An op's user_data is its index
-// in the batch and the flush generation, so that a completion can never be
-// taken for an op of a later flush.
-type readyBatch struct {
+// ringBatch is epoll.Batch on a plain ring that it drives from Go: it
+// writes the SQEs into the ring's shared memory, enters the kernel with a
+// raw system call and reads the CQEs back, so a flush costs no cgo call and
+// the goroutine keeps its P throughout (a cgo call lasting as long as a
+// batch of receives and sends would, at GOMAXPROCS=1, have the scheduler
+// hand its P to another thread and back). An op's user_data is its index in
+// the batch and the flush generation, so that a completion can never be
+// taken for an op of a later flush. Its receives (Recv) are in recv.go, its
+// sends (Send) in send.go.
+type ringBatch struct {
 	ring  *liburing.Ring
 	raw   liburing.RawRing
-	ops   []readyOp
+	ops   []batchOp
 	keys  []uint64 // per queued op, the driver's key
 	bufOf []int32  // per queued op, its receive buffer or -1
 	nrecv int      // receives queued: buffers 0..nrecv-1 are theirs
@@ -60,30 +61,28 @@ type readyBatch struct {
 	size  int
 	count int
 
-	res    []readyResult // results of the last flush
+	res    []batchResult // results of the last flush
 	resAt  int
 	broken int32 // -errno the ring failed with; nothing is submitted after it
-	stats  readyStats
+	stats  batchStats
 }
 
-type readyOp struct {
-	opcode uint8
-	fd     int32
-	addr   uint64
-	len    uint32
-	flags  uint32
-	data   *byte // a send's first byte: keeps it alive, pinned for the ring
+// batchOp is one queued receive or send.
+type batchOp struct {
+	sqe  liburing.SQE // as the ring takes it, but for UserData (set at the flush)
+	nr   uintptr      // the system call doing the same, for a flush of few ops
+	data *byte        // a send's first byte: keeps it alive, pinned for the ring
 }
 
-type readyResult struct {
+type batchResult struct {
 	key uint64
 	res int32
 	buf int32 // receive buffer, -1 for a send
 	idx int32 // the op's index in its flush
 }
 
-// readyStats counts what the batch did, for tests.
-type readyStats struct {
+// batchStats counts what the batch did, for tests.
+type batchStats struct {
 	flushes   uint64
 	enters    uint64 // io_uring_enter system calls
 	waited    uint64 // enters that waited for a completion not posted inline
@@ -92,7 +91,7 @@ type readyStats struct {
 	direct    uint64 // ops done with recv(2) or send(2) (flushes of up to directMax)
 }
 
-func newReadyBatch(cfg driver.Config) (*readyBatch, error) {
+func newRingBatch(cfg driver.Config) (*ringBatch, error) {
 	entries := cfg.Entries
 	if entries == 0 {
 		entries = defaultEntries
@@ -109,7 +108,7 @@ func newReadyBatch(cfg driver.Config) (*readyBatch, error) {
 	if err != nil {
 		return nil, setupError(err)
 	}
-	b := &readyBatch{ring: r, raw: r.Raw(), size: size, count: count}
+	b := &ringBatch{ring: r, raw: r.Raw(), size: size, count: count}
 	if b.bufs, err = mmap(size * count); err != nil {
 		r.Close()
 		return nil, err
@@ -117,49 +116,24 @@ func newReadyBatch(cfg driver.Config) (*readyBatch, error) {
 	for i := uint32(0); i < b.raw.SQEntries; i++ { // slot i holds SQE i
 		*(*uint32)(unsafe.Add(b.raw.SQArray, 4*i)) = i
 	}
-	b.ops = make([]readyOp, 0, 64)
+	b.ops = make([]batchOp, 0, 64)
 	return b, nil
 }
 
-func (b *readyBatch) push(key uint64, buf int32, op readyOp) {
+func (b *ringBatch) push(key uint64, buf int32, op batchOp) {
 	b.ops = append(b.ops, op)
 	b.keys = append(b.keys, key)
 	b.bufOf = append(b.bufOf, buf)
 }
 
-// Recv queues a receive into the next free buffer.
-func (b *readyBatch) Recv(fd int, key uint64) bool {
-	if b.nrecv == b.count {
-		return false
-	}
-	buf := int32(b.nrecv)
-	b.nrecv++
-	b.push(key, buf, readyOp{opcode: liburing.IORingOpRecv, fd: int32(fd),
-		addr: uint64(uintptr(unsafe.Pointer(&b.bufs[int(buf)*b.size]))), len: uint32(b.size), flags: unix.MSG_DONTWAIT})
-	return true
-}
-
-// Send queues a send of p. The flush pins p while the ring holds its
-// address (a flush of one op passes it to send(2) instead, which needs no
-// pin: runtime.Pinner costs more than the system call saves).
-func (b *readyBatch) Send(fd int, p []byte, key uint64) {
-	op := readyOp{opcode: liburing.IORingOpSend, fd: int32(fd), flags: unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL}
-	if len(p) > 0 {
-		op.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
-		op.len = uint32(len(p))
-		op.data = &p[0]
-	}
-	b.push(key, -1, op)
-}
-
-func (b *readyBatch) Queued() bool { return len(b.ops) > 0 }
+func (b *ringBatch) Queued() bool { return len(b.ops) > 0 }
 
 // Flush submits the queued ops and reaps their completions. They complete
 // inline, so one io_uring_enter normally does it all (more only when the
 // batch is larger than the SQ); a completion the kernel did not post
 // inline is waited for, so that no op outlives its flush (its buffer is
 // reused by the next one).
-func (b *readyBatch) Flush() {
+func (b *ringBatch) Flush() {
 	b.res, b.resAt = b.res[:0], 0
 	n := len(b.ops)
 	b.stats.flushes++
@@ -215,35 +189,8 @@ func (b *readyBatch) Flush() {
 	b.end()
 }
 
-// pinsPer is how many pointers a runtime.Pinner holds in its own storage;
-// a Pinner given more grows a slice, which its Unpin then drops, so a flush
-// of many sends would allocate every time. Each Pinner of the batch is
-// given at most this many.
-const pinsPer = 5
-
-// pinSends pins the queued sends' buffers, pinsPer to a Pinner.
-func (b *readyBatch) pinSends() {
-	k := 0
-	for i := range b.ops {
-		if b.ops[i].data == nil {
-			continue
-		}
-		if k/pinsPer == len(b.pins) {
-			b.pins = append(b.pins, runtime.Pinner{}) // grows with the largest batch only
-		}
-		b.pins[k/pinsPer].Pin(b.ops[i].data)
-		k++
-	}
-}
-
-func (b *readyBatch) unpin() {
-	for i := range b.pins {
-		b.pins[i].Unpin()
-	}
-}
-
 // end releases what the flush held and starts the next generation.
-func (b *readyBatch) end() {
+func (b *ringBatch) end() {
 	b.unpin()
 	clear(b.ops) // drop the send buffers' references
 	b.ops, b.keys, b.bufOf = b.ops[:0], b.keys[:0], b.bufOf[:0]
@@ -255,60 +202,48 @@ func (b *readyBatch) end() {
 // recv(2) or send(2) with the same flags, which is what the SQEs would have
 // done inline. An io_uring_enter costs the SQE and CQE round trip and the
 // send buffers' pinning on top of the calls it replaces, and pays only
-// where it replaces enough of them. Measured (server CPU per request, HTTP
-// fast API, 50 connections, open loop at 1,000 req/s, GOMAXPROCS=1, 3 runs
-// each): 1 → 56.9 µs, 2 → 54.3, 3 → 52.4, 4 → 53.5 (epoll: 52.5); at
-// 5,000 req/s and on a 64-connection echo (many ops a flush) no difference.
-// A single op alone gained about 5% more messages a second on the bench
-// harness's in-process one-connection echo.
+// where it replaces enough of them. A lightly loaded server's Waits have
+// few ops, and there three system calls cost less server CPU per request
+// than an enter, four no less; a loaded server's flushes are larger than
+// this and do not notice it. Compare with make bench-compare's open-loop
+// and echo rows when changing it.
 const directMax = 3
 
 // direct performs a flush of up to directMax ops with a system call each.
 // None blocks (MSG_DONTWAIT).
-func (b *readyBatch) direct() {
+func (b *ringBatch) direct() {
 	for i := range b.ops {
 		op := &b.ops[i]
-		nr := uintptr(unix.SYS_RECVFROM)
-		if op.opcode == liburing.IORingOpSend {
-			nr = unix.SYS_SENDTO
-		}
+		q := &op.sqe
 		b.stats.direct++
-		n, _, errno := unix.RawSyscall6(nr, uintptr(op.fd), uintptr(op.addr), uintptr(op.len), uintptr(op.flags), 0, 0)
+		n, _, errno := unix.RawSyscall6(op.nr, uintptr(q.FD), uintptr(q.Addr), uintptr(q.Len), uintptr(q.OpFlags), 0, 0)
 		res := int32(n)
 		if errno != 0 {
 			res = -int32(errno)
 		}
-		b.res = append(b.res, readyResult{key: b.keys[i], res: res, buf: b.bufOf[i], idx: int32(i)})
+		b.res = append(b.res, batchResult{key: b.keys[i], res: res, buf: b.bufOf[i], idx: int32(i)})
 	}
 }
 
 // writeSQE writes op i into SQ slot idx.
-func (b *readyBatch) writeSQE(idx uint32, i int) {
-	op := &b.ops[i]
-	p := unsafe.Add(b.raw.SQEs, uintptr(idx)*liburing.SQESize)
-	*(*[liburing.SQESize]byte)(p) = [liburing.SQESize]byte{}
-	*(*uint8)(p) = op.opcode
-	*(*int32)(unsafe.Add(p, liburing.SQEOffFD)) = op.fd
-	*(*uint64)(unsafe.Add(p, liburing.SQEOffAddr)) = op.addr
-	*(*uint32)(unsafe.Add(p, liburing.SQEOffLen)) = op.len
-	*(*uint32)(unsafe.Add(p, liburing.SQEOffMsgFlag)) = op.flags
-	*(*uint64)(unsafe.Add(p, liburing.SQEOffUData)) = uint64(b.gen)<<32 | uint64(i)
+func (b *ringBatch) writeSQE(idx uint32, i int) {
+	q := (*liburing.SQE)(unsafe.Add(b.raw.SQEs, uintptr(idx)*liburing.SQESize))
+	*q = b.ops[i].sqe
+	q.UserData = uint64(b.gen)<<32 | uint64(i)
 }
 
 // reap takes every CQE the kernel posted.
-func (b *readyBatch) reap(n int, pending *int) {
+func (b *ringBatch) reap(n int, pending *int) {
 	r := &b.raw
 	head := *r.CQHead
 	tail := atomic.LoadUint32(r.CQTail)
 	for ; head != tail; head++ {
-		p := unsafe.Add(r.CQEs, uintptr(head&r.CQMask)*liburing.CQESize)
-		ud := *(*uint64)(p)
-		res := *(*int32)(unsafe.Add(p, liburing.CQEOffRes))
-		i := int(uint32(ud))
-		if uint32(ud>>32) != b.gen || i >= n {
+		c := (*liburing.CQE)(unsafe.Add(r.CQEs, uintptr(head&r.CQMask)*liburing.CQESize))
+		i := int(uint32(c.UserData))
+		if uint32(c.UserData>>32) != b.gen || i >= n {
 			continue // not this flush's
 		}
-		b.res = append(b.res, readyResult{key: b.keys[i], res: res, buf: b.bufOf[i], idx: int32(i)})
+		b.res = append(b.res, batchResult{key: b.keys[i], res: c.Res, buf: b.bufOf[i], idx: int32(i)})
 		*pending--
 	}
 	atomic.StoreUint32(r.CQHead, head)
@@ -317,7 +252,7 @@ func (b *readyBatch) reap(n int, pending *int) {
 // fail ends the ops of this flush that have no result with res. The ring
 // refused to work: the batch never submits again (SQEs it prepped may still
 // reach the kernel, so their buffers must not be handed to later ops).
-func (b *readyBatch) fail(n int, res int32) {
+func (b *ringBatch) fail(n int, res int32) {
 	b.broken = res
 	done := make([]bool, n) // a failing ring: not a hot path
 	for _, r := range b.res {
@@ -325,14 +260,14 @@ func (b *readyBatch) fail(n int, res int32) {
 	}
 	for i := 0; i < n; i++ {
 		if !done[i] {
-			b.res = append(b.res, readyResult{key: b.keys[i], res: res, buf: -1, idx: int32(i)})
+			b.res = append(b.res, batchResult{key: b.keys[i], res: res, buf: -1, idx: int32(i)})
 			b.stats.failed++
 		}
 	}
 }
 
 // Next hands out the next result.
-func (b *readyBatch) Next() (uint64, int32, []byte, bool) {
+func (b *ringBatch) Next() (uint64, int32, []byte, bool) {
 	if b.resAt == len(b.res) {
 		return 0, 0, nil, false
 	}
@@ -346,18 +281,22 @@ func (b *readyBatch) Next() (uint64, int32, []byte, bool) {
 	return r.key, r.res, data, true
 }
 
-func (b *readyBatch) Backend() string { return "io_uring" }
+// Backend names the driver the batch makes of the epoll driver.
+func (b *ringBatch) Backend() string { return driver.NameEpollURing }
 
-func (b *readyBatch) Reasons() []string {
-	return []string{
-		"variant: readiness from epoll, I/O through the ring (parked loop: completions inline on the calling thread, no poll arming, no task work)",
-		fmt.Sprintf("recv: one RECV with MSG_DONTWAIT per ready fd per Wait into one of %d buffers of %d B, all in one io_uring_enter; EAGAIN waits for the next edge", b.count, b.size),
-		"send: one SEND with MSG_DONTWAIT per fd in the same io_uring_enter; EPOLLOUT edge continues partial sends",
-		"few ops: a Wait with up to 3 RECVs and SENDs does them with recv(2) and send(2), cheaper than one io_uring_enter for so few",
+// Reasons are the batched form's rows of the table (variants.go), the
+// receive's with the buffers it has.
+func (b *ringBatch) Reasons() []string {
+	out := reasons(formBatch)
+	for i, r := range out {
+		if r == variantNamed(formBatch, "recv", "dontwait").line() {
+			out[i] = fmt.Sprintf("%s, %d buffers of %d B", r, b.count, b.size)
+		}
 	}
+	return out
 }
 
-func (b *readyBatch) Close() error {
+func (b *ringBatch) Close() error {
 	b.unpin()
 	b.ops, b.nrecv = nil, 0
 	if b.ring != nil {

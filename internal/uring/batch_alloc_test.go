@@ -11,12 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestReadyZeroAllocs: a Wait that flushes many sends at once (more than a
+// TestBatchedZeroAllocs: a Wait that flushes many sends at once (more than a
 // runtime.Pinner holds without growing) allocates nothing in steady state.
-func TestReadyZeroAllocs(t *testing.T) {
+func TestBatchedZeroAllocs(t *testing.T) {
 	for _, p := range drivertest.Profiles() {
 		t.Run(string(p), func(t *testing.T) {
-			d, b := newReadyWithBatch(t, driver.Config{Profile: p, Parked: true})
+			d, b := newBatchedWithBatch(t, driver.Config{Profile: p, Parked: true})
 			const n = 24
 			ps := readyPairs(t, n)
 			bufs := make([][]byte, n)

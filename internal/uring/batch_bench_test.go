@@ -9,13 +9,13 @@ import (
 	"github.com/ringloop/ringloop/internal/drivertest"
 )
 
-// BenchmarkReadySendRecv is BenchmarkSendRecv on the readiness variant.
-func BenchmarkReadySendRecv(b *testing.B) {
+// BenchmarkBatchedSendRecv is BenchmarkSendRecv on the epoll+io_uring driver.
+func BenchmarkBatchedSendRecv(b *testing.B) {
 	for _, batch := range []int{1, 32} {
 		b.Run(map[int]string{1: "batch1", 32: "batch32"}[batch], func(b *testing.B) {
 			drivertest.BenchSendRecv(b, func(tb testing.TB, cfg driver.Config) driver.Driver {
 				cfg.Parked = true
-				d, err := NewReady(cfg)
+				d, err := NewBatched(cfg)
 				if err != nil {
 					tb.Fatal(err)
 				}

@@ -5,34 +5,35 @@ package uring
 import (
 	"time"
 
+	"testing"
+
 	"github.com/ringloop/ringloop/internal/epoll"
 	"golang.org/x/sys/unix"
-	"testing"
 
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/drivertest"
 )
 
-func newReadyDriver(t *testing.T, cfg driver.Config) driver.Driver {
+func newBatchedDriver(t *testing.T, cfg driver.Config) driver.Driver {
 	t.Helper()
-	d, err := NewReady(cfg)
+	d, err := NewBatched(cfg)
 	if err != nil {
-		t.Fatalf("NewReady(%+v): %v", cfg, err)
+		t.Fatalf("NewBatched(%+v): %v", cfg, err)
 	}
 	t.Cleanup(func() { d.Close() })
 	return d
 }
 
-// TestReadyContract runs the driver contract suite on the readiness
+// TestBatchedContract runs the driver contract suite on the readiness
 // variant, under every profile and both threading modes.
-func TestReadyContract(t *testing.T) {
-	drivertest.Run(t, newReadyDriver)
+func TestBatchedContract(t *testing.T) {
+	drivertest.Run(t, newBatchedDriver)
 }
 
-// newReadyWithBatch builds the variant keeping its batch for the test.
-func newReadyWithBatch(t *testing.T, cfg driver.Config) (driver.Driver, *readyBatch) {
+// newBatchedWithBatch builds the variant keeping its batch for the test.
+func newBatchedWithBatch(t *testing.T, cfg driver.Config) (driver.Driver, *ringBatch) {
 	t.Helper()
-	b, err := newReadyBatch(cfg)
+	b, err := newRingBatch(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,13 +64,13 @@ func readyPairs(t *testing.T, n int) [][2]int {
 	return out
 }
 
-// TestReadyOneEnterPerWait: the receives of every ready fd, and the sends
+// TestBatchedOneEnterPerWait: the receives of every ready fd, and the sends
 // prepared before the Wait, go to the kernel in one io_uring_enter and
 // complete inside it.
-func TestReadyOneEnterPerWait(t *testing.T) {
+func TestBatchedOneEnterPerWait(t *testing.T) {
 	for _, p := range drivertest.Profiles() {
 		t.Run(string(p), func(t *testing.T) {
-			d, b := newReadyWithBatch(t, driver.Config{Profile: p, Parked: true})
+			d, b := newBatchedWithBatch(t, driver.Config{Profile: p, Parked: true})
 			const n = 8
 			ps := readyPairs(t, n)
 			for i, fds := range ps {
@@ -120,12 +121,12 @@ func TestReadyOneEnterPerWait(t *testing.T) {
 	}
 }
 
-// TestReadyCancelDuringFlush: receives cancelled by a callback after the
+// TestBatchedCancelDuringFlush: receives cancelled by a callback after the
 // kernel already performed them (their results come later in the same
 // flush) deliver the bytes taken, then end once, with -ECANCELED: nothing
 // is lost and no op ends twice.
-func TestReadyCancelDuringFlush(t *testing.T) {
-	d, _ := newReadyWithBatch(t, driver.Config{Parked: true})
+func TestBatchedCancelDuringFlush(t *testing.T) {
+	d, _ := newBatchedWithBatch(t, driver.Config{Parked: true})
 	ps := readyPairs(t, 3)
 	// The third has no byte, only EOF.
 	if _, err := unix.Read(ps[2][1], make([]byte, 1)); err != nil {
@@ -165,10 +166,10 @@ func TestReadyCancelDuringFlush(t *testing.T) {
 	}
 }
 
-// TestReadyGoexitInCallbackLosesNothing: a callback's Goexit leaves the
+// TestBatchedGoexitInCallbackLosesNothing: a callback's Goexit leaves the
 // rest of a flush's results to the next Wait.
-func TestReadyGoexitInCallbackLosesNothing(t *testing.T) {
-	d, err := NewReady(driver.Config{Parked: true})
+func TestBatchedGoexitInCallbackLosesNothing(t *testing.T) {
+	d, err := NewBatched(driver.Config{Parked: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,15 +177,15 @@ func TestReadyGoexitInCallbackLosesNothing(t *testing.T) {
 	drivertest.GoexitLosesNothing(t, d)
 }
 
-// TestReadyFewOpsAreDirect: a flush of up to three ops is one plain
+// TestBatchedFewOpsAreDirect: a flush of up to three ops is one plain
 // system call each, not an io_uring_enter, and delivers the same result a
 // ring op would: a send's
 // bytes reach the peer, a receive's bytes reach the callback, a receive on
 // an empty socket waits for the next edge rather than failing.
-func TestReadyFewOpsAreDirect(t *testing.T) {
+func TestBatchedFewOpsAreDirect(t *testing.T) {
 	for _, p := range drivertest.Profiles() {
 		t.Run(string(p), func(t *testing.T) {
-			d, b := newReadyWithBatch(t, driver.Config{Profile: p, Parked: true})
+			d, b := newBatchedWithBatch(t, driver.Config{Profile: p, Parked: true})
 			fds := readyPairs(t, 1)[0]
 			// readyPairs leaves one byte unread on fds[1]; take it first.
 			if _, err := unix.Read(fds[1], make([]byte, 1)); err != nil {

@@ -26,7 +26,7 @@ func newTestDriver(t *testing.T, cfg driver.Config) driver.Driver {
 }
 
 // TestContract runs the shared driver contract suite under every profile,
-// locked (a parked loop runs NewReady: TestReadyContract).
+// locked (a parked loop runs NewBatched: TestBatchedContract).
 func TestContract(t *testing.T) {
 	drivertest.RunLocked(t, newTestDriver)
 }

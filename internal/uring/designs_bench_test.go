@@ -29,7 +29,7 @@ const (
 	iosqeFixedFile      = 1       // IOSQE_FIXED_FILE
 )
 
-// benchRing is a plain ring driven from Go, as readyBatch drives it.
+// benchRing is a plain ring driven from Go, as ringBatch drives it.
 type benchRing struct {
 	ring *liburing.Ring
 	raw  liburing.RawRing
@@ -58,16 +58,10 @@ func newBenchRing(b *testing.B) *benchRing {
 // put queues one SQE; enter submits what put queued.
 func (r *benchRing) put(opcode, sqeFlags uint8, ioprio uint16, fd int32, p []byte, msgFlags uint32, ud uint64) {
 	tail := *r.raw.SQTail
-	s := unsafe.Add(r.raw.SQEs, uintptr(tail&r.raw.SQMask)*liburing.SQESize)
-	*(*[liburing.SQESize]byte)(s) = [liburing.SQESize]byte{}
-	*(*uint8)(s) = opcode
-	*(*uint8)(unsafe.Add(s, 1)) = sqeFlags
-	*(*uint16)(unsafe.Add(s, 2)) = ioprio
-	*(*int32)(unsafe.Add(s, liburing.SQEOffFD)) = fd
-	*(*uint64)(unsafe.Add(s, liburing.SQEOffAddr)) = uint64(uintptr(unsafe.Pointer(&p[0])))
-	*(*uint32)(unsafe.Add(s, liburing.SQEOffLen)) = uint32(len(p))
-	*(*uint32)(unsafe.Add(s, liburing.SQEOffMsgFlag)) = msgFlags
-	*(*uint64)(unsafe.Add(s, liburing.SQEOffUData)) = ud
+	*(*liburing.SQE)(unsafe.Add(r.raw.SQEs, uintptr(tail&r.raw.SQMask)*liburing.SQESize)) = liburing.SQE{
+		Opcode: opcode, Flags: sqeFlags, IOPrio: ioprio, FD: fd,
+		Addr: uint64(uintptr(unsafe.Pointer(&p[0]))), Len: uint32(len(p)), OpFlags: msgFlags, UserData: ud,
+	}
 	atomic.StoreUint32(r.raw.SQTail, tail+1)
 }
 
@@ -88,8 +82,8 @@ func (r *benchRing) enter(b *testing.B, wait int) {
 	r.cqes = r.cqes[:0]
 	head, tail := *r.raw.CQHead, atomic.LoadUint32(r.raw.CQTail)
 	for ; head != tail; head++ {
-		c := unsafe.Add(r.raw.CQEs, uintptr(head&r.raw.CQMask)*liburing.CQESize)
-		r.cqes = append(r.cqes, benchCQE{ud: *(*uint64)(c), res: *(*int32)(unsafe.Add(c, liburing.CQEOffRes)), flags: *(*uint32)(unsafe.Add(c, 12))})
+		c := (*liburing.CQE)(unsafe.Add(r.raw.CQEs, uintptr(head&r.raw.CQMask)*liburing.CQESize))
+		r.cqes = append(r.cqes, benchCQE{ud: c.UserData, res: c.Res, flags: c.Flags})
 	}
 	atomic.StoreUint32(r.raw.CQHead, head)
 }

@@ -13,10 +13,10 @@ import (
 // submitOne submits op alone on a plain ring without waiting (no
 // GETEVENTS) and returns the completions present when io_uring_enter
 // returns, and the number of enters it took.
-func submitOne(t *testing.T, r *liburing.Ring, b *liburing.Batch, op liburing.Op) ([]liburing.CQE, uint64) {
+func submitOne(t *testing.T, r *liburing.Ring, b *liburing.Batch, op liburing.SQE) ([]liburing.CQE, uint64) {
 	t.Helper()
 	before := r.Stats().Enters
-	b.Ops()[0] = op
+	b.SQEs()[0] = op
 	n, left, err := r.Run(b, 1, 0, 0, len(b.CQEs()))
 	if err != nil || left != 0 {
 		t.Fatalf("run: %v (left %d)", err, left)
@@ -50,8 +50,8 @@ func TestDontwaitCompletesInline(t *testing.T) {
 	defer unix.Munmap(buf)
 	fd, peer := drivertest.TCPPair(t)
 	defer unix.Close(fd)
-	recv := func(flags uint32, ud uint64) liburing.Op {
-		return liburing.Op{Opcode: liburing.OpRecv, FD: int32(fd), Addr: uint64(uintptr(ptr(buf))),
+	recv := func(flags uint32, ud uint64) liburing.SQE {
+		return liburing.SQE{Opcode: liburing.IORingOpRecv, FD: int32(fd), Addr: uint64(uintptr(ptr(buf))),
 			Len: uint32(len(buf)), OpFlags: flags, UserData: ud}
 	}
 	expect := func(what string, cqes []liburing.CQE, enters uint64, ud uint64, res int32) {
@@ -78,8 +78,8 @@ func TestDontwaitCompletesInline(t *testing.T) {
 
 	// Room to send: all of it, at once.
 	copy(buf, "world")
-	send := func(p []byte, ud uint64) liburing.Op {
-		return liburing.Op{Opcode: liburing.OpSend, FD: int32(fd), Addr: uint64(uintptr(ptr(p))),
+	send := func(p []byte, ud uint64) liburing.SQE {
+		return liburing.SQE{Opcode: liburing.IORingOpSend, FD: int32(fd), Addr: uint64(uintptr(ptr(p))),
 			Len: uint32(len(p)), OpFlags: unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL, UserData: ud}
 	}
 	cqes, enters = submitOne(t, r, b, send(buf[:5], 3))

@@ -29,7 +29,7 @@ type Driver struct {
 	cqEntries  uint32
 
 	batch *liburing.Batch
-	sq    []liburing.Op // batch descriptors, C memory
+	sq    []liburing.SQE // the SQEs of the next Run, C memory
 	nsq   int
 	rets  []uint16 // buffer ids to hand back to the buffer ring, C memory
 	nret  int
@@ -37,10 +37,9 @@ type Driver struct {
 	// cqes[cqHead:cqTail] are reaped but not handled yet (see handleCQEs).
 	cqHead, cqTail int
 
-	// How each op kind runs on this kernel (after the profile's mask).
-	acceptMulti bool
-	pollMulti   bool
-	recv        recvMode
+	// How receives run on this kernel (after the profile's mask); the other
+	// families' choices are flags of feat.
+	recv recvMode
 
 	ops    opTable
 	synth  []synthEntry // final completions made by the driver itself
@@ -63,30 +62,15 @@ type Driver struct {
 	stats Stats
 }
 
-// Stats counts what the driver did; loggable, and used by benchmarks.
+// Stats counts what the driver did; loggable, and used by benchmarks. The
+// shim's counters (io_uring_enter calls, SQEs, CQEs, overflow flushes,
+// EINTR retries, silent completions) are its embedded liburing.Stats.
 type Stats struct {
-	Enters        uint64 // io_uring_enter system calls
+	liburing.Stats
 	Runs          uint64 // cgo calls into the shim
-	Submitted     uint64 // SQEs handed to the kernel
-	Completions   uint64 // CQEs reaped (including the driver's own)
-	SQFull        uint64 // early submissions because the SQ was full
-	Overflow      uint64 // CQ overflow flushes
-	EINTR         uint64 // interrupted waits retried
-	Silent        uint64 // cancel and buffer completions dropped in the shim
-	SilentErr     uint64 // ... that failed (buffer provisioning should not)
 	NoBufs        uint64 // receives parked without a free buffer (ENOBUFS)
 	MsgRingFailed uint64 // MSG_RING sends the kernel refused
 }
-
-// recvMode is how Recv runs.
-type recvMode uint8
-
-const (
-	recvMultiRing  recvMode = iota // multishot recv, registered buffer ring (6.0)
-	recvSingleRing                 // re-armed recv, buffer select from a buffer ring (5.19)
-	recvPolled                     // readiness poll, then a MSG_DONTWAIT recv into a buffer the driver picks (before 5.19)
-	recvPlain                      // re-armed recv into a per-op buffer
-)
 
 // Defaults for a zero Config.
 const (
@@ -96,35 +80,19 @@ const (
 	maxBufferCount     = 32768
 )
 
-// user_data layout. Everything the driver submits has the high bit
-// (driver.Reserved) set; a CQE without it was posted by another ring's
-// MSG_RING and carries an engine tag. Ops carry opBit, a 30-bit generation
-// and a 32-bit slot index; the driver's own requests use fixed values, and
-// cancels are silent (the shim drops their
-// completions, so they never wake a blocked Wait).
-const (
-	udReserved = uint64(driver.Reserved)
-	udOpBit    = uint64(1) << 62
-	udGenMask  = uint64(1)<<30 - 1
-	udWake     = udReserved | 1
-	udCancel   = liburing.SilentUserData | 2 // consumed by the shim
-)
-
-var wakeOne = [8]byte{1}
-
 // errParkedRing: a ring's completion work runs on the thread that submitted
 // the request, which a parked goroutine has usually left, so a parked loop
-// on a plain ring paid 1.2-1.6x the CPU per request of NewReady (package
-// doc); the plain-ring parked mode was removed.
-var errParkedRing = errors.New("uring: New builds a locked loop's ring; a parked loop runs NewReady")
+// on a plain ring cost more CPU per request than NewBatched (package doc);
+// the plain-ring parked mode was removed.
+var errParkedRing = errors.New("uring: New builds a locked loop's ring; a parked loop runs NewBatched")
 
 // New creates the io_uring driver of a locked loop. It may be called on any
 // goroutine: the ring starts disabled (IORING_SETUP_R_DISABLED) and is
 // enabled by Enable, or by the first Wait, on the loop's locked OS thread,
 // which then becomes the ring's only submitter (SINGLE_ISSUER). When
 // io_uring cannot be used the error wraps driver.ErrUringUnavailable and
-// says why. A parked loop (driver.Config.Parked) runs NewReady instead: New
-// refuses it.
+// says why. A parked loop (driver.Config.Parked) runs NewBatched instead:
+// New refuses it.
 func New(cfg driver.Config) (*Driver, error) {
 	if cfg.Parked {
 		return nil, errParkedRing
@@ -148,7 +116,7 @@ func (d *Driver) open() error {
 	}
 	d.ops.init()
 	d.batch = liburing.NewBatch(1024, d.bufs.count, driver.DefaultWaitBatch)
-	d.sq = d.batch.Ops()
+	d.sq = d.batch.SQEs()
 	d.rets = d.batch.Returns()
 	d.cqes = d.batch.CQEs()
 	d.synth = make([]synthEntry, 0, 64)
@@ -168,8 +136,8 @@ func (d *Driver) open() error {
 	return nil
 }
 
-// Name reports "io_uring".
-func (d *Driver) Name() string { return "io_uring" }
+// Name reports driver.NameURing.
+func (d *Driver) Name() string { return driver.NameURing }
 
 // Features reports what the driver does on this kernel and why.
 func (d *Driver) Features() driver.Features { return d.feat }
@@ -178,15 +146,7 @@ func (d *Driver) Features() driver.Features { return d.feat }
 func (d *Driver) Stats() Stats {
 	s := d.stats
 	if d.ring != nil {
-		rs := d.ring.Stats()
-		s.Enters += rs.Enters
-		s.Submitted += rs.Submitted
-		s.Completions += rs.Completions
-		s.SQFull += rs.SQFull
-		s.Overflow += rs.Overflow
-		s.EINTR += rs.EINTR
-		s.Silent += rs.Silent
-		s.SilentErr += rs.SilentErr
+		s.Stats = d.ring.Stats()
 	}
 	return s
 }
@@ -212,85 +172,16 @@ func (d *Driver) Enable() error {
 	return nil
 }
 
-// Wake makes a blocked or the next Wait return: it bumps the eventfd that a
-// read in the ring is always waiting on. Safe from any goroutine.
-func (d *Driver) Wake() error {
-	d.wakeMu.RLock()
-	defer d.wakeMu.RUnlock()
-	if d.wakeFD < 0 {
-		return driver.ErrClosed
-	}
-	for {
-		_, err := unix.Write(d.wakeFD, wakeOne[:])
-		switch err {
-		case nil, unix.EAGAIN: // EAGAIN: the counter is saturated, a wake is pending anyway
-			return nil
-		case unix.EINTR:
-			continue
-		}
-		return fmt.Errorf("uring: wake: %w", err)
-	}
-}
-
-// armWake queues the eventfd read that Wake completes.
-func (d *Driver) armWake() {
-	q := d.push()
-	q.Opcode = liburing.OpRead
-	q.FD = int32(d.wakeFD)
-	q.Addr = uint64(uintptr(unsafe.Pointer(&d.misc[0])))
-	q.Len = 8
-	q.UserData = udWake
-	d.wakeArm = true
-}
-
-// MsgRing posts a completion {Tag: t, Res: res} on target's ring with
-// IORING_OP_MSG_RING (5.18), for loop-to-loop handoff without an eventfd:
-// target's Wait reports it like any other completion (driver.Messenger).
-// The message is sent with this driver's next Wait (call it from this
-// driver's loop); this driver then reports {Tag: done, Res: 0} once it is
-// posted, or the errno the kernel refused it with, so that what the message
-// carried (an fd) is never lost. It fails at once with
-// errors.ErrUnsupported when the kernel or profile lacks MSG_RING, and when
-// target is not an io_uring driver, not started or closed; the caller then
-// uses a task ring and Wake instead. The engine keeps t and done unique as
-// for any op. Target's ring fd is read now: target must not close
-// its ring until the done completion.
-func (d *Driver) MsgRing(to driver.Driver, t driver.Tag, res int32, done driver.Tag) error {
-	target, _ := to.(*Driver)
-	switch {
-	case d.closed.Load():
-		return driver.ErrClosed
-	case !d.feat.MsgRing:
-		return fmt.Errorf("uring: MSG_RING needs kernel 5.18 (profile %s): %w", d.profile, errors.ErrUnsupported)
-	case t&driver.Reserved != 0:
-		return fmt.Errorf("uring: MSG_RING tag %#x uses the reserved bit", uint64(t))
-	case target == nil:
-		return fmt.Errorf("uring: MSG_RING target is a %s driver: %w", to.Name(), errors.ErrUnsupported)
-	case target.closed.Load():
-		return fmt.Errorf("uring: MSG_RING target: %w", driver.ErrClosed)
-	case !target.enabled.Load():
-		return errors.New("uring: MSG_RING target ring not enabled yet (its loop has not started)")
-	}
-	idx, o := d.ops.alloc(kindMsgRing, -1, done)
-	q := d.push()
-	q.Opcode = liburing.OpMsgRing
-	q.FD = target.ringFD.Load()
-	q.Len = uint32(res)
-	q.Off = uint64(t)
-	q.UserData = ud(idx, o.gen)
-	return nil
-}
-
-// push returns the next descriptor slot, zeroed, growing the batch at a
-// new high-water mark.
-func (d *Driver) push() *liburing.Op {
+// push returns the next SQE slot, zeroed, growing the batch at a new
+// high-water mark.
+func (d *Driver) push() *liburing.SQE {
 	if d.nsq == len(d.sq) {
-		d.batch.GrowOps(2 * len(d.sq))
-		d.sq = d.batch.Ops()
+		d.batch.GrowSQEs(2 * len(d.sq))
+		d.sq = d.batch.SQEs()
 	}
 	q := &d.sq[d.nsq]
 	d.nsq++
-	*q = liburing.Op{}
+	*q = liburing.SQE{}
 	return q
 }
 

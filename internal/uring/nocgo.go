@@ -26,8 +26,8 @@ func New(cfg driver.Config) (*Driver, error) {
 	return nil, fmt.Errorf("%w: %s", driver.ErrUringUnavailable, unbuilt)
 }
 
-// Name reports "io_uring".
-func (d *Driver) Name() string { return "io_uring" }
+// Name reports driver.NameURing.
+func (d *Driver) Name() string { return driver.NameURing }
 
 // Accept does nothing without liburing.
 func (d *Driver) Accept(fd int, t driver.Tag) {}
@@ -72,7 +72,7 @@ func (d *Driver) MsgRing(target *Driver, t driver.Tag, res int32) error { return
 
 // Features reports the backend name only.
 func (d *Driver) Features() driver.Features {
-	return driver.Features{Backend: "io_uring", Reasons: []string{unbuilt}}
+	return driver.Features{Backend: driver.NameURing, Reasons: []string{unbuilt}}
 }
 
 // Stats reports nothing.
@@ -83,7 +83,7 @@ func (d *Driver) Close() error { return nil }
 
 var _ driver.Driver = (*Driver)(nil)
 
-// NewReady reports that io_uring is unavailable in this build, and why.
-func NewReady(cfg driver.Config) (driver.Driver, error) {
+// NewBatched reports that io_uring is unavailable in this build, and why.
+func NewBatched(cfg driver.Config) (driver.Driver, error) {
 	return nil, fmt.Errorf("%w: %s", driver.ErrUringUnavailable, unbuilt)
 }

@@ -4,24 +4,10 @@ package uring
 
 import (
 	"runtime"
-	"unsafe"
 
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/liburing"
 	"golang.org/x/sys/unix"
-)
-
-type opKind uint8
-
-const (
-	kindAccept opKind = iota + 1
-	kindRecv
-	kindSend
-	kindConnect
-	kindPoll
-	kindClose
-	kindNop
-	kindMsgRing
 )
 
 // opState says where an op's current request is.
@@ -162,257 +148,33 @@ func (t *opTable) freeAll() {
 	}
 }
 
+// user_data layout. Everything the driver submits has the high bit
+// (driver.Reserved) set; a CQE without it was posted by another ring's
+// MSG_RING and carries an engine tag. Ops carry opBit, a 30-bit generation
+// and a 32-bit slot index; the driver's own requests use fixed values, and
+// cancels are silent (the shim drops their
+// completions, so they never wake a blocked Wait).
+const (
+	udReserved = uint64(driver.Reserved)
+	udOpBit    = uint64(1) << 62
+	udGenMask  = uint64(1)<<30 - 1
+	udWake     = udReserved | 1
+	udCancel   = liburing.SilentUserData | 2 // consumed by the shim
+)
+
+// ud is the user_data of op idx in its generation gen.
 func ud(idx int32, gen uint32) uint64 {
 	return udReserved | udOpBit | uint64(gen)<<32 | uint64(uint32(idx))
 }
 
-// Accept keeps accepting on the listening socket fd until cancelled
-// (multishot accept, or a single-shot accept re-armed after each result).
-func (d *Driver) Accept(fd int, t driver.Tag) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindAccept, fd, t)
-	d.armAccept(idx, o)
-}
-
-func (d *Driver) armAccept(idx int32, o *op) {
+// sqe queues an SQE of op idx: opcode on the op's fd, under its user_data;
+// the caller fills in the rest.
+func (d *Driver) sqe(idx int32, o *op, opcode uint8) *liburing.SQE {
 	q := d.push()
-	q.Opcode = liburing.OpAccept
-	if d.acceptMulti {
-		q.Opcode = liburing.OpAcceptMulti
-	}
-	q.FD = o.fd
-	q.OpFlags = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
-	q.UserData = ud(idx, o.gen)
-	o.state, o.multi = stLive, d.acceptMulti
-}
-
-// Recv keeps receiving from fd until cancelled, EOF or an error; Data points
-// into driver-owned buffers until the callback returns.
-func (d *Driver) Recv(fd int, t driver.Tag) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindRecv, fd, t)
-	if d.recv == recvPlain && o.rbuf == nil {
-		b, err := mmap(d.bufs.size)
-		if err != nil {
-			d.finish(idx, o, -int32(unix.ENOMEM))
-			return
-		}
-		o.rbuf = b
-	}
-	d.armRecv(idx, o)
-}
-
-func (d *Driver) armRecv(idx int32, o *op) {
-	q := d.push()
+	q.Opcode = opcode
 	q.FD = o.fd
 	q.UserData = ud(idx, o.gen)
-	o.state, o.multi = stLive, false
-	switch d.recv {
-	case recvMultiRing:
-		q.Opcode = liburing.OpRecvMulti
-		q.SQEFlags = liburing.IOSQEBufferSelect
-		q.BufGroup = d.bufs.bgid
-		o.multi = true
-	case recvSingleRing:
-		q.Opcode = liburing.OpRecv
-		q.SQEFlags = liburing.IOSQEBufferSelect
-		q.BufGroup = d.bufs.bgid
-		q.Len = uint32(d.bufs.size)
-	case recvPolled:
-		q.Opcode = liburing.OpPoll
-		q.OpFlags = unix.POLLIN
-		o.polling = true
-	default:
-		q.Opcode = liburing.OpRecv
-		q.Addr = uint64(uintptr(unsafe.Pointer(&o.rbuf[0])))
-		q.Len = uint32(len(o.rbuf))
-	}
-}
-
-// armPolledRecv follows a recvPolled op's readiness: one receive into
-// buffer bid that does not wait (MSG_DONTWAIT), so it completes in the
-// io_uring_enter that submits it and holds the buffer only that long.
-func (d *Driver) armPolledRecv(idx int32, o *op, bid uint16) {
-	q := d.push()
-	q.Opcode = liburing.OpRecv
-	q.FD = o.fd
-	q.Addr = uint64(d.bufs.addr(bid))
-	q.Len = uint32(d.bufs.size)
-	q.OpFlags = unix.MSG_DONTWAIT
-	q.UserData = ud(idx, o.gen)
-	o.state, o.multi, o.polling, o.bid = stLive, false, false, bid
-}
-
-// maxSendChunk bounds one send SQE's length (its len field is 32 bits).
-const maxSendChunk = 1 << 30
-
-// Send writes all of p to fd, continuing after partial sends. p is pinned
-// until the final completion, which reports len(p) or the error.
-func (d *Driver) Send(fd int, t driver.Tag, p []byte) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindSend, fd, t)
-	if len(p) == 0 {
-		d.finish(idx, o, 0)
-		return
-	}
-	o.p, o.sent = p, 0
-	o.pin.Pin(&p[0])
-	o.pinned = true
-	d.armSend(idx, o)
-}
-
-func (d *Driver) armSend(idx int32, o *op) {
-	q := d.push()
-	q.Opcode = liburing.OpSend
-	q.FD = o.fd
-	q.Addr = uint64(uintptr(unsafe.Pointer(&o.p[o.sent])))
-	q.Len = uint32(min(len(o.p)-o.sent, maxSendChunk))
-	q.OpFlags = unix.MSG_NOSIGNAL
-	q.UserData = ud(idx, o.gen)
-	o.state = stLive
-}
-
-// Connect connects the non-blocking socket fd to sa; the raw sockaddr lives
-// outside the Go heap until the completion.
-func (d *Driver) Connect(fd int, t driver.Tag, sa unix.Sockaddr) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindConnect, fd, t)
-	raw, err := d.ops.sockaddr(idx)
-	if err != nil {
-		d.finish(idx, o, -int32(unix.ENOMEM))
-		return
-	}
-	n, err := encodeSockaddr(sa, raw)
-	if err != nil {
-		d.finish(idx, o, -int32(err.(unix.Errno)))
-		return
-	}
-	q := d.push()
-	q.Opcode = liburing.OpConnect
-	q.FD = o.fd
-	q.Addr = uint64(uintptr(unsafe.Pointer(&raw[0])))
-	q.Off = uint64(n)
-	q.UserData = ud(idx, o.gen)
-}
-
-// Poll keeps reporting fd's readiness for events until cancelled (multishot
-// poll, or a single-shot poll re-armed after each result).
-func (d *Driver) Poll(fd int, t driver.Tag, events uint32) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindPoll, fd, t)
-	o.events = events
-	d.armPoll(idx, o)
-}
-
-func (d *Driver) armPoll(idx int32, o *op) {
-	q := d.push()
-	q.Opcode = liburing.OpPoll
-	if d.pollMulti {
-		q.Opcode = liburing.OpPollMulti
-	}
-	q.FD = o.fd
-	q.OpFlags = o.events
-	q.UserData = ud(idx, o.gen)
-	o.state, o.multi = stLive, d.pollMulti
-}
-
-// CloseFD closes fd through the ring and reports close(2)'s result.
-func (d *Driver) CloseFD(fd int, t driver.Tag) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindClose, fd, t)
-	q := d.push()
-	q.Opcode = liburing.OpClose
-	q.FD = o.fd
-	q.UserData = ud(idx, o.gen)
-}
-
-// Nop queues a no-op that completes with Res 0 under t. It measures the
-// driver's per-op cost and can serve as a completion-ordered marker.
-func (d *Driver) Nop(t driver.Tag) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindNop, -1, t)
-	q := d.push()
-	q.Opcode = liburing.OpNop
-	q.UserData = ud(idx, o.gen)
-}
-
-// Cancel ends op t: an op in the kernel gets an async cancel (its own
-// completion then reports -ECANCELED, or its natural result if it won the
-// race); an op waiting in the driver ends with -ECANCELED at the next Wait.
-// Cancel itself reports nothing, and does nothing for an op already ended.
-func (d *Driver) Cancel(fd int, t driver.Tag) {
-	if d.closed.Load() {
-		return
-	}
-	idx, ok := d.ops.index.get(t)
-	if !ok {
-		return
-	}
-	d.cancelOp(idx, d.ops.at(idx))
-}
-
-func (d *Driver) cancelOp(idx int32, o *op) {
-	if o.cancel {
-		return
-	}
-	o.cancel = true
-	switch o.state {
-	case stLive:
-		q := d.push()
-		q.Opcode = liburing.OpCancel
-		q.Addr = ud(idx, o.gen)
-		q.UserData = udCancel
-	case stParked:
-		d.finish(idx, o, -int32(unix.ECANCELED))
-	}
-	// stEnded: the handler running now sees o.cancel; stSynth: its final
-	// completion is already on its way.
-}
-
-// CancelAll cancels every op on fd (cancel by fd): one
-// IORING_ASYNC_CANCEL_FD|ALL where the kernel has it (5.19), else one
-// cancel per op. Each op reports its final completion as with Cancel.
-func (d *Driver) CancelAll(fd int) {
-	if d.closed.Load() {
-		return
-	}
-	kernel := 0
-	for ci, ch := range d.ops.chunks {
-		for i := range ch {
-			o := &ch[i]
-			if !o.inUse || o.fd != int32(fd) || o.cancel || o.kind == kindNop {
-				continue
-			}
-			idx := int32(ci*opChunk + i)
-			if o.state == stLive && d.feat.CancelFD {
-				o.cancel = true
-				kernel++
-				continue
-			}
-			d.cancelOp(idx, o)
-		}
-	}
-	if kernel > 0 {
-		q := d.push()
-		q.Opcode = liburing.OpCancelFD
-		q.FD = int32(fd)
-		q.OpFlags = liburing.AsyncCancelAll
-		q.UserData = udCancel
-	}
+	return q
 }
 
 // finish makes the driver report op's final completion with res at the

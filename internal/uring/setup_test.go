@@ -104,7 +104,7 @@ func TestFeaturesPerProfile(t *testing.T) {
 		if w := k.on(wants[p]); got != w {
 			t.Fatalf("profile %s: features %s\ngot  %+v\nwant %+v (kernel %+v)", p, f, got, w, k)
 		}
-		if f.Backend != "io_uring" || f.Profile != p || !f.NoDrop || !f.FastPoll {
+		if f.Backend != driver.NameURing || f.Profile != p || !f.NoDrop || !f.FastPoll {
 			t.Fatalf("profile %s: %s", p, f)
 		}
 		if len(f.Reasons) < 8 {
@@ -179,7 +179,7 @@ func TestWaitFromWrongThread(t *testing.T) {
 }
 
 // TestNewRefusesParked: the ring serves locked loops only; a parked loop's
-// driver is NewReady, and New says so rather than building a ring whose
+// driver is NewBatched, and New says so rather than building a ring whose
 // completion work would follow whichever thread submitted.
 func TestNewRefusesParked(t *testing.T) {
 	d, err := New(driver.Config{Parked: true})
@@ -187,7 +187,7 @@ func TestNewRefusesParked(t *testing.T) {
 		d.Close()
 		t.Fatal("New built a parked ring")
 	}
-	if !strings.Contains(err.Error(), "NewReady") {
-		t.Fatalf("New(Parked): %v, want it to name NewReady", err)
+	if !strings.Contains(err.Error(), "NewBatched") {
+		t.Fatalf("New(Parked): %v, want it to name NewBatched", err)
 	}
 }

@@ -57,7 +57,7 @@ func (d *Driver) canSubmit() bool {
 	return d.setupFlags&liburing.SetupSingleIssuer == 0 || unix.Gettid() == d.tid
 }
 
-// drain hands the queued descriptors to the kernel, cancels every request
+// drain hands the queued SQEs to the kernel, cancels every request
 // the kernel holds and reaps until they have all ended (or the timeout
 // passes), closing accepted fds that nobody will see. Nothing is reported.
 // It says whether every request ended.
@@ -76,17 +76,11 @@ func (d *Driver) drain(timeout time.Duration) bool {
 				d.ops.release(idx, o)
 				continue
 			}
-			q := d.push()
-			q.Opcode = liburing.OpCancel
-			q.Addr = ud(idx, o.gen)
-			q.UserData = udCancel
+			d.pushCancel(ud(idx, o.gen))
 		}
 	}
 	if d.wakeArm {
-		q := d.push()
-		q.Opcode = liburing.OpCancel
-		q.Addr = udWake
-		q.UserData = udCancel
+		d.pushCancel(udWake)
 	}
 	deadline := time.Now().Add(timeout)
 	for d.ops.live > 0 || d.wakeArm {

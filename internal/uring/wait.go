@@ -91,7 +91,7 @@ func (d *Driver) handleCQEs(fn func(*driver.Completion), woke *bool) int {
 	return total
 }
 
-// run is the cgo call: returns, descriptors, submit, wait, copy out.
+// run is the cgo call: buffer returns, SQEs, submit, wait, copy out.
 func (d *Driver) run(timeout int64, maxCQE int) (int, error) {
 	d.stats.Runs++
 	n, left, err := d.ring.Run(d.batch, d.nsq, d.nret, timeout, maxCQE)
@@ -133,22 +133,6 @@ func (d *Driver) deliverSynth(fn func(*driver.Completion)) int {
 	return count
 }
 
-// unpark re-arms receives parked without a buffer (ENOBUFS, or an empty
-// recvPolled free list): by now every callback has returned its buffer,
-// and the next Run publishes them before it preps the re-armed receives.
-func (d *Driver) unpark() {
-	if len(d.parked) == 0 {
-		return
-	}
-	for _, r := range d.parked {
-		o := d.ops.at(r.idx)
-		if o.inUse && o.gen == r.gen && o.state == stParked {
-			d.armRecv(r.idx, o)
-		}
-	}
-	d.parked = d.parked[:0]
-}
-
 // final reports op's last completion and frees its slot (and tag).
 func (d *Driver) final(fn func(*driver.Completion), idx int32, o *op, res int32) int {
 	t := o.tag
@@ -163,7 +147,9 @@ const (
 )
 
 // handle turns one CQE into the engine's completions and returns how many
-// it reported.
+// it reported: a message from another loop, the driver's own (the wake;
+// cancels and timeouts are dropped), or an op's, which its kind handles
+// (completes, variants.go).
 func (d *Driver) handle(c *liburing.CQE, fn func(*driver.Completion), woke *bool) int {
 	u := c.UserData
 	if u&udReserved == 0 { // MSG_RING from another loop: an engine tag
@@ -171,50 +157,30 @@ func (d *Driver) handle(c *liburing.CQE, fn func(*driver.Completion), woke *bool
 		return 1
 	}
 	if u&udOpBit == 0 || u == liburing.TimeoutUserData {
-		switch u {
-		case udWake:
-			*woke = true
-			d.wakeArm = false
-			if !d.closed.Load() {
-				d.armWake()
-			}
+		if u == udWake {
+			d.onWake(woke)
 		}
 		return 0 // cancel results, timeouts
 	}
 	idx := int32(uint32(u))
 	gen := uint32(u>>32) & uint32(udGenMask)
-	hasBuf := c.Flags&liburing.CQEFBuffer != 0
-	bid := uint16(c.Flags >> liburing.CQEBufferShift)
 	if idx < 0 || idx >= d.ops.n {
 		return 0
 	}
 	o := d.ops.at(idx)
 	if !o.inUse || o.gen != gen || o.state != stLive {
-		if hasBuf { // a stale op's buffer still goes back
-			d.giveBack(bid)
+		if c.Flags&liburing.CQEFBuffer != 0 { // a stale op's buffer still goes back
+			d.giveBack(uint16(c.Flags >> liburing.CQEBufferShift))
 		}
 		return 0
 	}
-	more := c.Flags&liburing.CQEFMore != 0
-	res := c.Res
-	if !more {
+	if c.Flags&liburing.CQEFMore == 0 {
 		o.state = stEnded
 	}
-	switch o.kind {
-	case kindAccept:
-		return d.onAccept(fn, idx, o, res, more)
-	case kindRecv:
-		return d.onRecv(fn, idx, o, res, more, hasBuf, bid)
-	case kindSend:
-		return d.onSend(fn, idx, o, res)
-	case kindPoll:
-		return d.onPoll(fn, idx, o, res, more)
-	case kindMsgRing:
-		if res < 0 {
-			d.stats.MsgRingFailed++
-		}
+	if complete := completes[o.kind]; complete != nil {
+		return complete(d, fn, idx, o, c)
 	}
-	return d.final(fn, idx, o, res) // connect, close, nop, msg ring
+	return d.final(fn, idx, o, c.Res) // the op's only result
 }
 
 // rearmOrEnd follows a successful result whose SQE has ended: the op goes
@@ -223,130 +189,15 @@ func (d *Driver) rearmOrEnd(fn func(*driver.Completion), idx int32, o *op) int {
 	if o.cancel {
 		return d.final(fn, idx, o, eCanceled)
 	}
-	switch o.kind {
-	case kindAccept:
-		d.armAccept(idx, o)
-	case kindRecv:
-		d.armRecv(idx, o)
-	case kindPoll:
-		d.armPoll(idx, o)
-	}
+	rearms[o.kind](d, idx, o)
 	return 0
 }
 
-func (d *Driver) onAccept(fn func(*driver.Completion), idx int32, o *op, res int32, more bool) int {
-	if res >= 0 {
-		d.emit(fn, o.tag, res, true, nil)
-		if more {
-			return 1
-		}
-		return 1 + d.rearmOrEnd(fn, idx, o)
-	}
-	if more {
-		return 0
-	}
-	switch res {
-	case -int32(unix.ECONNABORTED), -int32(unix.EAGAIN), -int32(unix.EINTR):
-		// The peer went away before accept: not the listener's problem.
-		if !o.cancel {
-			d.armAccept(idx, o)
-			return 0
-		}
-		res = eCanceled
-	}
-	return d.final(fn, idx, o, res)
-}
-
-func (d *Driver) onRecv(fn func(*driver.Completion), idx int32, o *op, res int32, more, hasBuf bool, bid uint16) int {
-	if d.recv == recvPolled {
-		return d.onPolledRecv(fn, idx, o, res)
-	}
-	if res > 0 {
-		var data []byte
-		if hasBuf {
-			data = d.bufs.data(bid, res)
-		} else {
-			data = o.rbuf[:res]
-		}
-		d.emit(fn, o.tag, res, true, data)
-		if hasBuf {
-			d.giveBack(bid)
-		}
-		if more {
-			return 1
-		}
-		return 1 + d.rearmOrEnd(fn, idx, o)
-	}
-	if hasBuf {
-		d.giveBack(bid)
-	}
-	if more {
-		return 0
-	}
-	if res == eNoBufs {
-		if o.cancel {
-			return d.final(fn, idx, o, eCanceled)
-		}
-		d.stats.NoBufs++
-		o.state = stParked
-		d.parked = append(d.parked, opRef{idx, o.gen})
-		return 0
-	}
-	return d.final(fn, idx, o, res) // EOF (0), -ECANCELED or an error
-}
-
-// onPolledRecv follows a recvPolled op: its readiness poll fired (lend a
-// buffer and receive, or wait for one), or its receive ended (report the
-// data, give the buffer back, poll again).
-func (d *Driver) onPolledRecv(fn func(*driver.Completion), idx int32, o *op, res int32) int {
-	if o.polling {
-		switch {
-		case res < 0: // -ECANCELED or an error
-			return d.final(fn, idx, o, res)
-		case o.cancel:
-			return d.final(fn, idx, o, eCanceled)
-		}
-		bid, ok := d.bufs.take()
-		if !ok {
-			d.stats.NoBufs++
-			o.state = stParked
-			d.parked = append(d.parked, opRef{idx, o.gen})
-			return 0
-		}
-		d.armPolledRecv(idx, o, bid)
-		return 0
-	}
-	if res > 0 {
-		d.emit(fn, o.tag, res, true, d.bufs.data(o.bid, res))
-		d.giveBack(o.bid)
-		return 1 + d.rearmOrEnd(fn, idx, o)
-	}
-	d.giveBack(o.bid)
-	if res == -int32(unix.EAGAIN) { // readiness someone else consumed
-		return d.rearmOrEnd(fn, idx, o)
-	}
-	return d.final(fn, idx, o, res) // EOF (0), -ECANCELED or an error
-}
-
-func (d *Driver) onSend(fn func(*driver.Completion), idx int32, o *op, res int32) int {
-	if res < 0 {
-		return d.final(fn, idx, o, res)
-	}
-	o.sent += int(res)
-	if o.sent < len(o.p) {
-		switch {
-		case o.cancel:
-			return d.final(fn, idx, o, eCanceled)
-		case res == 0:
-			return d.final(fn, idx, o, -int32(unix.EIO))
-		}
-		d.armSend(idx, o)
-		return 0
-	}
-	return d.final(fn, idx, o, int32(min(len(o.p), 1<<31-1)))
-}
-
-func (d *Driver) onPoll(fn func(*driver.Completion), idx int32, o *op, res int32, more bool) int {
+// report hands over a result of an op that keeps going (multishot, or
+// re-armed single-shot): a success goes on, re-armed when its SQE ended; an
+// error the op's SQE survives is dropped, one that ended it is final.
+func (d *Driver) report(fn func(*driver.Completion), idx int32, o *op, c *liburing.CQE) int {
+	res, more := c.Res, c.Flags&liburing.CQEFMore != 0
 	if res >= 0 {
 		d.emit(fn, o.tag, res, true, nil)
 		if more {
