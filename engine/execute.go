@@ -57,6 +57,15 @@ func (l *Loop) ExecuteListener(t tasks.Task) error { return l.offer(l.ctlQ, t, t
 // Execute does.
 func (l *Loop) control(t tasks.Task) error { return l.offer(l.ctlQ, t, true) }
 
+// Control queues a task of ringloop's own packages (netconn, httpserver,
+// loopgroup) on the loop's control ring, as control does for engine's. It
+// is exported only because those packages live outside engine: a
+// loopctl.Task can be made only inside this module (its package is
+// internal), so a program can pass nothing but the zero Task, which is
+// refused with an error. Package internal/loopctl says why this door rather
+// than an init-time hook.
+func (l *Loop) Control(t loopctl.Task) error { return l.control(t.Unwrap()) }
+
 // offer is the one submission path: announce, check state, offer, reject
 // policy, lazy start, wake.
 func (l *Loop) offer(q tasks.Queue, t tasks.Task, wake bool) error {
@@ -186,8 +195,4 @@ func (l *Loop) main(ready chan<- error) {
 	l.lastExec = now()
 	ready <- nil
 	l.run()
-}
-
-func init() {
-	loopctl.Register(func(l loopctl.Executor, t tasks.Task) error { return l.(*Loop).control(t) })
 }

@@ -5,30 +5,43 @@
 // and accept resumes, responses of handlers running on other goroutines and
 // offload completions go there, so a full task ring can never drop them.
 //
-// The ring is not public API: a user's tasks must respect the user's bound.
-// Package engine cannot be imported from here (it imports this package), so
-// engine fills Run in at init, and a loop is passed as the one interface
-// *engine.Loop satisfies that callers need: Executor. Any other
-// implementation makes Run panic.
+// # Why a typed door, and not a hidden one
+//
+// The ring is not for users: a user's tasks must respect the user's bound.
+// Package engine owns the ring and imports this package, so this package
+// cannot import engine, and engine cannot hand it an unexported function
+// without registering one at init, a global that every loop shares and that
+// hides who calls whom. Instead engine exports one method, Loop.Control,
+// whose only parameter is this package's Task. Task has unexported fields
+// and this package is internal, so no program outside the module can make
+// one: the method is in engine's public surface, documented, but the only
+// Task a user can come by is the zero one (Go's type inference can conjure
+// a zero value of a type it cannot name), which Control refuses. Run, here,
+// is how ringloop's packages call it; *engine.Loop satisfies Loop.
+//
+// The cost is one exported method on engine.Loop and one indirect call per
+// control task; a Task is a value holding the task, so a pre-built task
+// still queues without allocating.
 package loopctl
 
 import "github.com/ringloop/ringloop/tasks"
 
-// Executor is an *engine.Loop.
-type Executor interface {
-	InEventLoop() bool
+// Task is a task bound for a loop's control ring. Only Run makes a non-zero
+// one.
+type Task struct{ t tasks.Task }
+
+// Unwrap returns the task to queue, nil for the zero Task (package engine's
+// side of the door).
+func (c Task) Unwrap() tasks.Task { return c.t }
+
+// Loop is what Run needs of a loop: an *engine.Loop.
+type Loop interface {
+	Control(Task) error
 }
-
-// run is set by package engine's init.
-var run func(l Executor, t tasks.Task) error
-
-// Register is called once, by package engine's init, with the function that
-// queues a task on a loop's control ring.
-func Register(f func(l Executor, t tasks.Task) error) { run = f }
 
 // Run queues t on loop l's control ring and wakes the loop. It never fails
 // for lack of room: it returns engine.ErrShutdown only once l has shut down,
 // and then the caller still owns what t carries (close it, or report it).
 // Keep one entry per connection and kind in flight (a pre-built task and a
 // flag), so that the ring stays as small as the work it carries.
-func Run(l Executor, t tasks.Task) error { return run(l, t) }
+func Run(l Loop, t tasks.Task) error { return l.Control(Task{t}) }
