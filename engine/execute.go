@@ -1,22 +1,15 @@
 package engine
 
 import (
+	"context"
 	"errors"
-	"fmt"
-	"runtime"
 
-	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/loopctl"
 	"github.com/ringloop/ringloop/tasks"
 )
 
 // errNilTask rejects a nil task up front (Netty throws NullPointerException).
 var errNilTask = errors.New("engine: nil task")
-
-// ErrPanicked matches the error of a recovered panic (a *tasks.PanicError,
-// which carries the value and the stack): a submitted function's, in its
-// future, or a handler callback's, in OnClose. It is tasks.ErrPanicked.
-var ErrPanicked = tasks.ErrPanicked
 
 // Execute queues t to run on the loop, starting the loop if needed, and wakes
 // it if it sleeps. It returns ErrShutdown once the loop has shut down and
@@ -155,44 +148,20 @@ func Submit[T any](l *Loop, fn func() (T, error)) tasks.Future[T] {
 	return tasks.Submit(l, fn)
 }
 
-// start moves NotStarted → Started and launches the loop goroutine; a failed
-// start rolls the state back and returns the error.
-func (l *Loop) start() error {
-	if !l.casState(NotStarted, Started) {
-		return nil
+// onLoop runs fn on the loop: directly when called there, else on the
+// control ring, waiting for its result (a full task ring cannot refuse it;
+// a loop that has shut down returns ErrShutdown).
+func (l *Loop) onLoop(fn func() error) error {
+	if l.InEventLoop() {
+		return fn()
 	}
-	ready := make(chan error, 1)
-	go l.main(ready)
-	if err := <-ready; err != nil {
-		if !l.casState(Started, NotStarted) {
-			// A ShutdownGracefully came meanwhile, saw Started and left
-			// the ending to the loop goroutine, which has exited: end here.
-			l.terminate()
-		}
-		return fmt.Errorf("engine: starting loop: %w", err)
-	}
-	return nil
+	f := tasks.Submit(controlExecutor{l}, func() (struct{}, error) { return struct{}{}, fn() })
+	_, err := f.Await(context.Background())
+	return err
 }
 
-// main is the loop goroutine: bind a locked loop to its thread, start the
-// driver there, run.
-func (l *Loop) main(ready chan<- error) {
-	if l.threading == ThreadingLocked {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-	}
-	if s, ok := l.drv.(driver.Starter); ok {
-		if err := s.Enable(); err != nil {
-			ready <- err
-			return
-		}
-	}
-	if l.threading == ThreadingLocked {
-		l.tid.Store(int32(gettid()))
-	}
-	l.g.Store(curg())
-	l.watch()
-	l.lastExec = now()
-	ready <- nil
-	l.run()
-}
+// controlExecutor runs tasks on l's control ring: tasks.Submit through it
+// gives the library's own calls a future that a full task ring cannot fail.
+type controlExecutor struct{ *Loop }
+
+func (e controlExecutor) Execute(t tasks.Task) error { return e.control(t) }

@@ -78,3 +78,36 @@ func (g *registry) lookup(t driver.Tag) (registration, opKind) {
 	r, _ := g.get(idx, gen)
 	return r, k
 }
+
+// onCompletion routes one completion to its registration; stale tags (a slot
+// reused since the op was armed) are dropped. User callbacks are recovered
+// where they run (callbacks.go); a panic that reaches here is the engine's
+// own and stops the loop (fail), while the driver goes on with its batch.
+func (l *Loop) onCompletion(c *driver.Completion) {
+	defer l.recoverFault()
+	if l.completions == 0 {
+		l.ioFirst = now()
+	}
+	l.completions++
+	if h := l.cfg.testFault; h != nil {
+		h("completion")
+	}
+	// Hand-off hook (handoffinbox.go): an fd another loop sent with MSG_RING has
+	// no registration here.
+	if _, _, k := splitTag(c.Tag); k == opHandoff {
+		l.receiveHandoff(c)
+		return
+	}
+	r, k := l.reg.lookup(c.Tag)
+	if r == nil {
+		l.stats.stale.Add(1)
+		return
+	}
+	if l.cfg.stallThreshold > 0 {
+		l.enter(pieceCallback)
+		r.complete(k, c)
+		l.leave()
+		return
+	}
+	r.complete(k, c)
+}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"time"
-
-	"github.com/ringloop/ringloop/tasks"
 )
 
 // shutdownPollInterval bounds each wait while the quiet period runs (Netty
@@ -92,12 +89,6 @@ func (l *Loop) startShutdown(quiet, timeout time.Duration) {
 	}
 }
 
-func (l *Loop) startForShutdown() error {
-	ready := make(chan error, 1)
-	go l.main(ready)
-	return <-ready
-}
-
 // confirmShutdown is Netty's: run what is queued and the hooks; end at once
 // if the quiet period is zero or the loop is Shutdown; else end when the
 // timeout passed (even if work keeps coming) or a whole quiet period went by
@@ -126,157 +117,4 @@ func (l *Loop) confirmShutdown() bool {
 		return false
 	}
 	return true
-}
-
-// terminate is the end of the loop: refuse new tasks, wait for producers in
-// flight, run everything accepted, close registrations, release the driver.
-func (l *Loop) terminate() {
-	l.raiseState(Shutdown)
-	for producersOf(l.ctl.Load()) != 0 {
-		runtime.Gosched()
-	}
-	for l.runAllTasks() || l.runShutdownHooks() {
-	}
-	l.spin.release()
-	l.heap.CancelAll()
-	l.closeAll()
-	l.drainRegistrations()
-	if err := l.drv.Close(); err != nil {
-		l.cfg.logger.Warn("ringloop: closing driver", slog.Any("err", err))
-	}
-	l.publishGauges()
-	l.raiseState(Terminated)
-	l.unwatch()
-	l.tid.Store(0)
-	l.g.Store(0)
-	close(l.done)
-}
-
-// registrationDrainTimeout bounds how long a terminating loop waits for the
-// ops of closing registrations to report their end, and is the least it
-// gives closing connections to flush.
-const registrationDrainTimeout = time.Second
-
-// drainRegistrations pumps the driver until every registration has finished
-// closing (so handlers see OnClose and fds are closed through the driver).
-// Connections still flushing (what OnShutdown or the handler wrote) get
-// until flushDeadline; then they are reset (OnClose: ErrCloseTimeout) and
-// the loop waits registrationDrainTimeout more for their ops, after which
-// any straggler is abandoned.
-func (l *Loop) drainRegistrations() {
-	flushEnd := l.flushDeadline(now())
-	end := flushEnd + int64(registrationDrainTimeout)
-	reset := false
-	for l.reg.live > 0 {
-		t := now()
-		if !reset && t >= flushEnd {
-			reset = true
-			l.reg.each(func(r registration) {
-				if c, ok := r.(*Conn); ok && c.st == connClosing {
-					c.abortWith(ErrCloseTimeout)
-				}
-			})
-			continue
-		}
-		if t >= end {
-			break
-		}
-		wait := end - t
-		if !reset {
-			wait = flushEnd - t
-		}
-		l.inWait = true
-		_, err := l.drv.Wait(min(time.Duration(wait), 10*time.Millisecond), l.onCompletion)
-		l.inWait = false
-		if err != nil {
-			break
-		}
-		l.runAllTasks()
-		l.flushConns()
-	}
-	if l.reg.live > 0 {
-		l.cfg.logger.Warn("ringloop: registrations did not finish closing; abandoning them", slog.Int("count", l.reg.live))
-		l.reg.each(func(r registration) { r.abandon() })
-	}
-}
-
-// flushDeadline is how long closing connections may go on flushing once the
-// loop terminates: each its close timeout (WithCloseTimeout), no later than
-// the shutdown's timeout counted from when the loop saw the shutdown, and
-// at least registrationDrainTimeout.
-func (l *Loop) flushDeadline(t int64) int64 {
-	least := t + int64(registrationDrainTimeout)
-	most := t
-	l.reg.each(func(r registration) {
-		if c, ok := r.(*Conn); ok && c.st == connClosing {
-			most = max(most, t+int64(c.cfg.closeTimeout))
-		}
-	})
-	if l.shutdownBegun {
-		most = min(most, l.shutdownStart+l.timeoutNanos.Load())
-	}
-	return max(least, most)
-}
-
-// closeAll closes every registration (Netty's closeAll).
-func (l *Loop) closeAll() {
-	if l.reg.live == 0 {
-		return
-	}
-	l.reg.each(func(r registration) { r.shutdown() })
-}
-
-// HookID names a shutdown hook for RemoveShutdownHook.
-type HookID uint64
-
-type hook struct {
-	id HookID
-	fn func()
-}
-
-// AddShutdownHook registers fn to run on the loop while it shuts down, in
-// the order added. Hooks may add or remove hooks.
-func (l *Loop) AddShutdownHook(fn func()) HookID {
-	l.hooksMu.Lock()
-	defer l.hooksMu.Unlock()
-	l.hookSeq++
-	id := HookID(l.hookSeq)
-	l.hooks = append(l.hooks, hook{id, fn})
-	return id
-}
-
-// RemoveShutdownHook removes a hook that has not run yet.
-func (l *Loop) RemoveShutdownHook(id HookID) bool {
-	l.hooksMu.Lock()
-	defer l.hooksMu.Unlock()
-	for i, h := range l.hooks {
-		if h.id == id {
-			l.hooks = append(l.hooks[:i], l.hooks[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// runShutdownHooks runs the hooks one at a time, in order, until none is
-// left (hooks may add or remove hooks).
-func (l *Loop) runShutdownHooks() bool {
-	ran := false
-	for {
-		l.hooksMu.Lock()
-		if len(l.hooks) == 0 {
-			l.hooksMu.Unlock()
-			break
-		}
-		h := l.hooks[0]
-		l.hooks[0] = hook{}
-		l.hooks = l.hooks[1:]
-		l.hooksMu.Unlock()
-		l.safeRun(tasks.Func(h.fn), pieceHook)
-		ran = true
-	}
-	if ran {
-		l.lastExec = now()
-	}
-	return ran
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -55,24 +54,6 @@ func (l *Loop) RegisterFD(fd int, events uint32, h FDHandler) (*Watch, error) {
 	}
 	return w, nil
 }
-
-// onLoop runs fn on the loop: directly when called there, else on the
-// control ring, waiting for its result (a full task ring cannot refuse it;
-// a loop that has shut down returns ErrShutdown).
-func (l *Loop) onLoop(fn func() error) error {
-	if l.InEventLoop() {
-		return fn()
-	}
-	f := tasks.Submit(controlExecutor{l}, func() (struct{}, error) { return struct{}{}, fn() })
-	_, err := f.Await(context.Background())
-	return err
-}
-
-// controlExecutor runs tasks on l's control ring: tasks.Submit through it
-// gives the library's own calls a future that a full task ring cannot fail.
-type controlExecutor struct{ *Loop }
-
-func (e controlExecutor) Execute(t tasks.Task) error { return e.control(t) }
 
 func (w *Watch) arm() error {
 	l := w.loop
