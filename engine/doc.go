@@ -1,6 +1,11 @@
 // Package engine is ringloop's event loop: Netty's SingleThreadEventLoop and
 // NioEventLoop rebuilt on a driver contract of completions (internal/driver).
 //
+// This doc states the engine's rules and the reasons for them. Figures live
+// in bench/results (make bench-compare writes latest.md and keeps every
+// sweep's JSON in bench/results/history); where a rule was chosen by
+// measurement the doc says which cases of that report decide it.
+//
 // # Use
 //
 // New builds a Loop (io_uring where the kernel allows it, else epoll; the
@@ -32,8 +37,8 @@
 //
 // A Loop is one goroutine that runs all of its work serially (locked to an
 // OS thread or not: see Threading below). It owns an I/O driver (io_uring or
-// epoll), a lock-free MPSC task ring, a tail-task ring and a timer heap, and
-// runs, per iteration:
+// epoll), a lock-free MPSC task ring, a tail-task ring, a control ring and a
+// timer heap, and runs, per iteration:
 //
 //  1. Strategy: tasks pending → a non-blocking wait; otherwise block until the
 //     earliest timer deadline, or until woken.
@@ -53,6 +58,19 @@
 //  5. While shutting down: close registrations and confirm shutdown with
 //     Netty's quiet-period / timeout rules.
 //
+// Besides the task ring, which WithMaxPendingTasks may bound, a loop has a
+// control ring for the library's own work: closes, aborts, half-closes and
+// read or accept pauses asked from other goroutines, AsyncWrite drains,
+// accepted connections handed over from another loop, dial cancels, future
+// listeners (ExecuteListener), and the work of ringloop's other packages
+// (netconn's steps, the http.Handler adapter's responses,
+// loopgroup.Offload's completions; they reach it through Loop.Control,
+// whose argument only this module can make: see package internal/loopctl).
+// It is unbounded, each producer holding at most one entry per connection
+// and kind, drained before and after the tasks of every iteration, and
+// refused only once the loop has shut down, so a full task ring never drops
+// the library's work.
+//
 // Panics: a panic in a task (Execute) is recovered, logged through slog with
 // its stack, and the loop goes on; one in a function given to Submit fails
 // its future with a *tasks.PanicError instead. A panic in a connection's
@@ -61,24 +79,28 @@
 // detector) is logged. A panic in the engine's own code (completion routing,
 // the loop's iteration, its own tasks: hand-offs, idle timers, AsyncWrite
 // drains, connect timeouts) is a bug in ringloop: the state it left half
-// updated is not run on. The loop logs it once and
-// stops: its connections are closed with an error wrapping ErrLoopPanicked,
-// and Shutdown and Close return that error.
+// updated is not run on. The loop logs it once and stops: its connections
+// are closed with an error wrapping ErrLoopPanicked, and Shutdown and Close
+// return that error.
 //
 // # Drivers
 //
 // The contract between a loop and its I/O driver (ops, tags, completions,
 // the optional capabilities, the rules every driver keeps) is private, in
 // package internal/driver: no user can supply a driver, and a private
-// contract lets a new op be added without breaking anyone. It used to be the
-// public package driver; what a user sees of a driver is named here:
-// Features (BackendInfo.Features, was driver.Features), KernelProfile and
-// KernelProfileEnv (WithKernelProfile's argument and
-// RINGLOOP_KERNEL_PROFILE, were driver.Profile and driver.ProfileEnv; a
-// profile is spelled "5.10", "5.15", "5.19", "6.1" or "native"),
-// DriverConfig (WithDriverConfig's sizes, was driver.Config, whose profile
-// and threading fields have options of their own) and ErrUringUnavailable
-// (was driver.ErrUringUnavailable).
+// contract lets a new op be added without breaking anyone. What a user sees
+// of a driver is named here: Features (BackendInfo.Features),
+// KernelProfile and KernelProfileEnv (WithKernelProfile's argument and
+// RINGLOOP_KERNEL_PROFILE; a profile is spelled "5.10", "5.15", "5.19",
+// "6.1" or "native"), DriverConfig (WithDriverConfig's sizes) and
+// ErrUringUnavailable. The README's Changes section maps the old driver
+// package's names to these.
+//
+// Completions find their owner by tag: a slot index and a generation in
+// the loop's slot table (one table type, for registrations and for the
+// listeners that hand connections to the loop), so a completion that
+// arrives after its slot was freed and reused is recognised as stale and
+// dropped.
 //
 // # Driver failures: no rebuild
 //
@@ -96,16 +118,6 @@
 // harm. A failing wait is logged (at the 1st, 2nd, 4th... failure in a row),
 // counted (Metrics.WaitErrors) and retried after a back-off growing to a
 // second; the loop can always be shut down.
-//
-// Besides the task ring, which WithMaxPendingTasks may bound, a loop has a
-// control ring for the library's own work: closes, aborts, half-closes and
-// read or accept pauses asked from other goroutines, AsyncWrite drains,
-// accepted connections handed over from another loop, dial cancels, and the
-// work of ringloop's other packages (netconn's steps, the http.Handler
-// adapter's responses, loopgroup.Offload's completions). It is unbounded,
-// each producer holding at most one entry per connection and kind, drained
-// before and after the tasks of every iteration, and refused only once the
-// loop has shut down, so a full task ring never drops the library's work.
 //
 // # Lifecycle
 //
@@ -150,21 +162,17 @@
 //     with no hand-off, and goroutines it wakes (an http.Handler, a
 //     net.Conn's reader) run on the same P without an OS context switch;
 //     a goroutine that hands it work wakes it the same way, with no system
-//     call (TLS echo over netconn, one connection: 7.5k → 11k msg/s when
-//     the eventfd write gave way to it, 2026-11-27). On
-//     io_uring a parked loop runs the driver's readiness variant
-//     (uring.NewReady): readiness from epoll, the receives and sends of the
-//     ready fds as one batch of MSG_DONTWAIT SQEs per iteration, which
-//     complete inside that io_uring_enter on the loop's own thread (no poll
-//     armed, no task work for a thread the goroutine has left). The loop
-//     runs its iterations inside the wait it woke from (driver.Resumer)
-//     until one would not sleep: Go's netpoller forgets an fd's readiness
-//     each time a wait begins, so a wait begun anew must first poll the
-//     epoll fd, one system call per wake-up that a wait going on saves
-//     (echo with its client in the process, one connection, GOMAXPROCS=2:
-//     58.6k → 63.5k msg/s on io_uring, 60.8k → 63.9k on epoll, net 68.3k;
-//     2.2 → 1.0 epoll_wait calls of the loop per message; 2026-11-27).
-//     A group runs GOMAXPROCS parked loops.
+//     call. On io_uring a parked loop runs the epoll+io_uring driver
+//     (BackendInfo's Features.Backend; package internal/uring says how):
+//     readiness from epoll, the receives and sends of the ready fds as one
+//     batch of MSG_DONTWAIT SQEs per iteration, which complete inside that
+//     io_uring_enter on the loop's own thread (no poll armed, no task work
+//     for a thread the goroutine has left). The loop runs its iterations
+//     inside the wait it woke from (driver.Resumer) until one would not
+//     sleep: Go's netpoller forgets an fd's readiness each time a wait
+//     begins, so a wait begun anew must first poll the epoll fd, one system
+//     call per wake-up that a wait going on saves. A group runs GOMAXPROCS
+//     parked loops.
 //   - ThreadingLocked: the goroutine is locked to one OS thread for life
 //     (Netty's model) and blocks in the kernel (io_uring_enter or
 //     epoll_pwait) when idle; io_uring runs SINGLE_ISSUER|DEFER_TASKRUN
@@ -198,52 +206,39 @@
 // those results.)
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
-// crypto/tls over netconn, in-process clients) a locked loop loses up to
-// half: its hand-offs are OS context switches. Where the loop works alone,
-// the modes are within a few per cent. So parked is the default everywhere,
-// and on io_uring the readiness variant makes it as cheap as epoll or
-// cheaper where there are many connections (one system call per iteration
-// for all the I/O). At one connection doing one request-response at a time
-// there is nothing to batch: the variant then makes the receive and send
-// calls itself, as epoll does (an io_uring_enter for up to three ops costs
-// more than the calls it replaces), and the two are within a few per cent.
-// Pick locked for a loop that owns a core (affinity, thread-init hooks).
+// crypto/tls over netconn, in-process clients) a locked loop loses: its
+// hand-offs are OS context switches (latest.md's netconn+tls and adapter
+// rows, locked against parked). Where the loop works alone the two modes
+// are close (the echo rows). So parked is the default everywhere, and on
+// io_uring the epoll+io_uring driver makes it as cheap as epoll, or cheaper
+// where there are many connections (one system call per iteration for all
+// the I/O). At one connection doing one request-response at a time there
+// is nothing to batch: the driver then makes the receive and send calls
+// itself, as epoll does, since an io_uring_enter for a few ops costs more
+// than the calls it replaces. Pick locked for a loop that owns a core
+// (affinity, thread-init hooks).
 //
 // # Adaptive spin
 //
 // With a spare P (GOMAXPROCS ≥ 2) a loop of either mode may poll its driver
 // for a while after its work instead of sleeping at once (WithAdaptiveSpin:
-// up to 50 µs, at most GOMAXPROCS/2 loops of the process at a time, never at
-// GOMAXPROCS=1). A sleeping loop's next work waits for a wake-up, tens of
-// microseconds on a virtual machine; a peer in another process that answers
-// sooner than that is caught by the spin. But a spin can also slow the loop
-// down: where the peer is a goroutine of the same process, a parked loop
-// that sleeps lets the peer's thread run it next on the same thread with no
-// wake-up at all, while a spinning loop keeps its P and leaves the peer's
-// thread to sleep and be woken for every reply. So each loop measures both
-// policies on its own traffic (wall time per unit of work, by epochs of 64
-// busy iterations), spins only while spinning measures at least a tenth
-// faster (else sleeping costs less CPU), and runs the other policy one
-// epoch in 32 to follow a change, more rarely (down to one in 512) while
-// those epochs confirm the ranking. Measured 2026-11-27 (echo, one
-// connection × 128 B unless said, msgs/s, medians of 5 rounds over 2 runs;
-// "before": parked loops never spun, locked ones always did; cd bench &&
-// go run ./cmd/bench -mode full -cases
-// p2-echo-c1-128,p4-echo-c1-128,i2-echo-c1-128,i2-echo-c64-128 -peers
-// ringloop-uring,net):
-//
-//	                                       before   adaptive  net
-//	io_uring parked, other process, P=2    14–15k   32–33k    13–16k
-//	io_uring parked, other process, P=4    11k      25–34k    13–16k
-//	io_uring parked, same process          56–60k   55–57k    66–69k
-//	io_uring parked, same process, 64 conn 138–144k 132–146k  113–125k
-//	io_uring locked, same process          32–37k   33–37k
-//
-// CPU per message with the peer in another process fell too (31–39 µs to
-// 29–38): a wake-up costs more than the spin. Spinning always, a parked
-// loop with its peer in the same process made 16–25k. At GOMAXPROCS=1
-// nothing changes, and a loop whose work comes less often than the window
-// stops spinning (see spinner).
+// up to DefaultSpinLimit, at most GOMAXPROCS/2 loops of the process at a
+// time, never at GOMAXPROCS=1). The reason to spin: a sleeping loop's next
+// work waits for a wake-up, which on a virtual machine costs more than a
+// short poll, and a peer in another process that answers sooner is caught
+// by the spin. The reason not to: where the peer is a goroutine of the same
+// process, a parked loop that sleeps lets the peer's thread run it next on
+// the same thread with no wake-up at all, while a spinning loop keeps its P
+// and leaves the peer's thread to sleep and be woken for every reply. No
+// fixed policy is right for both, so each loop measures both on its own
+// traffic (wall time per unit of work, by epochs of busy iterations), spins
+// only while spinning measures at least a tenth faster (else sleeping costs
+// less CPU), and now and then runs the other policy for an epoch to follow
+// a change in the traffic (see spinner for the rules). A loop whose work
+// comes less often than the window stops spinning. Measured by make
+// bench-compare: the echo cases with the client in another process
+// (p2-echo, p4-echo) and in the loop's own (i2-echo) are the two sides of
+// this trade (bench/results/latest.md).
 //
 // # Observability
 //
@@ -255,16 +250,16 @@
 // github.com/ringloop/ringloop/metrics (a module of its own, so that this
 // one does not depend on Prometheus) exports them.
 //
-// The stall detector is on by default (DefaultStallThreshold, 250 ms; see
-// there why): a task, timer or handler callback that blocks the loop longer
-// is logged as a warning, while it still blocks, naming the loop, the
-// function it blocks in (file and line) and the loop goroutine's stack.
-// Load is not reported: a batch of short callbacks slow as a whole, or a
-// loop the machine left without a CPU (late watchdog ticks count short),
-// is not a block. The loop pays two
-// atomic stores per piece of work, no clock read; one watchdog goroutine
-// per process samples the loops. WithStallDetector changes the threshold,
-// takes the reports instead of the log, or turns it off (0).
+// The stall detector is on by default (DefaultStallThreshold; see there
+// why): a task, timer or handler callback that blocks the loop longer is
+// logged as a warning, while it still blocks, naming the loop, the function
+// it blocks in (file and line) and the loop goroutine's stack. Load is not
+// reported: a batch of short callbacks slow as a whole, or a loop the
+// machine left without a CPU (late watchdog ticks count short), is not a
+// block. The loop pays two atomic stores per piece of work, no clock read;
+// one watchdog goroutine per process samples the loops. WithStallDetector
+// changes the threshold, takes the reports instead of the log, or turns it
+// off (0).
 //
 // A recovered panic is logged as one record with "at" (the function, file
 // and line that panicked) and "stack" (the frames below, as a list); see

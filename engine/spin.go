@@ -68,13 +68,16 @@ type spinner struct {
 	exploring  bool   // this epoch runs the policy ranked second
 }
 
-// spinEpoch is how many busy iterations an epoch of one policy lasts;
-// spinExplore, how often (one epoch in so many) the policy ranked second
-// runs at first: at 20-60 µs a busy iteration, every 40-120 ms. Each
-// exploration that confirms the ranking doubles the interval, up to
-// spinExploreMax (where the policy ranked second is twice as slow, an
-// exploration every 32 epochs cost 3-9% of the throughput); one whose
-// epoch alone ranks the other way brings it back to spinExplore.
+// spinEpoch is how many busy iterations an epoch of one policy lasts:
+// enough that an epoch's mean is not one iteration's noise, few enough that
+// the ranking follows a change in the traffic within a fraction of a
+// second. spinExplore is how often (one epoch in so many) the policy ranked
+// second runs at first. An exploration costs what the slower policy loses
+// for an epoch, so each one that confirms the ranking doubles the interval,
+// up to spinExploreMax; one whose epoch alone ranks the other way brings it
+// back to spinExplore. spin_test.go checks the rules; what they cost and
+// win is measured by make bench-compare (see the package doc, Adaptive
+// spin).
 const (
 	spinEpoch      = 64
 	spinExplore    = 32

@@ -29,10 +29,11 @@ const (
 // DefaultThreading is the mode a loop on backend b runs without
 // WithThreading or RINGLOOP_THREADING: parked, on both backends. Every
 // goroutine a locked loop wakes or is woken by costs thread hand-offs, which
-// halve an http.Handler's or a net.Conn's throughput beside the loop, while
-// a parked loop matches or beats a locked one on the loop-only rows too (the
-// package doc has the measurements). b stays a parameter because the
-// choice is per backend by design, and measured per backend.
+// cost an http.Handler or a net.Conn beside the loop much of its
+// throughput, while a parked loop keeps up with a locked one where the loop
+// works alone (the package doc says which rows of make bench-compare's
+// report decide it). b stays a parameter because the choice is per backend
+// by design, and measured per backend.
 func DefaultThreading(b Backend) Threading {
 	_ = b
 	return ThreadingParked

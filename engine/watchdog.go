@@ -18,8 +18,10 @@ import (
 // the loop's goroutine (what it is blocked in). So a handler that never
 // returns (a deadlock, a lost channel send) is reported too, which timing a
 // piece after it returns never could, and a healthy loop pays two stores
-// per piece instead of a clock read (100-180 ns on the 2-core development
-// VM under load, where a clock read costs that much).
+// per piece instead of two clock reads (a clock read costs more than a
+// store, and much more where a virtual machine's clock source traps to the
+// hypervisor). What the detector costs a loop, on against off, is
+// BenchmarkStallDetector's to measure.
 //
 // A batch of completions that is slow as a whole, each callback being
 // short, is load rather than a block, and so is a loop whose thread the
