@@ -8,7 +8,7 @@ import (
 // Features says what a driver does on this kernel (after the profile's mask)
 // and why each choice was made.
 type Features struct {
-	Backend string  // the driver's name: NameURing, NameEpoll or NameEpollURing
+	Backend string  // the driver: "io_uring", "epoll" or "epoll+io_uring" (NameURing...)
 	Profile Profile // the kernel profile in force
 
 	// io_uring
