@@ -5,18 +5,23 @@
 // A goroutine started per job begins on the runtime's small starting stack
 // and grows it, copying it each time, on its way down to the handler or
 // through crypto/tls, and an exiting goroutine's grown stack is freed, so
-// every job paid it again: at 50 keep-alive connections through
-// httpserver's adapter that copying was 11% of the server's CPU, 2.7% of a
-// TLS handshake's (perf record -e cpu-clock, runtime.copystack under
-// runtime.morestack). A worker keeps its stack between jobs; the garbage
-// collector halves a parked one that uses little of it, so an idle worker
-// costs a few KB.
+// every job paid it again: a profile of httpserver's adapter under
+// keep-alive load, or of TLS handshakes, shows it as runtime.copystack
+// under runtime.morestack (perf record -e cpu-clock). A worker keeps its
+// stack between jobs; the garbage collector halves a parked one that uses
+// little of it, so an idle worker costs a few KB.
 //
 // Idle workers wait last in, first out (the most recently used, whose
 // stack is warm, runs next), at most MaxIdle of them; those that stayed
 // idle through a whole IdlePeriod exit, so a burst leaves no standing
 // crowd. A loop's shutdown closes its pool: idle workers exit at once, busy
 // ones when their job ends.
+//
+// The pools are kept here, by loop, rather than in a field of engine.Loop:
+// the packages that share a loop's workers (httpserver's adapter, looptls's
+// handshakes) import engine, and a field would make engine import this
+// package and hand its pool out through a second exported method. An entry
+// lives from a loop's first job to its shutdown hook.
 package workers
 
 import (
