@@ -40,14 +40,10 @@ func (t *slotTable[T]) add(v T) (idx, gen uint32) {
 // remove frees the slot (idx, gen) and returns what it held; a stale or
 // free slot is left alone (ok false).
 func (t *slotTable[T]) remove(idx, gen uint32) (v T, ok bool) {
-	if int(idx) >= len(t.slots) {
+	if v, ok = t.get(idx, gen); !ok {
 		return v, false
 	}
 	s := &t.slots[idx]
-	if s.gen != gen || !s.used {
-		return v, false
-	}
-	v = s.v
 	var zero T
 	s.v, s.used = zero, false
 	s.gen = (s.gen + 1) & tagGenMask
@@ -58,14 +54,12 @@ func (t *slotTable[T]) remove(idx, gen uint32) (v T, ok bool) {
 
 // get returns the value of slot (idx, gen), ok false for a stale tag.
 func (t *slotTable[T]) get(idx, gen uint32) (v T, ok bool) {
-	if int(idx) >= len(t.slots) {
-		return v, false
+	if int(idx) < len(t.slots) {
+		if s := &t.slots[idx]; s.gen == gen && s.used {
+			return s.v, true
+		}
 	}
-	s := &t.slots[idx]
-	if s.gen != gen || !s.used {
-		return v, false
-	}
-	return s.v, true
+	return v, false
 }
 
 // each calls fn for every value held (fn may remove values).
