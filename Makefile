@@ -188,7 +188,7 @@ fuzz: testsum
 	$(STAGE) fuzz -- $(MAKE) --no-print-directory fuzz-steps
 fuzz-steps:
 	$(GO) test -json -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $$((300000 * $(FUZZ_SCALE)))x ./timers
-	$(GO) test -json -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $$((400000 * $(FUZZ_SCALE)))x ./tasks
+	$(GO) test -json -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $$((400000 * $(FUZZ_SCALE)))x ./internal/taskq
 	$(GO) test -json -run '^$$' -fuzz '^FuzzParser$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./httpserver
 	$(GO) test -json -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket
 	$(GO) test -json -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $$((50000 * $(FUZZ_SCALE)))x ./websocket

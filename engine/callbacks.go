@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/ringloop/ringloop/tasks"
+	"github.com/ringloop/ringloop/internal/taskq"
 )
 
 // The handler's callbacks, each behind a recover: a panic ends the
@@ -68,6 +68,6 @@ func (l *Loop) recoverHook(what string) {
 func (c *Conn) recoverCallback(what string) {
 	if p := recover(); p != nil {
 		c.loop.reportPanic(what, p)
-		c.abortWith(fmt.Errorf("engine: %s: %w", what, tasks.NewPanicError(p)))
+		c.abortWith(fmt.Errorf("engine: %s: %w", what, taskq.NewPanicError(p)))
 	}
 }

@@ -62,7 +62,7 @@
 // control ring for the library's own work: closes, aborts, half-closes and
 // read or accept pauses asked from other goroutines, AsyncWrite drains,
 // accepted connections handed over from another loop, dial cancels, future
-// listeners (ExecuteListener), and the work of ringloop's other packages
+// listeners, and the work of ringloop's other packages
 // (netconn's steps, the http.Handler adapter's responses,
 // loopgroup.Offload's completions; they reach it through Loop.Control,
 // whose argument only this module can make: see package internal/loopctl).

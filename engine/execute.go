@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ringloop/ringloop/internal/loopctl"
+	"github.com/ringloop/ringloop/internal/taskq"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -36,13 +37,6 @@ func (l *Loop) ExecuteLazy(t tasks.Task) error { return l.offer(l.taskQ, t, fals
 // for per-iteration flushes.
 func (l *Loop) ExecuteAfterIteration(t tasks.Task) error { return l.offer(l.tailQ, t, true) }
 
-// ExecuteListener queues a future's listener (tasks.ListenerExecutor, used
-// by the promises bound to the loop): it rides on the control ring, so the loop
-// takes it even when its task ring is bounded (WithMaxPendingTasks) and full, since a listener finishes
-// work already accepted, and losing it or running it on the completing
-// goroutine would be worse. It fails only once the loop has shut down.
-func (l *Loop) ExecuteListener(t tasks.Task) error { return l.offer(l.ctlQ, t, true) }
-
 // control queues t on the loop's control ring (see Loop.ctlQ), the path of
 // the library's own work: no user bound applies, so it is refused only once
 // the loop has shut down (ErrShutdown), when the caller must still not lose
@@ -61,7 +55,7 @@ func (l *Loop) Control(t loopctl.Task) error { return l.control(t.Unwrap()) }
 
 // offer is the one submission path: announce, check state, offer, reject
 // policy, lazy start, wake.
-func (l *Loop) offer(q tasks.Queue, t tasks.Task, wake bool) error {
+func (l *Loop) offer(q taskq.Queue, t tasks.Task, wake bool) error {
 	if t == nil {
 		return errNilTask
 	}
@@ -73,7 +67,7 @@ func (l *Loop) offer(q tasks.Queue, t tasks.Task, wake bool) error {
 	}
 	var err error
 	if !q.Offer(t) {
-		err = l.cfg.reject.Rejected(q, t, l.forceWake, l.InEventLoop())
+		err = l.cfg.reject.Rejected(func() bool { return q.Offer(t) }, l.forceWake, l.InEventLoop())
 	}
 	l.ctl.Add(ctlMinusOne)
 	if err != nil {
@@ -136,7 +130,7 @@ func (l *Loop) Submit(fn func() error) tasks.Future[struct{}] {
 }
 
 // Submit runs fn on loop l and returns a future of its result: it is
-// tasks.Submit, with l as the executor. If the loop refuses the task the
+// taskq.Submit, with l as the executor. If the loop refuses the task the
 // future fails with the reason (ErrShutdown, ErrRejected). The future can be
 // cancelled until fn starts, not after. A panic in fn fails the future with a
 // *tasks.PanicError (errors.Is(err, ErrPanicked)); it is the caller's to see,
@@ -145,7 +139,7 @@ func Submit[T any](l *Loop, fn func() (T, error)) tasks.Future[T] {
 	if fn == nil {
 		return tasks.Failed[T](errNilTask)
 	}
-	return tasks.Submit(l, fn)
+	return taskq.Submit(l, fn)
 }
 
 // onLoop runs fn on the loop: directly when called there, else on the
@@ -155,12 +149,12 @@ func (l *Loop) onLoop(fn func() error) error {
 	if l.InEventLoop() {
 		return fn()
 	}
-	f := tasks.Submit(controlExecutor{l}, func() (struct{}, error) { return struct{}{}, fn() })
+	f := taskq.Submit(controlExecutor{l}, func() (struct{}, error) { return struct{}{}, fn() })
 	_, err := f.Await(context.Background())
 	return err
 }
 
-// controlExecutor runs tasks on l's control ring: tasks.Submit through it
+// controlExecutor runs tasks on l's control ring: taskq.Submit through it
 // gives the library's own calls a future that a full task ring cannot fail.
 type controlExecutor struct{ *Loop }
 

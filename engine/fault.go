@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/ringloop/ringloop/internal/panicstack"
+	"github.com/ringloop/ringloop/internal/taskq"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -54,7 +55,7 @@ func (*connectTimeout) engineTask() {}
 func (l *Loop) fail(p any) {
 	l.leave() // the piece it was in ended with the panic
 	l.stats.panics.Add(1)
-	l.fault = fmt.Errorf("%w: %w", ErrLoopPanicked, tasks.NewPanicError(p))
+	l.fault = fmt.Errorf("%w: %w", ErrLoopPanicked, taskq.NewPanicError(p))
 	l.cfg.logger.LogAttrs(context.Background(), slog.LevelError, "ringloop: internal error: the loop's own code panicked; the loop stops and closes its connections",
 		append([]slog.Attr{slog.String("loop", l.Name())}, panicstack.Attrs(p)...)...)
 	l.quietNanos.Store(0)

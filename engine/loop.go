@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/internal/driver"
+	"github.com/ringloop/ringloop/internal/taskq"
 	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/timers"
 )
@@ -66,8 +67,8 @@ type Loop struct {
 	g        atomic.Uintptr // curg() of the loop goroutine while it runs
 	ioRatio  atomic.Int32
 
-	taskQ tasks.Queue
-	tailQ tasks.Queue
+	taskQ taskq.Queue
+	tailQ taskq.Queue
 	// ctlQ is the control ring: the library's own work (closes, read and
 	// accept resumes, hand-offs, AsyncWrite drains, responses of handlers
 	// on other goroutines, future listeners) never rides on taskQ, which the user may bound
@@ -75,7 +76,7 @@ type Loop struct {
 	// unbounded, but each producer holds at most a few entries at a time
 	// (one per connection and kind, or one per waiting caller), so its size
 	// is bounded by the connections and goroutines that feed it.
-	ctlQ tasks.Queue
+	ctlQ taskq.Queue
 	heap *timers.Heap
 
 	quietNanos   atomic.Int64
@@ -156,9 +157,9 @@ func New(opts ...Option) (*Loop, error) {
 		drv:       d,
 		info:      BackendInfo{Name: backendOf(d), Features: d.Features(), Reason: why, Threading: th},
 		threading: th,
-		taskQ:     tasks.NewQueue(c.maxPending),
-		tailQ:     tasks.NewQueue(c.maxPending),
-		ctlQ:      tasks.NewUnbounded(0),
+		taskQ:     taskq.NewQueue(c.maxPending),
+		tailQ:     taskq.NewQueue(c.maxPending),
+		ctlQ:      taskq.NewUnbounded(0),
 	}
 	if c.busyPoll == 0 {
 		l.spin.limit = int64(c.spinLimit)

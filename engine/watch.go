@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/internal/driver"
-	"github.com/ringloop/ringloop/tasks"
+	"github.com/ringloop/ringloop/internal/taskq"
 )
 
 // FDHandler receives readiness of a watched fd (Netty's NioTask). Both
@@ -118,7 +118,7 @@ func (w *Watch) ready(events uint32) {
 	defer func() {
 		if p := recover(); p != nil {
 			w.loop.reportPanic("fd handler", p)
-			w.err = fmt.Errorf("engine: OnReady: %w", tasks.NewPanicError(p))
+			w.err = fmt.Errorf("engine: OnReady: %w", taskq.NewPanicError(p))
 			w.stop()
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/loopctl"
 )
 
 // asyncWriter holds plaintext written off the loop until the loop encrypts
@@ -49,7 +50,7 @@ func (c *Conn) AsyncWrite(p []byte) error {
 	if !first {
 		return nil
 	}
-	if err := c.ec.Loop().ExecuteListener(a); err != nil {
+	if err := loopctl.Run(c.ec.Loop(), a); err != nil {
 		a.mu.Lock()
 		a.buf, a.queued = a.buf[:0], false
 		a.mu.Unlock()
@@ -162,7 +163,7 @@ func (t *ctl) request(r uint32) error {
 		if old&reqQueued != 0 {
 			return nil
 		}
-		return t.c.ec.Loop().ExecuteListener(t)
+		return loopctl.Run(t.c.ec.Loop(), t)
 	}
 }
 

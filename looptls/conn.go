@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/tasks"
+	"github.com/ringloop/ringloop/internal/loopctl"
+	"github.com/ringloop/ringloop/internal/taskq"
 )
 
 // ErrConnClosed is engine.ErrConnClosed: what writes to a closing
@@ -103,7 +104,7 @@ func (c *Conn) handshake() {
 	c.hsErr = err
 	// Refused only once the loop has shut down, which closed the
 	// connection: nothing is left to do.
-	_ = c.ec.Loop().ExecuteListener(&c.hsDone)
+	_ = loopctl.Run(c.ec.Loop(), &c.hsDone)
 }
 
 // hsDone carries the handshake's result to the loop, behind the ciphertext
@@ -496,7 +497,7 @@ func (c *Conn) recoverTask(what string) {
 			c.st = stClosing
 		}
 		c.async.close(ErrConnClosed)
-		_ = c.ec.CloseWithError(fmt.Errorf("looptls: %s: %w", what, tasks.NewPanicError(p)))
+		_ = c.ec.CloseWithError(fmt.Errorf("looptls: %s: %w", what, taskq.NewPanicError(p)))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/loopctl"
 )
 
 // errWouldBlock is what the transport's Read returns, once the connection is
@@ -243,7 +244,7 @@ func (t *transport) Write(p []byte) (int, error) {
 		return t.ec.Write(p)
 	}
 	f := &flight{ec: t.ec, b: append([]byte(nil), p...)}
-	if err := t.ec.Loop().ExecuteListener(f); err != nil {
+	if err := loopctl.Run(t.ec.Loop(), f); err != nil {
 		return 0, err
 	}
 	return len(p), nil

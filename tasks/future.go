@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ringloop/ringloop/internal/loopctl"
 )
 
 // Future is the result of an asynchronous operation (Netty's Future):
@@ -33,8 +35,8 @@ type Future[T any] interface {
 	// own executor; with no executor either, fn runs inline in the
 	// completing goroutine (or in AddListener when already done). Pass
 	// Inline to run inline regardless. When ex is the caller's own loop
-	// (ex.InEventLoop()), fn runs inline too. A ListenerExecutor (an
-	// event loop) takes listeners even with its task queue full. If ex
+	// (ex.InEventLoop()), fn runs inline too. An event loop takes
+	// listeners even with its task ring full. If ex
 	// refuses fn (shut down, or a plain Executor that is full), fn runs on
 	// a goroutine of its own rather than being lost, never on the
 	// completing goroutine, which may be another loop: fn then runs
@@ -98,9 +100,6 @@ func Failed[T any](err error) Future[T] {
 	p.state.Store(failed)
 	return p
 }
-
-// Executor returns the executor the promise was made with, or nil.
-func (p *Promise[T]) Executor() Executor { return p.ex }
 
 // Succeed completes the promise with v. It returns false if it was already
 // done (the value is then dropped).
@@ -233,23 +232,17 @@ func (p *Promise[T]) AddListener(ex Executor, fn func(Future[T])) {
 	p.notify(l)
 }
 
-// ListenerExecutor is an optional interface of an Executor whose task queue
-// a user may bound (an event loop): ExecuteListener queues a future's
-// listener on a path that bound does not apply to, since the listener
-// finishes work the executor already accepted. It fails only once the
-// executor has shut down.
-type ListenerExecutor interface {
-	ExecuteListener(t Task) error
-}
-
 // notify runs one listener of the done promise.
 func (p *Promise[T]) notify(l listener[T]) {
 	if l.ex != nil && l.ex != Inline && !l.ex.InEventLoop() {
 		fn := l.fn
 		t := Func(func() { fn(p) })
 		var err error
-		if le, ok := l.ex.(ListenerExecutor); ok {
-			err = le.ExecuteListener(t)
+		if c, ok := l.ex.(loopctl.Loop); ok {
+			// An event loop: its control ring, which the bound a user may
+			// set on its task ring does not apply to, since the listener
+			// finishes work the loop already accepted.
+			err = loopctl.Run(c, t)
 		} else {
 			err = l.ex.Execute(t)
 		}

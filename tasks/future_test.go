@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ringloop/ringloop/internal/loopctl"
 )
 
 func TestPromiseSucceed(t *testing.T) {
@@ -156,7 +158,6 @@ func TestListeners(t *testing.T) {
 func TestListenerExecutors(t *testing.T) {
 	ex := newQueueExecutor()
 	p := NewPromise[int](ex)
-	eq(t, p.Executor(), Executor(ex), "Executor")
 	must(t, !Inline.InEventLoop(), "Inline claims to be a loop")
 	var onEx, inline, explicit atomic.Int32
 	p.AddListener(nil, func(Future[int]) { onEx.Add(1) })      // promise's executor
@@ -166,16 +167,16 @@ func TestListenerExecutors(t *testing.T) {
 	p.Succeed(1)
 	eq(t, inline.Load(), int32(1), "Inline listener ran at once")
 	eq(t, onEx.Load(), int32(0), "executor listener ran before its executor")
-	eq(t, DrainAll(ex.q, nil), 1, "tasks on the promise's executor")
+	eq(t, ex.run(), 1, "tasks on the promise's executor")
 	eq(t, onEx.Load(), int32(1), "executor listener ran")
-	eq(t, DrainAll(other.q, nil), 1, "tasks on the other executor")
+	eq(t, other.run(), 1, "tasks on the other executor")
 	eq(t, explicit.Load(), int32(1), "explicit executor listener ran")
 
 	// On its own loop a listener runs inline, without a hop.
 	ex.onLoop.Store(true)
 	p.AddListener(nil, func(Future[int]) { onEx.Add(1) })
 	eq(t, onEx.Load(), int32(2), "listener on its own loop ran inline")
-	eq(t, ex.q.Len(), 0, "no task queued")
+	eq(t, ex.len(), 0, "no task queued")
 
 }
 
@@ -213,18 +214,16 @@ func TestRefusedListenerRunsOffTheCompleter(t *testing.T) {
 	}
 }
 
-// listenerExecutor refuses tasks but takes listeners, as a loop with a full
-// bounded ring does.
+// listenerExecutor refuses tasks but takes listeners on its control ring
+// (loopctl.Loop), as a loop with a full bounded ring does.
 type listenerExecutor struct{ *queueExecutor }
 
-func (e listenerExecutor) ExecuteListener(t Task) error {
-	if !e.q.Offer(t) {
-		return ErrRejected
-	}
+func (e listenerExecutor) Control(t loopctl.Task) error {
+	e.offer(t.Unwrap())
 	return nil
 }
 
-// TestListenerExecutorTakesListeners: an executor with a listener path gets
+// TestListenerExecutorTakesListeners: an executor with a control ring gets
 // its listeners there even when Execute refuses.
 func TestListenerExecutorTakesListeners(t *testing.T) {
 	ex := listenerExecutor{newQueueExecutor()}
@@ -234,7 +233,7 @@ func TestListenerExecutorTakesListeners(t *testing.T) {
 	p.AddListener(nil, func(Future[int]) { ran.Add(1) })
 	p.Succeed(1)
 	eq(t, ran.Load(), int32(0), "listener ran before its executor")
-	eq(t, DrainAll(ex.q, nil), 1, "listeners on the executor")
+	eq(t, ex.run(), 1, "listeners on the executor")
 	eq(t, ran.Load(), int32(1), "listener ran")
 }
 

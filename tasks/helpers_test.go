@@ -1,47 +1,62 @@
 package tasks
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 )
 
-// item is a pre-built task that names its producer and a sequence number.
-type item struct {
-	p, k int32
-	ran  atomic.Int32
-}
-
-func (it *item) Run() { it.ran.Add(1) }
-
-// items returns n pre-built items of producer p, numbered 0..n-1.
-func items(p, n int) []*item {
-	s := make([]*item, n)
-	for i := range s {
-		s[i] = &item{p: int32(p), k: int32(i)}
-	}
-	return s
-}
-
-// queueExecutor is an Executor backed by a Queue that the test drains by hand.
+// queueExecutor is an Executor backed by a slice that the test drains by
+// hand (run).
 type queueExecutor struct {
-	q      Queue
+	mu     sync.Mutex
+	q      []Task
 	onLoop atomic.Bool
 	reject error
 }
 
-func newQueueExecutor() *queueExecutor { return &queueExecutor{q: NewUnbounded(0)} }
+func newQueueExecutor() *queueExecutor { return &queueExecutor{} }
 
 func (e *queueExecutor) Execute(t Task) error {
 	if e.reject != nil {
 		return e.reject
 	}
-	if !e.q.Offer(t) {
-		return ErrRejected
-	}
+	e.offer(t)
 	return nil
 }
 
+func (e *queueExecutor) offer(t Task) {
+	e.mu.Lock()
+	e.q = append(e.q, t)
+	e.mu.Unlock()
+}
+
 func (e *queueExecutor) InEventLoop() bool { return e.onLoop.Load() }
+
+// len returns how many tasks wait.
+func (e *queueExecutor) len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.q)
+}
+
+// run runs the queued tasks, those they queue included, and returns how
+// many ran.
+func (e *queueExecutor) run() int {
+	n := 0
+	for {
+		e.mu.Lock()
+		if len(e.q) == 0 {
+			e.mu.Unlock()
+			return n
+		}
+		t := e.q[0]
+		e.q = e.q[1:]
+		e.mu.Unlock()
+		t.Run()
+		n++
+	}
+}
 
 // must fails the test at once when ok is false.
 func must(t *testing.T, ok bool, format string, args ...any) {

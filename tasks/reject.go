@@ -6,24 +6,16 @@ import (
 	"time"
 )
 
-// RejectPolicy decides what happens to a task a full queue refused (Netty's
-// RejectedExecutionHandler). Policies are pluggable: implement the interface
-// or use RejectFunc.
+// RejectPolicy decides what happens to a task a full task ring refused
+// (Netty's RejectedExecutionHandler): Reject, Backoff, or a policy of your
+// own.
 type RejectPolicy interface {
-	// Rejected is called after q.Offer(t) returned false. It may retry and
-	// returns nil once the task was enqueued, or an error wrapping
-	// ErrRejected. wake asks the consumer to drain (it may be nil);
-	// onConsumer is true when called on the consumer's goroutine, which then
-	// must not wait, since only it can make room.
-	Rejected(q Queue, t Task, wake func(), onConsumer bool) error
-}
-
-// RejectFunc adapts a function to RejectPolicy.
-type RejectFunc func(q Queue, t Task, wake func(), onConsumer bool) error
-
-// Rejected calls f.
-func (f RejectFunc) Rejected(q Queue, t Task, wake func(), onConsumer bool) error {
-	return f(q, t, wake, onConsumer)
+	// Rejected is called after the ring refused a task. It may call retry,
+	// which offers the task again and reports whether the ring took it, and
+	// returns nil once it did, or an error wrapping ErrRejected. wake asks
+	// the loop to drain its ring; onConsumer is true when called on the
+	// loop itself, which then must not wait, since only it can make room.
+	Rejected(retry func() bool, wake func(), onConsumer bool) error
 }
 
 // Reject returns the default policy (Netty's RejectedExecutionHandlers.reject):
@@ -32,11 +24,11 @@ func Reject() RejectPolicy { return rejectPolicy{} }
 
 type rejectPolicy struct{}
 
-func (rejectPolicy) Rejected(Queue, Task, func(), bool) error { return ErrRejected }
+func (rejectPolicy) Rejected(func() bool, func(), bool) error { return ErrRejected }
 
-// Backoff returns Netty's RejectedExecutionHandlers.backoff: off the consumer,
-// up to retries times, wake the consumer, sleep d and offer again; on the
-// consumer, or when every retry failed, reject with ErrRejected. d == 0
+// Backoff returns Netty's RejectedExecutionHandlers.backoff: off the loop, up
+// to retries times, wake the loop, sleep d and offer again; on the loop, or
+// when every retry failed, reject with ErrRejected. d == 0
 // yields the processor instead of sleeping. It panics if retries < 1 or
 // d < 0, as Netty does for a non-positive retry count.
 func Backoff(retries int, d time.Duration) RejectPolicy {
@@ -54,33 +46,21 @@ type backoff struct {
 	d       time.Duration
 }
 
-func (b backoff) Rejected(q Queue, t Task, wake func(), onConsumer bool) error {
+func (b backoff) Rejected(retry func() bool, wake func(), onConsumer bool) error {
 	if onConsumer {
 		// Waiting here would block the only goroutine that can make room.
-		return fmt.Errorf("%w (on the consumer, no backoff)", ErrRejected)
+		return fmt.Errorf("%w (on the loop, no backoff)", ErrRejected)
 	}
 	for range b.retries {
 		if wake != nil {
 			wake()
 		}
 		pause(b.d)
-		if q.Offer(t) {
+		if retry() {
 			return nil
 		}
 	}
 	return fmt.Errorf("%w after %d retries", ErrRejected, b.retries)
-}
-
-// Enqueue offers t to q and, when q is full, hands it to policy (nil means
-// Reject). It returns nil once t is queued, else the policy's error.
-func Enqueue(q Queue, t Task, policy RejectPolicy, wake func(), onConsumer bool) error {
-	if q.Offer(t) {
-		return nil
-	}
-	if policy == nil {
-		return ErrRejected
-	}
-	return policy.Rejected(q, t, wake, onConsumer)
 }
 
 // pause sleeps d, or yields the processor when d is 0.

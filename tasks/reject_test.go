@@ -6,29 +6,26 @@ import (
 	"time"
 )
 
-func fullQueue(t *testing.T) (Queue, []*item) {
-	q := NewBounded(16)
-	it := items(0, 17)
-	for _, x := range it[:16] {
-		must(t, q.Offer(x), "Offer")
-	}
-	return q, it
+// full is a ring with no room: retry fails until room is made.
+type full struct {
+	room    bool
+	retries int
 }
 
+func (f *full) retry() bool { f.retries++; return f.room }
+
 func TestReject(t *testing.T) {
-	q, it := fullQueue(t)
-	err := Enqueue(q, it[16], Reject(), nil, false)
+	f := &full{room: true}
+	err := Reject().Rejected(f.retry, nil, false)
 	must(t, errors.Is(err, ErrRejected), "Reject: %v", err)
-	must(t, errors.Is(Enqueue(q, it[16], nil, nil, false), ErrRejected), "nil policy")
-	q.Poll()
-	must(t, Enqueue(q, it[16], Reject(), nil, false) == nil, "Enqueue with room")
+	eq(t, f.retries, 0, "Reject retried")
 }
 
 func TestBackoffOnConsumerNeverWaits(t *testing.T) {
-	q, it := fullQueue(t)
+	f := &full{}
 	woken := 0
 	done := make(chan error, 1)
-	go func() { done <- Backoff(5, time.Hour).Rejected(q, it[16], func() { woken++ }, true) }()
+	go func() { done <- Backoff(5, time.Hour).Rejected(f.retry, func() { woken++ }, true) }()
 	select { // waiting on the consumer would take five hours
 	case err := <-done:
 		must(t, errors.Is(err, ErrRejected), "on consumer: %v", err)
@@ -36,24 +33,26 @@ func TestBackoffOnConsumerNeverWaits(t *testing.T) {
 		t.Fatal("Backoff waited on the consumer")
 	}
 	eq(t, woken, 0, "wakes on the consumer")
+	eq(t, f.retries, 0, "retries on the consumer")
 }
 
 func TestBackoffRetries(t *testing.T) {
-	q, it := fullQueue(t)
+	f := &full{}
 	woken := 0
-	err := Backoff(3, 0).Rejected(q, it[16], func() { woken++ }, false)
+	err := Backoff(3, 0).Rejected(f.retry, func() { woken++ }, false)
 	must(t, errors.Is(err, ErrRejected), "no room: %v", err)
 	eq(t, woken, 3, "one wake per retry")
+	eq(t, f.retries, 3, "retries")
 
-	// A consumer that drains one task per wake makes room on the first retry.
-	woken = 0
-	err = Enqueue(q, it[16], Backoff(3, time.Microsecond), func() { woken++; q.Poll() }, false)
+	// A consumer that makes room on its first wake: the first retry takes.
+	f, woken = &full{}, 0
+	err = Backoff(3, time.Microsecond).Rejected(f.retry, func() { woken++; f.room = true }, false)
 	must(t, err == nil, "Backoff with a draining consumer: %v", err)
 	eq(t, woken, 1, "wakes until room")
-	eq(t, q.Len(), 16, "queue full again")
+	eq(t, f.retries, 1, "retries until room")
 
 	// nil wake is allowed.
-	must(t, errors.Is(Backoff(1, 0).Rejected(q, it[0], nil, false), ErrRejected), "nil wake")
+	must(t, errors.Is(Backoff(1, 0).Rejected((&full{}).retry, nil, false), ErrRejected), "nil wake")
 }
 
 func TestBackoffPanicsOnBadArguments(t *testing.T) {
@@ -67,13 +66,4 @@ func TestBackoffPanicsOnBadArguments(t *testing.T) {
 			f()
 		}()
 	}
-}
-
-func TestRejectFunc(t *testing.T) {
-	q, it := fullQueue(t)
-	var got Task
-	mine := errors.New("custom")
-	p := RejectFunc(func(_ Queue, x Task, _ func(), _ bool) error { got = x; return mine })
-	must(t, Enqueue(q, it[16], p, nil, false) == mine, "custom policy error")
-	eq(t, got, Task(it[16]), "task handed to the policy")
 }

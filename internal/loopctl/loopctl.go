@@ -1,9 +1,10 @@
 // Package loopctl lets ringloop's own packages (netconn, httpserver,
-// loopgroup) hand control work to a loop's control ring: the unbounded,
+// loopgroup, looptls, tasks) hand control work to a loop's control ring: the unbounded,
 // per-loop ring that package engine drains every iteration, apart from the
 // task ring a user may bound with engine.WithMaxPendingTasks. Closes, read
-// and accept resumes, responses of handlers running on other goroutines and
-// offload completions go there, so a full task ring can never drop them.
+// and accept resumes, responses of handlers running on other goroutines,
+// offload completions and a promise's listeners go there, so a full task
+// ring can never drop them.
 //
 // # Why a typed door, and not a hidden one
 //
@@ -24,15 +25,15 @@
 // still queues without allocating.
 package loopctl
 
-import "github.com/ringloop/ringloop/tasks"
-
 // Task is a task bound for a loop's control ring. Only Run makes a non-zero
-// one.
-type Task struct{ t tasks.Task }
+// one. What it carries is a tasks.Task, spelt out as interface{ Run() }:
+// package tasks imports this package (a promise's listeners ride on a
+// loop's control ring), so this one cannot import tasks.
+type Task struct{ t interface{ Run() } }
 
 // Unwrap returns the task to queue, nil for the zero Task (package engine's
 // side of the door).
-func (c Task) Unwrap() tasks.Task { return c.t }
+func (c Task) Unwrap() interface{ Run() } { return c.t }
 
 // Loop is what Run needs of a loop: an *engine.Loop.
 type Loop interface {
@@ -44,4 +45,4 @@ type Loop interface {
 // and then the caller still owns what t carries (close it, or report it).
 // Keep one entry per connection and kind in flight (a pre-built task and a
 // flag), so that the ring stays as small as the work it carries.
-func Run(l Loop, t tasks.Task) error { return l.Control(Task{t}) }
+func Run(l Loop, t interface{ Run() }) error { return l.Control(Task{t}) }

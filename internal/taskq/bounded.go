@@ -1,8 +1,10 @@
-package tasks
+package taskq
 
 import (
 	"math"
 	"sync/atomic"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // bounded is a Vyukov-style ring of sequence-numbered slots.
@@ -27,7 +29,7 @@ type bounded struct {
 // slot is one position of a ring or chunk.
 type slot struct {
 	seq  atomic.Uint64
-	task Task
+	task tasks.Task
 }
 
 // newBounded builds a ring whose positions start at start (tests use a start
@@ -45,7 +47,7 @@ func newBounded(capacity int, start uint64) *bounded {
 	return q
 }
 
-func (q *bounded) Offer(t Task) bool {
+func (q *bounded) Offer(t tasks.Task) bool {
 	for {
 		pos := q.tail.Load()
 		s := &q.slots[pos&q.mask]
@@ -66,7 +68,7 @@ func (q *bounded) Offer(t Task) bool {
 	}
 }
 
-func (q *bounded) Poll() Task {
+func (q *bounded) Poll() tasks.Task {
 	pos := q.head
 	s := &q.slots[pos&q.mask]
 	if s.seq.Load() != pos+1 {

@@ -1,6 +1,10 @@
-package tasks
+package taskq
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ringloop/ringloop/tasks"
+)
 
 // Pre-built tasks and Func values travel through every queue without a
 // single allocation in steady state.
@@ -23,7 +27,7 @@ func TestZeroAllocs(t *testing.T) {
 		allocs := testing.AllocsPerRun(200, func() {
 			for range 20 {
 				q.Offer(x)
-				q.Offer(Func(f))
+				q.Offer(tasks.Func(f))
 			}
 			for q.Poll() != nil {
 			}

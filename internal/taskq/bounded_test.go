@@ -1,9 +1,11 @@
-package tasks
+package taskq
 
 import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 func TestCapacityRounding(t *testing.T) {
@@ -41,11 +43,11 @@ func TestBoundedFullAndEmpty(t *testing.T) {
 	}
 	must(t, !q.Offer(it[16]), "full ring must refuse")
 	eq(t, q.Len(), 16, "Len when full")
-	eq(t, q.Poll(), Task(it[0]), "first Poll")
+	eq(t, q.Poll(), tasks.Task(it[0]), "first Poll")
 	must(t, q.Offer(it[16]), "one slot was freed")
 	must(t, !q.Offer(it[0]), "full again")
 	for i := 1; i <= 16; i++ {
-		eq(t, q.Poll(), Task(it[i]), "Poll order")
+		eq(t, q.Poll(), tasks.Task(it[i]), "Poll order")
 	}
 	eq(t, q.Poll(), nil, "Poll after drain")
 	eq(t, q.Len(), 0, "Len after drain")
@@ -61,7 +63,7 @@ func TestBoundedClearsReadSlots(t *testing.T) {
 	q.Poll()
 	eq(t, q.slots[0].task, nil, "slot 0 after read")
 	eq(t, q.slots[1].task, nil, "slot 1 after read")
-	eq(t, q.slots[2].task, Task(it[2]), "unread slot 2")
+	eq(t, q.slots[2].task, tasks.Task(it[2]), "unread slot 2")
 }
 
 // TestBoundedWrap runs rings across the uint64 wrap of their positions:
@@ -78,12 +80,12 @@ func TestBoundedWrap(t *testing.T) {
 			}
 			eq(t, q.Len(), 16, "Len when full")
 			for range 1 + round%16 {
-				eq(t, q.Poll(), Task(it[read%len(it)]), fmt.Sprintf("start %d round %d", start, round))
+				eq(t, q.Poll(), tasks.Task(it[read%len(it)]), fmt.Sprintf("start %d round %d", start, round))
 				read++
 			}
 		}
 		for x := q.Poll(); x != nil; x = q.Poll() {
-			eq(t, x, Task(it[read%len(it)]), "final drain")
+			eq(t, x, tasks.Task(it[read%len(it)]), "final drain")
 			read++
 		}
 		eq(t, read, next, "read all offered")

@@ -1,8 +1,10 @@
-package tasks
+package taskq
 
 import (
 	"math"
 	"sync/atomic"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // chunked is an MPSC queue made of a linked list of fixed-size chunks, for
@@ -125,7 +127,7 @@ func (q *chunked) newChunk() *chunk {
 	return c
 }
 
-func (q *chunked) Offer(t Task) bool {
+func (q *chunked) Offer(t tasks.Task) bool {
 	for {
 		p := q.pIndex.Load()
 		c := q.pb.Load()
@@ -203,7 +205,7 @@ func (q *chunked) putSpare(c *chunk) {
 	q.dropped.Add(1)
 }
 
-func (q *chunked) Poll() Task {
+func (q *chunked) Poll() tasks.Task {
 	if q.ci-q.hbase == q.n {
 		next := q.head.next.Load()
 		if next == nil {

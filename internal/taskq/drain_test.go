@@ -1,15 +1,19 @@
-package tasks
+package taskq
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ringloop/ringloop/tasks"
+)
 
 func TestDrainAllRunsTasksAddedWhileDraining(t *testing.T) {
 	q := NewUnbounded(0)
 	var log []int
-	q.Offer(Func(func() {
+	q.Offer(tasks.Func(func() {
 		log = append(log, 1)
-		q.Offer(Func(func() { log = append(log, 3) })) // tail task adds a tail task
+		q.Offer(tasks.Func(func() { log = append(log, 3) })) // tail task adds a tail task
 	}))
-	q.Offer(Func(func() { log = append(log, 2) }))
+	q.Offer(tasks.Func(func() { log = append(log, 2) }))
 	eq(t, DrainAll(q, nil), 3, "tasks run")
 	eq(t, len(log), 3, "log")
 	for i, v := range log {
@@ -24,8 +28,8 @@ func TestDrainWrapperAndLimit(t *testing.T) {
 	for _, x := range it {
 		q.Offer(x)
 	}
-	var seen []Task
-	eq(t, Drain(q, 2, func(x Task) { seen = append(seen, x) }), 2, "Drain(2)")
+	var seen []tasks.Task
+	eq(t, Drain(q, 2, func(x tasks.Task) { seen = append(seen, x) }), 2, "Drain(2)")
 	eq(t, len(seen), 2, "wrapper calls")
 	eq(t, it[0].ran.Load(), int32(0), "wrapper decides whether Run is called")
 	eq(t, Drain(q, 0, nil), 0, "Drain(0)")
@@ -36,8 +40,8 @@ func TestDrainWrapperAndLimit(t *testing.T) {
 func TestDrainAllPanicLeavesRest(t *testing.T) {
 	q := NewUnbounded(0)
 	ran := false
-	q.Offer(Func(func() { panic("task bug") }))
-	q.Offer(Func(func() { ran = true }))
+	q.Offer(tasks.Func(func() { panic("task bug") }))
+	q.Offer(tasks.Func(func() { ran = true }))
 	func() {
 		defer func() { must(t, recover() != nil, "panic swallowed") }()
 		DrainAll(q, nil)

@@ -1,8 +1,10 @@
-package tasks
+package taskq
 
 import (
 	"sync/atomic"
 	"testing"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // A gate stops the first producer that reaches a hook point while armed,
@@ -29,7 +31,7 @@ func newGate(q *chunked, point int) *gate {
 
 // stall starts a producer offering x that stops at the gate; the returned
 // channel closes when its Offer returns.
-func (g *gate) stall(q Queue, x Task) <-chan struct{} {
+func (g *gate) stall(q Queue, x tasks.Task) <-chan struct{} {
 	g.armed.Store(true)
 	done := make(chan struct{})
 	go func() {
@@ -46,7 +48,7 @@ func cycle(t *testing.T, q Queue, k int) {
 	for i := range k {
 		x := &item{k: int32(i)}
 		must(t, q.Offer(x), "Offer refused")
-		eq(t, q.Poll(), Task(x), "cycled task")
+		eq(t, q.Poll(), tasks.Task(x), "cycled task")
 	}
 }
 
@@ -76,8 +78,8 @@ func TestStaleFastPath(t *testing.T) {
 		q.Offer(x) // a task queued before the victim's
 		close(g.release)
 		<-done
-		eq(t, q.Poll(), Task(x), "task queued before the victim's claim")
-		eq(t, q.Poll(), Task(victim), "victim's task")
+		eq(t, q.Poll(), tasks.Task(x), "task queued before the victim's claim")
+		eq(t, q.Poll(), tasks.Task(victim), "victim's task")
 		eq(t, q.Poll(), nil, "nothing else")
 		cycle(t, q, 100)
 	}
@@ -106,8 +108,8 @@ func TestPinnedChunkNotRecycled(t *testing.T) {
 	done := g.stall(q, victim)
 	eq(t, c0.pins.Load(), int64(1), "victim pinned c0")
 
-	eq(t, q.Poll(), Task(a), "first")
-	eq(t, q.Poll(), Task(b), "second")
+	eq(t, q.Poll(), tasks.Task(a), "first")
+	eq(t, q.Poll(), tasks.Task(b), "second")
 	cycle(t, q, 200) // links a successor, retires c0, cycles many chunks
 	eq(t, c0.base.Load(), uint64(0), "pinned chunk was relinked")
 	must(t, len(q.limbo) == 1 && q.limbo[0] == c0, "pinned chunk not in limbo: %v", q.limbo)
@@ -116,7 +118,7 @@ func TestPinnedChunkNotRecycled(t *testing.T) {
 	close(g.release)
 	<-done
 	eq(t, c0.pins.Load(), int64(0), "victim unpinned")
-	eq(t, q.Poll(), Task(victim), "victim's task")
+	eq(t, q.Poll(), tasks.Task(victim), "victim's task")
 	cycle(t, q, 20)
 	eq(t, len(q.limbo), 0, "limbo emptied")
 	for q.pb.Load() != c0 {
@@ -142,12 +144,12 @@ func TestLateLinker(t *testing.T) {
 	must(t, c1 != nil, "no successor linked")
 	q.Poll()
 	q.Poll()
-	eq(t, q.Poll(), Task(x), "task in c1")
+	eq(t, q.Poll(), tasks.Task(x), "task in c1")
 	cycle(t, q, 50)
 
 	close(g.release)
 	<-done
-	eq(t, q.Poll(), Task(victim), "victim's task")
+	eq(t, q.Poll(), tasks.Task(victim), "victim's task")
 	eq(t, q.Poll(), nil, "nothing else")
 	cycle(t, q, 50)
 	eq(t, q.Poll(), nil, "empty")
@@ -180,5 +182,5 @@ func TestStaleAdvance(t *testing.T) {
 	eq(t, c0.next.Load(), (*chunk)(nil), "advance linked a successor to a chunk that is not full")
 	eq(t, q.pb.Load(), c0, "pb moved off a chunk that is not full")
 	q.Offer(x)
-	eq(t, q.Poll(), Task(x), "task after stale advance")
+	eq(t, q.Poll(), tasks.Task(x), "task after stale advance")
 }

@@ -1,4 +1,6 @@
-package tasks
+package taskq
+
+import "github.com/ringloop/ringloop/tasks"
 
 // DrainAll polls q until it returns nil and runs every task, with run when
 // it is not nil (an engine passes a function that recovers panics and
@@ -14,7 +16,7 @@ package tasks
 // loop, so it runs in the next iteration. A panic in run (or in Task.Run
 // when run is nil) propagates to the caller and leaves the remaining tasks
 // queued.
-func DrainAll(q Queue, run func(Task)) int {
+func DrainAll(q Queue, run func(tasks.Task)) int {
 	n := 0
 	for {
 		t := q.Poll()
@@ -34,7 +36,7 @@ func DrainAll(q Queue, run func(Task)) int {
 // <= 0), for an engine that bounds a batch, for example by the tasks that
 // were queued when the batch began (q.Len()), or checks its time budget
 // between batches.
-func Drain(q Queue, max int, run func(Task)) int {
+func Drain(q Queue, max int, run func(tasks.Task)) int {
 	n := 0
 	for n < max {
 		t := q.Poll()

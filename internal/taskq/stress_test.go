@@ -1,7 +1,6 @@
-package tasks
+package taskq
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -38,7 +37,6 @@ func stress(t *testing.T, q Queue, producers, n int) {
 		offered  atomic.Int64
 		rejected atomic.Int64
 	)
-	enqErr := make(chan error, producers)
 	for p := range producers {
 		wg.Add(1)
 		go func() {
@@ -46,13 +44,8 @@ func stress(t *testing.T, q Queue, producers, n int) {
 			own := pool[p]
 			for i := range n {
 				for {
-					err := Enqueue(q, own[i%len(own)], Reject(), nil, false)
-					if err == nil {
+					if q.Offer(own[i%len(own)]) {
 						break
-					}
-					if !errors.Is(err, ErrRejected) {
-						enqErr <- fmt.Errorf("producer %d: Enqueue: %w", p, err)
-						return
 					}
 					rejected.Add(1)
 					runtime.Gosched()
@@ -121,8 +114,6 @@ func stress(t *testing.T, q Queue, producers, n int) {
 	lenWG.Wait()
 	select {
 	case err := <-lenErr:
-		t.Fatal(err)
-	case err := <-enqErr:
 		t.Fatal(err)
 	default:
 	}

@@ -1,9 +1,11 @@
-package tasks
+package taskq
 
 import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // drainCheck polls q until empty and checks it yields want, in order.
@@ -11,7 +13,7 @@ func drainCheck(t *testing.T, q Queue, want []*item) {
 	t.Helper()
 	for i, w := range want {
 		got := q.Poll()
-		if got != Task(w) {
+		if got != tasks.Task(w) {
 			t.Fatalf("Poll %d: got %v, want item %d", i, got, w.k)
 		}
 	}
@@ -67,7 +69,7 @@ func TestUnboundedClearsReadSlots(t *testing.T) {
 	q.Poll()
 	eq(t, q.head.slots[0].task, nil, "slot 0 after read")
 	eq(t, q.head.slots[1].task, nil, "slot 1 after read")
-	eq(t, q.head.slots[2].task, Task(it[2]), "unread slot 2")
+	eq(t, q.head.slots[2].task, tasks.Task(it[2]), "unread slot 2")
 }
 
 func TestUnboundedWrap(t *testing.T) {
@@ -104,7 +106,7 @@ func TestChunkedLimit(t *testing.T) {
 	}
 	must(t, !q.Offer(x), "Offer beyond the capacity accepted")
 	eq(t, q.Len(), 1<<17, "Len when full")
-	eq(t, q.Poll(), Task(x), "Poll")
+	eq(t, q.Poll(), tasks.Task(x), "Poll")
 	must(t, q.Offer(x), "Offer after a Poll refused")
 	must(t, !q.Offer(x), "full again")
 }

@@ -1,8 +1,10 @@
-package tasks
+package taskq
 
 import (
 	"math"
 	"math/bits"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // Queue is a multi-producer, single-consumer task queue: any goroutine may
@@ -14,12 +16,12 @@ import (
 type Queue interface {
 	// Offer enqueues t from any goroutine. It never blocks and returns false
 	// only when a bounded queue is full.
-	Offer(t Task) bool
+	Offer(t tasks.Task) bool
 	// Poll dequeues the next task; consumer only. It returns nil when the
 	// queue is empty, or when the next task's producer has claimed its
 	// position but not yet published the task (that producer is about to
 	// finish and will wake the consumer; Poll never spins).
-	Poll() Task
+	Poll() tasks.Task
 	// Len is an approximate number of queued tasks, safe from any goroutine:
 	// a snapshot of the producer index minus the consumer index. It counts
 	// tasks claimed but not yet published and can be stale by the time it
