@@ -187,7 +187,7 @@ FUZZ_SCALE ?= 1
 fuzz: testsum
 	$(STAGE) fuzz -- $(MAKE) --no-print-directory fuzz-steps
 fuzz-steps:
-	$(GO) test -json -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $$((300000 * $(FUZZ_SCALE)))x ./timers
+	$(GO) test -json -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $$((300000 * $(FUZZ_SCALE)))x ./internal/timers
 	$(GO) test -json -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $$((400000 * $(FUZZ_SCALE)))x ./internal/taskq
 	$(GO) test -json -run '^$$' -fuzz '^FuzzParser$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./httpserver
 	$(GO) test -json -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket

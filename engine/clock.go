@@ -3,7 +3,7 @@ package engine
 import (
 	"sync/atomic"
 
-	"github.com/ringloop/ringloop/timers"
+	"github.com/ringloop/ringloop/internal/timers"
 )
 
 // testClock, set only by tests (export_test.go), replaces the loop's clock so

@@ -6,7 +6,7 @@ import (
 	"syscall"
 
 	"github.com/ringloop/ringloop/internal/driver"
-	"github.com/ringloop/ringloop/timers"
+	"github.com/ringloop/ringloop/internal/timers"
 )
 
 type connState uint8

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/internal/driver"
-	"github.com/ringloop/ringloop/timers"
+	"github.com/ringloop/ringloop/internal/timers"
 )
 
 // WithDriverWrapper (tests only) builds the driver the other options choose,

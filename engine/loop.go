@@ -10,8 +10,8 @@ import (
 
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/taskq"
+	"github.com/ringloop/ringloop/internal/timers"
 	"github.com/ringloop/ringloop/tasks"
-	"github.com/ringloop/ringloop/timers"
 )
 
 // Errors a Loop returns; compare with errors.Is.

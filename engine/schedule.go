@@ -4,20 +4,20 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ringloop/ringloop/internal/timers"
 	"github.com/ringloop/ringloop/tasks"
-	"github.com/ringloop/ringloop/timers"
 )
 
 // Schedule runs t once after delay (zero or negative: as soon as possible)
 // and returns its handle: a future that can be cancelled from any goroutine.
 // Scheduling from another goroutine is routed through the task ring, and wakes
 // the loop only if the new deadline is earlier than the one it sleeps until.
-func (l *Loop) Schedule(t tasks.Task, delay time.Duration) (*timers.Scheduled, error) {
+func (l *Loop) Schedule(t tasks.Task, delay time.Duration) (tasks.Future[struct{}], error) {
 	return l.schedule(t, delay, 0, timers.OneShot)
 }
 
 // ScheduleFunc is Schedule for a plain function.
-func (l *Loop) ScheduleFunc(fn func(), delay time.Duration) (*timers.Scheduled, error) {
+func (l *Loop) ScheduleFunc(fn func(), delay time.Duration) (tasks.Future[struct{}], error) {
 	if fn == nil {
 		return nil, errNilTask
 	}
@@ -27,17 +27,17 @@ func (l *Loop) ScheduleFunc(fn func(), delay time.Duration) (*timers.Scheduled, 
 // ScheduleAtFixedRate runs t after initial, then every period measured from
 // the previous deadline: after a stall it runs back to back until it has
 // caught up (Netty's fixed rate). A panic stops it and fails its future.
-func (l *Loop) ScheduleAtFixedRate(t tasks.Task, initial, period time.Duration) (*timers.Scheduled, error) {
+func (l *Loop) ScheduleAtFixedRate(t tasks.Task, initial, period time.Duration) (tasks.Future[struct{}], error) {
 	return l.schedule(t, initial, period, timers.FixedRate)
 }
 
 // ScheduleWithFixedDelay runs t after initial, then delay after the end of
 // each run. A panic stops it and fails its future.
-func (l *Loop) ScheduleWithFixedDelay(t tasks.Task, initial, delay time.Duration) (*timers.Scheduled, error) {
+func (l *Loop) ScheduleWithFixedDelay(t tasks.Task, initial, delay time.Duration) (tasks.Future[struct{}], error) {
 	return l.schedule(t, initial, delay, timers.FixedDelay)
 }
 
-func (l *Loop) schedule(t tasks.Task, delay, period time.Duration, kind timers.Kind) (*timers.Scheduled, error) {
+func (l *Loop) schedule(t tasks.Task, delay, period time.Duration, kind timers.Kind) (tasks.Future[struct{}], error) {
 	if t == nil {
 		return nil, errNilTask
 	}
@@ -66,7 +66,7 @@ func (l *Loop) schedule(t tasks.Task, delay, period time.Duration, kind timers.K
 }
 
 // ScheduleFuncAtFixedRate is ScheduleAtFixedRate for a plain function.
-func (l *Loop) ScheduleFuncAtFixedRate(fn func(), initial, period time.Duration) (*timers.Scheduled, error) {
+func (l *Loop) ScheduleFuncAtFixedRate(fn func(), initial, period time.Duration) (tasks.Future[struct{}], error) {
 	if fn == nil {
 		return nil, errNilTask
 	}
@@ -74,7 +74,7 @@ func (l *Loop) ScheduleFuncAtFixedRate(fn func(), initial, period time.Duration)
 }
 
 // ScheduleFuncWithFixedDelay is ScheduleWithFixedDelay for a plain function.
-func (l *Loop) ScheduleFuncWithFixedDelay(fn func(), initial, delay time.Duration) (*timers.Scheduled, error) {
+func (l *Loop) ScheduleFuncWithFixedDelay(fn func(), initial, delay time.Duration) (tasks.Future[struct{}], error) {
 	if fn == nil {
 		return nil, errNilTask
 	}

@@ -3,7 +3,7 @@ package engine
 import (
 	"time"
 
-	"github.com/ringloop/ringloop/timers"
+	"github.com/ringloop/ringloop/internal/timers"
 )
 
 // An idle connection gives its send buffers back. A connection keeps its

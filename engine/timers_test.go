@@ -13,7 +13,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/testenv"
-	"github.com/ringloop/ringloop/timers"
+	"github.com/ringloop/ringloop/internal/timers"
 )
 
 // TestTimersFireInOrderNeverEarly: timers scheduled from outside the loop
@@ -46,7 +46,7 @@ func TestTimersFireInOrderNeverEarly(t *testing.T) {
 				got = append(got, i)
 			}, d*time.Millisecond)
 			require.NoError(t, err)
-			deadlines[i] = s.Deadline()
+			deadlines[i] = s.(*timers.Scheduled).Deadline()
 			mu.Unlock()
 		}
 		close(block)
@@ -81,7 +81,7 @@ func TestWaitTimeoutIsTheNextDeadline(t *testing.T) {
 		w.longest.Store(0)
 		s, err := l.ScheduleFunc(func() { fired <- clock.Load() }, d)
 		require.NoError(t, err)
-		deadline := s.Deadline()
+		deadline := s.(*timers.Scheduled).Deadline()
 		require.Equal(t, clock.Load()+int64(d), deadline)
 		// The clock stands still: the loop must come to ask for exactly d.
 		testenv.Eventually(t, 30*time.Second, "a wait of the time left to the deadline", func() bool {

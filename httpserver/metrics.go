@@ -6,7 +6,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ringloop/ringloop/timers"
+	"github.com/ringloop/ringloop/internal/timers"
 )
 
 // Request metrics: every server counts its responses by status class and

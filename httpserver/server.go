@@ -15,7 +15,6 @@ import (
 	"github.com/ringloop/ringloop/internal/workers"
 	"github.com/ringloop/ringloop/loopgroup"
 	"github.com/ringloop/ringloop/tasks"
-	"github.com/ringloop/ringloop/timers"
 )
 
 // Handler serves one request on the connection's loop (the fast API). The
@@ -260,7 +259,7 @@ type loopState struct {
 	now     int64 // unix nanoseconds at the last tick
 	date    []byte
 	dateSec int64
-	tick    *timers.Scheduled
+	tick    tasks.Future[struct{}]
 	pool    *workers.Pool // the adapter's goroutines
 	resp    Response
 	req     Request

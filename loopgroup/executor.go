@@ -7,7 +7,6 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/tasks"
-	"github.com/ringloop/ringloop/timers"
 )
 
 // The group does no work itself: every executor method runs on Next()
@@ -29,34 +28,34 @@ func Submit[T any](ex engine.Loops, fn func() (T, error)) tasks.Future[T] {
 }
 
 // Schedule runs t once on the next loop after delay.
-func (g *Group) Schedule(t tasks.Task, delay time.Duration) (*timers.Scheduled, error) {
+func (g *Group) Schedule(t tasks.Task, delay time.Duration) (tasks.Future[struct{}], error) {
 	return g.Next().Schedule(t, delay)
 }
 
 // ScheduleFunc runs fn once on the next loop after delay.
-func (g *Group) ScheduleFunc(fn func(), delay time.Duration) (*timers.Scheduled, error) {
+func (g *Group) ScheduleFunc(fn func(), delay time.Duration) (tasks.Future[struct{}], error) {
 	return g.Next().ScheduleFunc(fn, delay)
 }
 
 // ScheduleAtFixedRate runs t on the next loop at a fixed rate (see
 // engine.Loop.ScheduleAtFixedRate); every run happens on that one loop.
-func (g *Group) ScheduleAtFixedRate(t tasks.Task, initial, period time.Duration) (*timers.Scheduled, error) {
+func (g *Group) ScheduleAtFixedRate(t tasks.Task, initial, period time.Duration) (tasks.Future[struct{}], error) {
 	return g.Next().ScheduleAtFixedRate(t, initial, period)
 }
 
 // ScheduleWithFixedDelay runs t on the next loop with a fixed delay between
 // runs; every run happens on that one loop.
-func (g *Group) ScheduleWithFixedDelay(t tasks.Task, initial, delay time.Duration) (*timers.Scheduled, error) {
+func (g *Group) ScheduleWithFixedDelay(t tasks.Task, initial, delay time.Duration) (tasks.Future[struct{}], error) {
 	return g.Next().ScheduleWithFixedDelay(t, initial, delay)
 }
 
 // ScheduleFuncAtFixedRate is ScheduleAtFixedRate for a plain function.
-func (g *Group) ScheduleFuncAtFixedRate(fn func(), initial, period time.Duration) (*timers.Scheduled, error) {
+func (g *Group) ScheduleFuncAtFixedRate(fn func(), initial, period time.Duration) (tasks.Future[struct{}], error) {
 	return g.Next().ScheduleFuncAtFixedRate(fn, initial, period)
 }
 
 // ScheduleFuncWithFixedDelay is ScheduleWithFixedDelay for a plain function.
-func (g *Group) ScheduleFuncWithFixedDelay(fn func(), initial, delay time.Duration) (*timers.Scheduled, error) {
+func (g *Group) ScheduleFuncWithFixedDelay(fn func(), initial, delay time.Duration) (tasks.Future[struct{}], error) {
 	return g.Next().ScheduleFuncWithFixedDelay(fn, initial, delay)
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/looptls"
-	"github.com/ringloop/ringloop/timers"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // MessageKind is a data message's kind.
@@ -117,11 +117,11 @@ type Conn struct {
 	closeWhy   string
 	closeErr   error
 	dropped    int // bytes of accepted async frames a close during a fragmented message dropped
-	closeTimer *timers.Scheduled
+	closeTimer tasks.Future[struct{}]
 	paused     bool // PauseReading paused the connection
 
 	// Keepalive (loop only).
-	pingTimer *timers.Scheduled
+	pingTimer tasks.Future[struct{}]
 	pingOut   bool // a ping was sent and nothing has arrived since
 
 	// The message NextWriter is sending (loop only).

@@ -19,7 +19,6 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/looptls"
 	"github.com/ringloop/ringloop/tasks"
-	"github.com/ringloop/ringloop/timers"
 )
 
 // maxResponseHead bounds the server's answer Dial reads (status line and
@@ -248,7 +247,7 @@ type dialing struct {
 	req      []byte
 	accept   string
 	t        transport // the connection, once open (TLS: once its handshake is done)
-	timer    *timers.Scheduled
+	timer    tasks.Future[struct{}]
 	finished bool
 	ec       *engine.Conn          // once connected (the TLS handshake may still run)
 	p        *tasks.Promise[*Conn] // the dial's outcome

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/looptls"
-	"github.com/ringloop/ringloop/timers"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // maxRequestHead bounds the opening handshake EngineHandler reads; a larger
@@ -67,7 +67,7 @@ var ErrHandshakeTimeout = fmt.Errorf("websocket: opening handshake timed out: %w
 // timer that closes it when the head is late.
 type pending struct {
 	t     transport
-	timer *timers.Scheduled
+	timer tasks.Future[struct{}]
 }
 
 // Run is the handshake timeout.

@@ -291,8 +291,8 @@ func TestOtherGOOSNamesLinux(t *testing.T) {
 			if msgs != 1 || others != 0 {
 				t.Fatalf("GOOS=%s: want only the Linux-only message, once; got:\n%s", goos, out)
 			}
-			if out, err := goCmd(t, env, "vet", "./tasks", "./timers"); err != nil {
-				t.Fatalf("GOOS=%s go vet ./tasks ./timers: %v\n%s", goos, err, out)
+			if out, err := goCmd(t, env, "vet", "./tasks", "./internal/taskq", "./internal/timers"); err != nil {
+				t.Fatalf("GOOS=%s go vet ./tasks ./internal/taskq ./internal/timers: %v\n%s", goos, err, out)
 			}
 		})
 	}
@@ -303,7 +303,7 @@ func TestOtherGOOSNamesLinux(t *testing.T) {
 // int there).
 func TestTasksAndTimersBuildOn32Bit(t *testing.T) {
 	env := []string{"GOOS=linux", "GOARCH=386", "CGO_ENABLED=0"}
-	if out, err := goCmd(t, env, "vet", "./tasks", "./timers"); err != nil {
-		t.Fatalf("GOARCH=386 go vet ./tasks ./timers: %v\n%s", err, out)
+	if out, err := goCmd(t, env, "vet", "./tasks", "./internal/taskq", "./internal/timers"); err != nil {
+		t.Fatalf("GOARCH=386 go vet ./tasks ./internal/taskq ./internal/timers: %v\n%s", err, out)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ringloop/ringloop/internal/timers"
 	"github.com/ringloop/ringloop/tasks"
-	"github.com/ringloop/ringloop/timers"
 )
 
 // A loop owns one Heap. It asks NextDeadline how long it may block, then

@@ -49,7 +49,7 @@ const (
 	stateCancelled              // Cancel or CancelAll won
 )
 
-// Scheduled is a task scheduled on a Heap with a future: what
+// Scheduled is a task scheduled on a Heap with a future: the future
 // Loop.Schedule, ScheduleAtFixedRate and ScheduleWithFixedDelay return
 // (Netty's ScheduledFutureTask). It implements tasks.Future[struct{}]: the future
 // succeeds when a one-shot task returns, fails with a *tasks.PanicError when the
