@@ -9,6 +9,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // countTask is a pre-built task: submitting it allocates nothing.
@@ -78,7 +79,7 @@ func BenchmarkExecuteLatency(b *testing.B) {
 		b.ResetTimer()
 		for range b.N {
 			sent = time.Now()
-			_ = l.ExecuteFunc(task)
+			_ = l.Execute(tasks.Func(task))
 			<-done
 		}
 		b.StopTimer()

@@ -28,8 +28,8 @@
 // word before the loop's shutdown closes the connection (ShutdownHandler). Other
 // goroutines reach a connection through AsyncWrite (which the loop can hold
 // back for a while: HoldAsync) and the Conn methods that hand themselves to
-// the loop, and the loop through Execute, Submit and the
-// Schedule family. Dial and DialAsync connect; Adopt and ListenFD serve
+// the loop, and the loop through the Loops interface (Execute and the
+// Schedule family, the same on a loop and a group) and Submit. Dial and DialAsync connect; Adopt and ListenFD serve
 // sockets the process inherited; SetHandler hands a connection to another
 // handler (a protocol upgrade). Package loopgroup runs groups of loops.
 //

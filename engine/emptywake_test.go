@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // TestTimerWaitsAreNotPrematureWakeups: timers due at sub- and fractional
@@ -28,10 +29,10 @@ func TestTimerWaitsAreNotPrematureWakeups(t *testing.T) {
 				close(done)
 				return
 			}
-			_, err := l.ScheduleFunc(next, delays[left%len(delays)])
+			_, err := l.Schedule(tasks.Func(next), delays[left%len(delays)])
 			require.NoError(t, err)
 		}
-		require.NoError(t, l.ExecuteFunc(next))
+		require.NoError(t, l.Execute(tasks.Func(next)))
 		select {
 		case <-done:
 		case <-time.After(time.Minute):

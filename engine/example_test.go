@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // upper answers every read with the bytes in upper case.
@@ -60,9 +61,9 @@ func ExampleLoop_Execute() {
 	defer loop.Close()
 
 	done := make(chan struct{})
-	loop.ExecuteFunc(func() { fmt.Println("first") })
-	loop.ScheduleFunc(func() { fmt.Println("after 10ms"); close(done) }, 10e6)
-	loop.ExecuteFunc(func() { fmt.Println("second") })
+	loop.Execute(tasks.Func(func() { fmt.Println("first") }))
+	loop.Schedule(tasks.Func(func() { fmt.Println("after 10ms"); close(done) }), 10e6)
+	loop.Execute(tasks.Func(func() { fmt.Println("second") }))
 	<-done
 	// Output:
 	// first

@@ -12,20 +12,19 @@ import (
 // errNilTask rejects a nil task up front (Netty throws NullPointerException).
 var errNilTask = errors.New("engine: nil task")
 
+// isNil reports a nil task, or a tasks.Func of a nil function.
+func isNil(t tasks.Task) bool {
+	f, ok := t.(tasks.Func)
+	return t == nil || ok && f == nil
+}
+
 // Execute queues t to run on the loop, starting the loop if needed, and wakes
 // it if it sleeps. It returns ErrShutdown once the loop has shut down and
 // ErrRejected (wrapped) when a bounded ring is full and the reject policy
 // gives up. Tasks from one goroutine run in the order they were queued.
-// A pre-built task (a pointer type with a Run method) costs no allocation.
+// tasks.Func adapts a plain function; a pre-built task (a pointer type with
+// a Run method) costs no allocation.
 func (l *Loop) Execute(t tasks.Task) error { return l.offer(l.taskQ, t, true) }
-
-// ExecuteFunc queues fn; see Execute.
-func (l *Loop) ExecuteFunc(fn func()) error {
-	if fn == nil {
-		return errNilTask
-	}
-	return l.offer(l.taskQ, tasks.Func(fn), true)
-}
 
 // ExecuteLazy queues t without waking the loop: it runs when the loop next
 // wakes for any reason (I/O, a timer, another task). Use it for work that may
@@ -56,7 +55,7 @@ func (l *Loop) Control(t loopctl.Task) error { return l.control(t.Unwrap()) }
 // offer is the one submission path: announce, check state, offer, reject
 // policy, lazy start, wake.
 func (l *Loop) offer(q taskq.Queue, t tasks.Task, wake bool) error {
-	if t == nil {
+	if isNil(t) {
 		return errNilTask
 	}
 	v := l.ctl.Add(ctlOne)
@@ -119,27 +118,6 @@ func (l *Loop) wakeupBefore(deadline int64) {
 			return
 		}
 	}
-}
-
-// Submit runs fn on the loop and returns a future of its error; see Submit.
-func (l *Loop) Submit(fn func() error) tasks.Future[struct{}] {
-	if fn == nil {
-		return tasks.Failed[struct{}](errNilTask)
-	}
-	return Submit(l, func() (struct{}, error) { return struct{}{}, fn() })
-}
-
-// Submit runs fn on loop l and returns a future of its result: it is
-// taskq.Submit, with l as the executor. If the loop refuses the task the
-// future fails with the reason (ErrShutdown, ErrRejected). The future can be
-// cancelled until fn starts, not after. A panic in fn fails the future with a
-// *tasks.PanicError (errors.Is(err, ErrPanicked)); it is the caller's to see,
-// so the loop neither logs it nor counts it in Metrics.Panics.
-func Submit[T any](l *Loop, fn func() (T, error)) tasks.Future[T] {
-	if fn == nil {
-		return tasks.Failed[T](errNilTask)
-	}
-	return taskq.Submit(l, fn)
 }
 
 // onLoop runs fn on the loop: directly when called there, else on the

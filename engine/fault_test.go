@@ -74,7 +74,7 @@ func testEnginePanic(t *testing.T, at string) {
 		case "completion":
 			_, err = peers[0].Write([]byte("x"))
 		case "iteration":
-			err = l.ExecuteFunc(func() {})
+			err = l.Execute(tasks.Func(func() {}))
 		case "engine task":
 			err = conns[0].AsyncWrite([]byte("x")) // its drain is an engine task
 		}
@@ -107,7 +107,7 @@ func testEnginePanic(t *testing.T, at string) {
 		defer cancel()
 		_, err = ln.Closed().Await(ctx)
 		require.NoError(t, err, "the listener closed")
-		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
+		require.ErrorIs(t, l.Execute(tasks.Func(func() {})), engine.ErrShutdown)
 		require.Equal(t, 1, strings.Count(logs.String(), "the loop's own code panicked"), logs.String())
 		require.EqualValues(t, 1, l.Metrics().Panics)
 	})

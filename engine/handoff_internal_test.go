@@ -49,7 +49,7 @@ func handoffPair(t *testing.T) (a, b *Loop, ln *Listener, h *openedOn) {
 		t.Skip("this kernel has no IORING_OP_MSG_RING")
 	}
 	for _, l := range []*Loop{a, b} {
-		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		_, err := Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 	}
 	h = &openedOn{opened: make(chan *Conn, 4)}
@@ -71,7 +71,7 @@ func socketFD(t *testing.T) int {
 
 func onLoopWait(t *testing.T, l *Loop, fn func()) {
 	t.Helper()
-	_, err := l.Submit(func() error { fn(); return nil }).Await(context.Background())
+	_, err := Submit(l, func() (struct{}, error) { fn(); return struct{}{}, nil }).Await(context.Background())
 	require.NoError(t, err)
 }
 

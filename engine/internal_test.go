@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/epoll"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // flakyDriver wraps a real driver: its blocking waits return at once with
@@ -72,15 +73,15 @@ func TestEmptyWakeupsAreCounted(t *testing.T) {
 	l, f := newFlaky(t)
 	// Start the loop first, so that no late wake-up from the start races
 	// the premature returns below.
-	_, err := l.Submit(func() error { return nil }).Await(context.Background())
+	_, err := Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 	require.NoError(t, err)
 	f.spurious.Store(64 + 10)
-	require.NoError(t, l.ExecuteFunc(func() {})) // wake the loop into them
+	require.NoError(t, l.Execute(tasks.Func(func() {}))) // wake the loop into them
 	deadline := time.Now().Add(5 * time.Second)
 	for f.spurious.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	_, err = l.Submit(func() error { return nil }).Await(context.Background())
+	_, err = Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, l.Metrics().EmptyWakeups, uint64(64))
 }
@@ -99,7 +100,7 @@ func TestProducerWakeupsAreNotEmpty(t *testing.T) {
 			require.True(t, time.Now().Before(deadline), "the loop never blocked")
 			runtime.Gosched()
 		}
-		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		_, err := Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 	}
 	require.Zero(t, l.Metrics().EmptyWakeups)
@@ -108,11 +109,11 @@ func TestProducerWakeupsAreNotEmpty(t *testing.T) {
 func TestFailedStartRollsBack(t *testing.T) {
 	l, f := newFlaky(t)
 	f.failEnable.Store(true)
-	err := l.ExecuteFunc(func() {})
+	err := l.Execute(tasks.Func(func() {}))
 	require.ErrorContains(t, err, "enable refused")
 	require.Equal(t, NotStarted, l.State())
 	f.failEnable.Store(false)
-	_, err = l.Submit(func() error { return nil }).Await(context.Background())
+	_, err = Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 	require.NoError(t, err, "the queued task and the new one run once a start succeeds")
 	require.Equal(t, Started, l.State())
 }
@@ -126,7 +127,7 @@ func TestFailedStartRacingShutdownTerminates(t *testing.T) {
 	f.failEnable.Store(true)
 	f.beforeEnable = func() { close(entered); <-release }
 	errc := make(chan error, 1)
-	go func() { errc <- l.ExecuteFunc(func() {}) }()
+	go func() { errc <- l.Execute(tasks.Func(func() {})) }()
 	<-entered
 	require.NoError(t, l.ShutdownGracefully(0, time.Second))
 	close(release)
@@ -135,7 +136,7 @@ func TestFailedStartRacingShutdownTerminates(t *testing.T) {
 	defer cancel()
 	require.NoError(t, l.Shutdown(ctx), "the loop never terminated")
 	require.Equal(t, Terminated, l.State())
-	require.ErrorIs(t, l.ExecuteFunc(func() {}), ErrShutdown)
+	require.ErrorIs(t, l.Execute(tasks.Func(func() {})), ErrShutdown)
 }
 
 func TestTagsRoundTrip(t *testing.T) {

@@ -334,7 +334,7 @@ func (ln *Listener) acceptFailed(c *driver.Completion) {
 		ln.lastLog, ln.unlogged = t, 0
 	}
 	if !c.More {
-		_, _ = l.ScheduleFunc(ln.arm, ln.backoff)
+		_, _ = l.Schedule(tasks.Func(ln.arm), ln.backoff)
 	}
 }
 

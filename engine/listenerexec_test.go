@@ -20,10 +20,10 @@ func TestListenerRunsOnAFullLoop(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c, engine.WithMaxPendingTasks(16))
 		started, release := make(chan struct{}), make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() { close(started); <-release }))
+		require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-release })))
 		<-started
 		for {
-			err := l.ExecuteFunc(func() {})
+			err := l.Execute(tasks.Func(func() {}))
 			if errors.Is(err, engine.ErrRejected) {
 				break
 			}

@@ -28,22 +28,6 @@ var (
 	ErrDeadlock = tasks.ErrDeadlock
 )
 
-// Loops is one loop or a group of them: what every package that serves or
-// dials takes, so that one *Loop and a *loopgroup.Group are interchangeable
-// (a Loop's Next is itself). It is also how a group picks its loops (a
-// loopgroup chooser is a Loops) and the group a loop belongs to (Parent).
-type Loops interface {
-	// Next returns the loop to take the next connection or task; it is
-	// called from any goroutine, on every accept and dial: keep it cheap.
-	Next() *Loop
-}
-
-// LoopsFunc adapts a function to Loops.
-type LoopsFunc func() *Loop
-
-// Next calls f.
-func (f LoopsFunc) Next() *Loop { return f() }
-
 // nextWake values besides a deadline: the loop is running (awake), or it
 // blocks without a timer (none).
 const (

@@ -42,7 +42,7 @@ func TestLazyStartAndStates(t *testing.T) {
 
 		require.NoError(t, l.Close())
 		require.Equal(t, engine.Terminated, l.State())
-		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
+		require.ErrorIs(t, l.Execute(tasks.Func(func() {})), engine.ErrShutdown)
 	})
 }
 
@@ -58,13 +58,13 @@ func TestExecuteKeepsEachProducersOrder(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := 1; i <= per; i++ {
-					require.NoError(t, l.ExecuteFunc(func() {
+					require.NoError(t, l.Execute(tasks.Func(func() {
 						if last[p] != i-1 {
 							bad.Add(1)
 						}
 						last[p] = i
 						done.Add(1)
-					}))
+					})))
 				}
 			}()
 		}
@@ -93,7 +93,7 @@ func TestNoLostWakeup(t *testing.T) {
 				ran := make(chan struct{}, 1)
 				for i := 0; i < per; i++ {
 					queued := time.Now()
-					require.NoError(t, l.ExecuteFunc(func() {
+					require.NoError(t, l.Execute(tasks.Func(func() {
 						d := int64(time.Since(queued))
 						for {
 							w := worst.Load()
@@ -102,7 +102,7 @@ func TestNoLostWakeup(t *testing.T) {
 							}
 						}
 						ran <- struct{}{}
-					}))
+					})))
 					select {
 					case <-ran:
 					case <-time.After(10 * time.Second):
@@ -125,7 +125,7 @@ func TestWakesAreCoalesced(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		block := make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() { <-block })) // keep the loop busy
+		require.NoError(t, l.Execute(tasks.Func(func() { <-block }))) // keep the loop busy
 		start := l.Metrics().Wakes
 		var wg sync.WaitGroup
 		var done atomic.Int64
@@ -135,7 +135,7 @@ func TestWakesAreCoalesced(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range per {
-					_ = l.ExecuteFunc(func() { done.Add(1) })
+					_ = l.Execute(tasks.Func(func() { done.Add(1) }))
 				}
 			}()
 		}
@@ -151,7 +151,7 @@ func TestTaskPanicIsReportedAndLoopGoesOn(t *testing.T) {
 		var buf testenv.SyncBuffer
 		log := slog.New(slog.NewTextHandler(&buf, nil))
 		l := newLoop(t, c, engine.WithLogger(log))
-		require.NoError(t, l.ExecuteFunc(func() { panic("boom") }))
+		require.NoError(t, l.Execute(tasks.Func(func() { panic("boom") })))
 		v, err := engine.Submit(l, func() (int, error) { return 42, nil }).Await(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, 42, v)
@@ -168,7 +168,7 @@ func TestAwaitOnOwnLoopIsAnError(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		got, err := engine.Submit(l, func() (error, error) {
-			inner := l.Submit(func() error { return nil })
+			inner := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil })
 			_, err := inner.Await(context.Background())
 			return err, nil
 		}).Await(context.Background())
@@ -182,11 +182,11 @@ func TestExecuteAfterIterationRunsAfterTasks(t *testing.T) {
 		l := newLoop(t, c)
 		var order []string
 		done := make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() {
+		require.NoError(t, l.Execute(tasks.Func(func() {
 			order = append(order, "task1")
 			require.NoError(t, l.ExecuteAfterIteration(tasks.Func(func() { order = append(order, "tail"); close(done) })))
-			require.NoError(t, l.ExecuteFunc(func() { order = append(order, "task2") }))
-		}))
+			require.NoError(t, l.Execute(tasks.Func(func() { order = append(order, "task2") })))
+		})))
 		<-done
 		require.Equal(t, []string{"task1", "task2", "tail"}, order)
 
@@ -204,13 +204,13 @@ func TestExecuteAfterIterationRunsAfterTasks(t *testing.T) {
 func TestExecuteLazyRunsOnNextWake(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
-		_, err := l.Submit(func() error { return nil }).Await(context.Background()) // started, now idle
+		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background()) // started, now idle
 		require.NoError(t, err)
 		var ran atomic.Bool
 		wakes := l.Metrics().Wakes
 		require.NoError(t, l.ExecuteLazy(tasks.Func(func() { ran.Store(true) })))
 		require.Equal(t, wakes, l.Metrics().Wakes, "a lazy task never wakes the loop")
-		require.NoError(t, l.ExecuteFunc(func() {})) // any wake-up runs it
+		require.NoError(t, l.Execute(tasks.Func(func() {}))) // any wake-up runs it
 		testenv.Eventually(t, 5*time.Second, "lazy task", ran.Load)
 	})
 }
@@ -221,7 +221,7 @@ func TestBoundedRingRejects(t *testing.T) {
 		block := busy(t, l)
 		var rejected int
 		for range 100 {
-			if err := l.ExecuteFunc(func() {}); err != nil {
+			if err := l.Execute(tasks.Func(func() {})); err != nil {
 				require.ErrorIs(t, err, engine.ErrRejected)
 				rejected++
 			}
@@ -259,7 +259,7 @@ func TestPendingTasksFromAnotherGoroutine(t *testing.T) {
 		l := newLoop(t, c)
 		block := busy(t, l)
 		for range 10 {
-			require.NoError(t, l.ExecuteFunc(func() {}))
+			require.NoError(t, l.Execute(tasks.Func(func() {})))
 		}
 		// Approximate: the consumer publishes its position lazily, so the
 		// task now running may still be counted.
@@ -274,7 +274,7 @@ func TestNilTasks(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	require.Error(t, l.Execute(nil))
-	require.Error(t, l.ExecuteFunc(nil))
+	require.Error(t, l.Execute(tasks.Func(nil)))
 	_, err = l.Schedule(nil, time.Second)
 	require.Error(t, err)
 }
@@ -291,7 +291,7 @@ func scale(normal, race int) int {
 func busy(t testing.TB, l *engine.Loop) chan struct{} {
 	t.Helper()
 	block, started := make(chan struct{}), make(chan struct{})
-	require.NoError(t, l.ExecuteFunc(func() { close(started); <-block }))
+	require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-block })))
 	<-started
 	return block
 }
@@ -320,7 +320,7 @@ func TestExecuteStress(t *testing.T) {
 					if i%1024 == 0 {
 						queued = time.Now()
 					}
-					require.NoError(t, l.ExecuteFunc(func() {
+					require.NoError(t, l.Execute(tasks.Func(func() {
 						if next[p] != i {
 							bad.Add(1)
 						}
@@ -331,7 +331,7 @@ func TestExecuteStress(t *testing.T) {
 								worst.Store(d)
 							}
 						}
-					}))
+					})))
 				}
 			}()
 		}
@@ -361,10 +361,10 @@ func TestStallDetectorReportsLongTasks(t *testing.T) {
 		// No spin: on the fake clock an idle gap never grows.
 		l := newLoop(t, c, engine.WithAdaptiveSpin(0),
 			engine.WithStallDetector(5*time.Millisecond, func(r engine.StallReport) { reports <- r }))
-		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		release, started := make(chan struct{}), make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() { close(started); blockedOn(release) }))
+		require.NoError(t, l.Execute(tasks.Func(func() { close(started); blockedOn(release) })))
 		<-started
 		var r engine.StallReport
 		testenv.Eventually(t, 30*time.Second, "the stall reported", func() bool {
@@ -383,10 +383,10 @@ func TestStallDetectorReportsLongTasks(t *testing.T) {
 		require.Contains(t, r.Detail, "engine_test.blockedOn")
 		require.Contains(t, r.Detail, "loop_test.go:")
 		require.NotEmpty(t, r.Stack)
-		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		clock.Add(int64(time.Second)) // a loop between pieces is not blocked
-		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		require.Empty(t, reports, "one stall, one report")
 	})
@@ -402,11 +402,11 @@ func blockedOn(ch chan struct{}) { <-ch }
 func TestBusyPoll(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c, engine.WithBusyPoll(time.Hour))
-		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		wakes := l.Metrics().Wakes
 		for range 100 {
-			_, err := l.Submit(func() error { return nil }).Await(context.Background())
+			_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 			require.NoError(t, err)
 		}
 		require.Equal(t, wakes, l.Metrics().Wakes, "a busy-polling loop needed wake-ups")
@@ -417,7 +417,7 @@ func TestBusyPoll(t *testing.T) {
 		w := &waitRecorder{}
 		l2 := newLoop(t, c, engine.WithBusyPoll(window),
 			engine.WithDriverWrapper(func(d driver.Driver) driver.Driver { w.Driver = d; return w }))
-		_, err = l2.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(l2, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		blocking, it := w.blocking.Load(), l2.Metrics().Iterations
 		testenv.Eventually(t, 30*time.Second, "1000 polls within the window", func() bool {
@@ -429,7 +429,7 @@ func TestBusyPoll(t *testing.T) {
 			return w.blocking.Load() > blocking
 		})
 		wakes = l2.Metrics().Wakes
-		_, err = l2.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(l2, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		require.Greater(t, l2.Metrics().Wakes, wakes, "a task for a loop asleep past its window needs a wake-up")
 	})

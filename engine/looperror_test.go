@@ -17,6 +17,7 @@ import (
 	"github.com/ringloop/ringloop/examples/echo"
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 var errInjected = errors.New("injected wait failure")
@@ -87,11 +88,11 @@ func TestDriverWaitFailureRecovers(t *testing.T) {
 
 		const fails = 3
 		f.fails.Store(fails)
-		require.NoError(t, l.ExecuteFunc(func() {})) // wake the loop into them
+		require.NoError(t, l.Execute(tasks.Func(func() {}))) // wake the loop into them
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		testenv.Eventually(t, 20*time.Second, "the failures", func() bool { return f.fails.Load() == 0 })
-		_, err = l.Submit(func() error { return nil }).Await(ctx)
+		_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(ctx)
 		require.NoError(t, err)
 		echoRoundTrip(t, conn, "after")
 		conn2, err := net.Dial("tcp", ln.Addr().String())
@@ -118,10 +119,10 @@ func TestDriverKeepsFailing(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l, f, logs := newFailingLoop(t, c)
-		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		f.fails.Store(1 << 40)
-		require.NoError(t, l.ExecuteFunc(func() {}))
+		require.NoError(t, l.Execute(tasks.Func(func() {})))
 		testenv.Eventually(t, 20*time.Second, "40 failures", func() bool { return l.Metrics().WaitErrors >= 40 })
 		out := logs.String()
 		require.Contains(t, out, `driver keeps failing; retrying after a back-off" loop=`)

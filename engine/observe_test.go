@@ -17,6 +17,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // jsonLog returns a logger writing JSON records to a buffer the test reads.
@@ -133,7 +134,7 @@ func TestStallDetectorOnByDefault(t *testing.T) {
 		require.Contains(t, fmt.Sprint(stack), "engine.(*Conn).onData")
 
 		timerRelease := make(chan struct{})
-		_, err = l.ScheduleFunc(func() { blockingTimer(timerRelease) }, time.Millisecond)
+		_, err = l.Schedule(tasks.Func(func() { blockingTimer(timerRelease) }), time.Millisecond)
 		require.NoError(t, err)
 		testenv.Eventually(t, 30*time.Second, "the timer's stall record", func() bool { return strings.Count(buf.String(), "stall") == 2 })
 		close(timerRelease)
@@ -188,16 +189,19 @@ func TestStallDetectorQuietOnHealthyLoop(t *testing.T) {
 		for err := range errs {
 			require.NoError(t, err)
 		}
-		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		require.Empty(t, buf.String(), "a healthy loop logged")
 		t.Logf("%s: longest completion batch %v", c, l.Metrics().Longest)
 
 		log2, buf2 := jsonLog()
 		off := newLoop(t, c, engine.WithLogger(log2), engine.WithStallDetector(0, nil))
-		_, err = off.Submit(func() error { time.Sleep(engine.DefaultStallThreshold + 50*time.Millisecond); return nil }).Await(context.Background())
+		_, err = engine.Submit(off, func() (struct{}, error) {
+			time.Sleep(engine.DefaultStallThreshold + 50*time.Millisecond)
+			return struct{}{}, nil
+		}).Await(context.Background())
 		require.NoError(t, err)
-		_, err = off.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(off, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		require.Empty(t, buf2.String(), "a detector turned off reported")
 
@@ -213,8 +217,8 @@ func TestPanicLogReadable(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		log, buf := jsonLog()
 		l := newLoop(t, c, engine.WithLogger(log))
-		require.NoError(t, l.ExecuteFunc(panicsBoom))
-		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		require.NoError(t, l.Execute(tasks.Func(panicsBoom)))
+		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		rs := records(t, buf)
 		require.Len(t, rs, 1, buf.String())

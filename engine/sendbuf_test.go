@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // openedConn hands its connection to the test and ignores what it reads.
@@ -82,7 +83,7 @@ func TestIdleConnTrimsSendBuffers(t *testing.T) {
 		// One burst through AsyncWrite while the loop is held, so it
 		// gathers in a single batch.
 		release := make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() { <-release }))
+		require.NoError(t, l.Execute(tasks.Func(func() { <-release })))
 		for _, p := range burst(3) {
 			require.NoError(t, conn.AsyncWrite(p))
 		}

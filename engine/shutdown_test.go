@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 func TestShutdownArgumentsValidated(t *testing.T) {
@@ -25,7 +26,7 @@ func TestShutdownArgumentsValidated(t *testing.T) {
 
 // TestShutdownQuietPeriod: with no work the loop ends one quiet period after
 // the call at the earliest, even when its last task ran long before (the
-// loop runs that task before ExecuteFunc returns here, and this goroutine may
+// loop runs that task before Execute returns here, and this goroutine may
 // not run again for a while on a loaded machine). The timeout is far away:
 // that the loop ends at all shows the quiet period ended it.
 func TestShutdownQuietPeriod(t *testing.T) {
@@ -34,7 +35,7 @@ func TestShutdownQuietPeriod(t *testing.T) {
 		const quiet = 150 * time.Millisecond
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
-		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		start := time.Now()
 		shutdownWithin(t, l, quiet, time.Hour, time.Minute)
@@ -55,14 +56,14 @@ func TestShutdownTimeoutWins(t *testing.T) {
 		var hooks atomic.Int64
 		hook = func() {
 			hooks.Add(1)
-			_ = l.ExecuteFunc(func() {
+			_ = l.Execute(tasks.Func(func() {
 				if l.State() < engine.Shutdown {
 					l.AddShutdownHook(hook)
 				}
-			})
+			}))
 		}
 		l.AddShutdownHook(hook)
-		require.NoError(t, l.ExecuteFunc(func() {}))
+		require.NoError(t, l.Execute(tasks.Func(func() {})))
 		start := time.Now()
 		shutdownWithin(t, l, quiet, timeout, time.Minute)
 		require.GreaterOrEqual(t, time.Since(start), timeout, "busy loop ended before its timeout")
@@ -95,7 +96,7 @@ func TestAcceptedTasksAreNeverDropped(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for {
-						err := l.ExecuteFunc(func() { ran.Add(1) })
+						err := l.Execute(tasks.Func(func() { ran.Add(1) }))
 						if errors.Is(err, engine.ErrShutdown) {
 							refused.Add(1)
 							return
@@ -126,7 +127,7 @@ func TestShutdownHooksAndTimersCancelled(t *testing.T) {
 			l.AddShutdownHook(func() { order = append(order, 3) })
 		})
 		require.True(t, l.RemoveShutdownHook(id))
-		s, err := l.ScheduleFunc(func() { t.Error("a cancelled timer ran") }, time.Hour)
+		s, err := l.Schedule(tasks.Func(func() { t.Error("a cancelled timer ran") }), time.Hour)
 		require.NoError(t, err)
 		require.NoError(t, l.Close())
 		require.Equal(t, []int{1, 2, 3}, order)
@@ -144,8 +145,8 @@ func TestShutdownBeforeStart(t *testing.T) {
 		defer cancel()
 		require.NoError(t, l.Shutdown(ctx))
 		require.Equal(t, engine.Terminated, l.State())
-		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
-		_, err = l.Submit(func() error { return nil }).Await(ctx)
+		require.ErrorIs(t, l.Execute(tasks.Func(func() {})), engine.ErrShutdown)
+		_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(ctx)
 		require.ErrorIs(t, err, engine.ErrShutdown)
 	})
 }
@@ -158,7 +159,7 @@ func TestNoLeaksAcrossManyLoops(t *testing.T) {
 		for range 5 {
 			l, err := engine.New(c.Options()...)
 			require.NoError(t, err)
-			_, err = l.Submit(func() error { return nil }).Await(context.Background())
+			_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 			require.NoError(t, err)
 			require.NoError(t, l.Close())
 		}
@@ -172,7 +173,7 @@ func TestShutdownWaitsForTermination(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
-		_, err = l.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		select {
 		case <-l.Done():

@@ -13,11 +13,10 @@ import (
 	"github.com/ringloop/ringloop/tasks"
 )
 
-// TestSubmitIsTasksSubmit: engine.Submit has tasks.Submit's semantics: a
-// panic fails the future with a *tasks.PanicError (value and stack,
-// errors.Is ErrPanicked on either package's name), a future can be cancelled
-// before its function starts and not once it runs.
-func TestSubmitIsTasksSubmit(t *testing.T) {
+// TestSubmit: a panic fails Submit's future with a *tasks.PanicError (value
+// and stack, errors.Is tasks.ErrPanicked), a future can be cancelled before
+// its function starts and not once it runs, and a nil function fails it.
+func TestSubmit(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c)
@@ -33,7 +32,7 @@ func TestSubmitIsTasksSubmit(t *testing.T) {
 		require.ErrorIs(t, err, tasks.ErrPanicked)
 
 		boom := errors.New("boom")
-		_, err = l.Submit(func() error { panic(boom) }).Await(ctx)
+		_, err = engine.Submit(l, func() (struct{}, error) { panic(boom) }).Await(ctx)
 		require.ErrorIs(t, err, boom, "an error value stays reachable")
 		require.ErrorIs(t, err, engine.ErrPanicked)
 
@@ -49,19 +48,18 @@ func TestSubmitIsTasksSubmit(t *testing.T) {
 
 		// Before it runs, it can: the function never runs.
 		block, unblock := make(chan struct{}), make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() { close(block); <-unblock }))
+		require.NoError(t, l.Execute(tasks.Func(func() { close(block); <-unblock })))
 		<-block
 		ran := false
 		g := engine.Submit(l, func() (int, error) { ran = true; return 1, nil })
 		require.True(t, g.Cancel())
 		close(unblock)
-		_, err = l.Submit(func() error { return nil }).Await(ctx)
+		_, err = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(ctx)
 		require.NoError(t, err)
 		require.False(t, ran, "a cancelled task ran")
 		require.ErrorIs(t, g.Err(), tasks.ErrCancelled)
 
 		_, err = engine.Submit[int](l, nil).Await(ctx)
 		require.Error(t, err)
-		require.Error(t, l.Submit(nil).Err())
 	})
 }

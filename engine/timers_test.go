@@ -14,11 +14,12 @@ import (
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/internal/timers"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // TestTimersFireInOrderNeverEarly: timers scheduled from outside the loop
 // fire in the order of their deadlines (ties in scheduling order), none
-// before its deadline. Each deadline is taken when its ScheduleFunc call
+// before its deadline. Each deadline is taken when its Schedule call
 // runs, so the expected order comes from the deadlines actually scheduled:
 // on a slow machine (emulation) a 30 ms timer scheduled 15 ms before a 20 ms
 // one is due first. The loop is held in a task meanwhile, so it takes every
@@ -36,7 +37,7 @@ func TestTimersFireInOrderNeverEarly(t *testing.T) {
 		for i, d := range delays {
 			wg.Add(1)
 			mu.Lock() // the timer must not read deadlines[i] before it is set
-			s, err := l.ScheduleFunc(func() {
+			s, err := l.Schedule(tasks.Func(func() {
 				defer wg.Done()
 				mu.Lock()
 				defer mu.Unlock()
@@ -44,7 +45,7 @@ func TestTimersFireInOrderNeverEarly(t *testing.T) {
 					t.Errorf("timer %d fired %v before its deadline", i, time.Duration(deadlines[i]-now))
 				}
 				got = append(got, i)
-			}, d*time.Millisecond)
+			}), d*time.Millisecond)
 			require.NoError(t, err)
 			deadlines[i] = s.(*timers.Scheduled).Deadline()
 			mu.Unlock()
@@ -73,13 +74,13 @@ func TestWaitTimeoutIsTheNextDeadline(t *testing.T) {
 		l := newLoop(t, c, engine.WithAdaptiveSpin(0),
 			engine.WithDriverWrapper(func(d driver.Driver) driver.Driver { w.Driver = d; return w }))
 		l.UseFakeTimers(clock)
-		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		const d = 100 * time.Millisecond
 		fired := make(chan int64, 1)
 		polls := w.polls.Load()
 		w.longest.Store(0)
-		s, err := l.ScheduleFunc(func() { fired <- clock.Load() }, d)
+		s, err := l.Schedule(tasks.Func(func() { fired <- clock.Load() }), d)
 		require.NoError(t, err)
 		deadline := s.(*timers.Scheduled).Deadline()
 		require.Equal(t, clock.Load()+int64(d), deadline)
@@ -151,7 +152,7 @@ func TestFixedRateCatchesUp(t *testing.T) {
 		var runs []int64 // clock readings, touched on the loop
 		caught, done := make(chan struct{}), make(chan struct{})
 		start := clock.Load()
-		_, err := l.ScheduleFuncAtFixedRate(func() {
+		_, err := l.ScheduleAtFixedRate(tasks.Func(func() {
 			if len(runs) == 7 {
 				return
 			}
@@ -164,7 +165,7 @@ func TestFixedRateCatchesUp(t *testing.T) {
 			case 7:
 				close(done)
 			}
-		}, period, period)
+		}), period, period)
 		require.NoError(t, err)
 		clock.Add(int64(period)) // the first run falls due
 		select {
@@ -174,7 +175,7 @@ func TestFixedRateCatchesUp(t *testing.T) {
 		}
 		// The seventh run is due a period after the stall's end: not yet.
 		var n int
-		_, err = l.Submit(func() error { n = len(runs); return nil }).Await(context.Background())
+		_, err = engine.Submit(l, func() (struct{}, error) { n = len(runs); return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, 6, n, "a run came before its time")
 		clock.Add(int64(period))
@@ -198,7 +199,7 @@ func TestFixedDelaySpacing(t *testing.T) {
 		const delay = 15 * time.Millisecond
 		var ends, starts []time.Time
 		done := make(chan struct{})
-		s, err := l.ScheduleFuncWithFixedDelay(func() {
+		s, err := l.ScheduleWithFixedDelay(tasks.Func(func() {
 			if len(starts) == 4 {
 				return // the test reads starts and ends now
 			}
@@ -208,7 +209,7 @@ func TestFixedDelaySpacing(t *testing.T) {
 			if len(starts) == 4 {
 				close(done)
 			}
-		}, 0, delay)
+		}), 0, delay)
 		require.NoError(t, err)
 		<-done
 		require.True(t, s.Cancel())
@@ -235,7 +236,7 @@ func TestCancelTimerFromAnotherGoroutine(t *testing.T) {
 		keep := make([]interface{ Cancel() bool }, n)
 		due := time.Now().Add(delay)
 		for i := range n {
-			s, err := l.ScheduleFunc(func() { ran[i].Add(1) }, delay)
+			s, err := l.Schedule(tasks.Func(func() { ran[i].Add(1) }), delay)
 			require.NoError(t, err)
 			keep[i] = s
 		}
@@ -243,13 +244,13 @@ func TestCancelTimerFromAnotherGoroutine(t *testing.T) {
 		// runs, every timer is in the loop's heap.
 		var before [n]int32
 		held, release := make(chan struct{}), make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() {
+		require.NoError(t, l.Execute(tasks.Func(func() {
 			for i := range n {
 				before[i] = ran[i].Load()
 			}
 			close(held)
 			<-release
-		}))
+		})))
 		<-held
 		<-time.After(time.Until(due)) // every timer is due, none can run
 
@@ -269,7 +270,7 @@ func TestCancelTimerFromAnotherGoroutine(t *testing.T) {
 			cancelled[i] = keep[i].Cancel()
 		}
 		fired := make(chan struct{})
-		_, err := l.ScheduleFunc(func() { close(fired) }, 0) // queued after all of them, due now
+		_, err := l.Schedule(tasks.Func(func() { close(fired) }), 0) // queued after all of them, due now
 		require.NoError(t, err)
 		<-fired
 		raced := 0
@@ -291,11 +292,11 @@ func TestPeriodicPanicStopsAndFails(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c, engine.WithLogger(discardLogger()))
 		var n atomic.Int32
-		s, err := l.ScheduleFuncAtFixedRate(func() {
+		s, err := l.ScheduleAtFixedRate(tasks.Func(func() {
 			if n.Add(1) == 3 {
 				panic("third run")
 			}
-		}, 0, 5*time.Millisecond)
+		}), 0, 5*time.Millisecond)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

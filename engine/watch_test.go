@@ -11,6 +11,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // counter is an eventfd-backed FDHandler.
@@ -162,14 +163,14 @@ func TestIORatio(t *testing.T) {
 					bump(t, fd)
 				}
 				if !stop {
-					require.NoError(t, l.ExecuteFunc(task))
+					require.NoError(t, l.Execute(tasks.Func(task)))
 				} else if left--; left == 0 {
 					close(done)
 				}
 			}
 			block := busy(t, l) // queue everything before any of it runs
 			for range queued {
-				require.NoError(t, l.ExecuteFunc(task))
+				require.NoError(t, l.Execute(tasks.Func(task)))
 			}
 			close(block)
 			select {
@@ -203,7 +204,7 @@ func TestIORatio100RunsAllTasks(t *testing.T) {
 		l := newLoop(t, c, engine.WithIORatio(100))
 		block := busy(t, l)
 		for range 10000 {
-			require.NoError(t, l.ExecuteFunc(func() {}))
+			require.NoError(t, l.Execute(tasks.Func(func() {})))
 		}
 		m0 := l.Metrics()
 		close(block)

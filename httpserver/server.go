@@ -282,7 +282,7 @@ func (s *Server) stateFor(l *engine.Loop) *loopState {
 		// has shut down, which closes every connection (so none is left
 		// without its deadlines).
 		d := s.cfg.tick()
-		if t, err := l.ScheduleFuncAtFixedRate(ls.onTick, d, d); err == nil {
+		if t, err := l.ScheduleAtFixedRate(tasks.Func(ls.onTick), d, d); err == nil {
 			ls.tick = t
 		}
 	}

@@ -160,7 +160,7 @@ func TestSlowReader(t *testing.T) {
 				})
 				// What the loop was doing when the output passed the high
 				// watermark (serving the requests it had read) is over now.
-				_, err = loop.Submit(func() error { return nil }).Await(context.Background())
+				_, err = engine.Submit(loop, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 				require.NoError(t, err)
 				require.Less(t, served.Load(), int64(n), "the server stopped serving a client that does not read")
 				require.Zero(t, unwritableRuns.Load(), "a handler started while the connection was unwritable")

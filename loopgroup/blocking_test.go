@@ -16,6 +16,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 func newExecGroup(t *testing.T, opts ...loopgroup.Option) *loopgroup.Group {
@@ -233,10 +234,10 @@ func (h *orderHandler) OnData(c *engine.Conn, b []byte) {
 		if h.async {
 			// The other pattern: write from the executor loop itself.
 			// AsyncWrite copies and keeps the order of one goroutine's writes.
-			_ = pinned.ExecuteFunc(func() {
+			_ = pinned.Execute(tasks.Func(func() {
 				time.Sleep(time.Duration(r%3) * time.Millisecond)
 				_ = c.AsyncWrite([]byte{r})
-			})
+			}))
 			continue
 		}
 		_ = loopgroup.Offload(pinned, c, func() (byte, error) {

@@ -7,24 +7,23 @@ import (
 )
 
 // ChooserFactory builds a group's chooser once its loops exist (Netty's
-// EventExecutorChooserFactory): the engine.Loops whose Next picks the group's
-// next loop (Netty's EventExecutorChooser; engine.LoopsFunc adapts a
-// function). Next is called from any goroutine, on every Execute, accept and
-// Dial: keep it cheap and allocation-free. The factory may keep g to read
-// Loops and Connections.
-type ChooserFactory func(g *Group) engine.Loops
+// EventExecutorChooserFactory): the function Group.Next calls to pick the
+// group's next loop (Netty's EventExecutorChooser). It is called from any
+// goroutine, on every Execute, accept and Dial: keep it cheap and
+// allocation-free. The factory may keep g to read Loops and Connections.
+type ChooserFactory func(g *Group) func() *engine.Loop
 
 // RoundRobin is Netty's default chooser: loops in turn, through a mask when
 // the count is a power of two and a modulo otherwise. The counter is an
 // unsigned 64-bit integer, so it never turns negative and the rotation stays
 // exact.
 func RoundRobin() ChooserFactory {
-	return func(g *Group) engine.Loops {
+	return func(g *Group) func() *engine.Loop {
 		loops := g.Loops()
 		if n := len(loops); n&(n-1) == 0 {
-			return &powerOfTwoChooser{loops: loops, mask: uint64(n - 1)}
+			return (&powerOfTwoChooser{loops: loops, mask: uint64(n - 1)}).Next
 		}
-		return &genericChooser{loops: loops, n: uint64(len(loops))}
+		return (&genericChooser{loops: loops, n: uint64(len(loops))}).Next
 	}
 }
 
@@ -57,7 +56,7 @@ func (c *genericChooser) Next() *engine.Loop {
 // for very different times, which skews a plain rotation. Loops fed only by
 // tasks all count zero, so for plain Execute it rotates.
 func LeastConnections() ChooserFactory {
-	return func(g *Group) engine.Loops { return &leastConnChooser{g: g} }
+	return func(g *Group) func() *engine.Loop { return (&leastConnChooser{g: g}).Next }
 }
 
 type leastConnChooser struct {

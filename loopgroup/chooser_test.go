@@ -12,6 +12,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // TestRoundRobinExact: Next visits the loops in index order, for a power of
@@ -103,21 +104,21 @@ func TestCustomChooser(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		var calls atomic.Int64
-		g := newGroup(t, c, loopgroup.WithLoops(3), loopgroup.WithChooser(func(g *loopgroup.Group) engine.Loops {
+		g := newGroup(t, c, loopgroup.WithLoops(3), loopgroup.WithChooser(func(g *loopgroup.Group) func() *engine.Loop {
 			last := g.Loop(g.Len() - 1)
-			return engine.LoopsFunc(func() *engine.Loop { calls.Add(1); return last })
+			return func() *engine.Loop { calls.Add(1); return last }
 		}))
 		for range 5 {
 			assert.Same(t, g.Loop(2), g.Next())
 		}
 		ran := make(chan *engine.Loop, 1)
-		require.NoError(t, g.ExecuteFunc(func() {
+		require.NoError(t, g.Execute(tasks.Func(func() {
 			for _, l := range g.All() {
 				if l.InEventLoop() {
 					ran <- l
 				}
 			}
-		}))
+		})))
 		assert.Same(t, g.Loop(2), <-ran)
 		h := newCounting()
 		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)

@@ -13,6 +13,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // offloader offloads each read to ex; work waits for proceed, done writes
@@ -59,13 +60,13 @@ func TestOffloadDoneWithFullTaskRing(t *testing.T) {
 		// Hold the connection's loop and fill its task ring, then let the
 		// work finish: its done must still reach the loop.
 		hold, running := make(chan struct{}), make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() { close(running); <-hold }))
+		require.NoError(t, l.Execute(tasks.Func(func() { close(running); <-hold })))
 		<-running
 		var once sync.Once
 		release := func() { once.Do(func() { close(hold) }) }
 		defer release()
 		for i := 0; ; i++ {
-			if err := l.ExecuteFunc(func() {}); err != nil {
+			if err := l.Execute(tasks.Func(func() {})); err != nil {
 				require.ErrorIs(t, err, engine.ErrRejected)
 				break
 			}
@@ -74,7 +75,7 @@ func TestOffloadDoneWithFullTaskRing(t *testing.T) {
 		close(h.proceed)
 		// The executor loop runs done's hand-off; a task queued after it on
 		// the same executor loop runs once it is done.
-		_, err = ex.Next().Submit(func() error { return nil }).Await(ctxTimeout(t, 30*time.Second))
+		_, err = engine.Submit(ex.Next(), func() (struct{}, error) { return struct{}{}, nil }).Await(ctxTimeout(t, 30*time.Second))
 		require.NoError(t, err)
 		release()
 		_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))

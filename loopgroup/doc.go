@@ -14,8 +14,8 @@
 // Next picks a loop through the chooser (WithChooser): RoundRobin (Netty's two choosers: a
 // mask when the count is a power of two, a modulo otherwise, on an unsigned
 // 64-bit counter), LeastConnections, or any ChooserFactory. The executor
-// methods (Execute, Submit, Schedule..., InvokeAll, InvokeAny) delegate to
-// Next; InvokeAll and InvokeAny put every function on one loop and refuse to
+// methods of engine.Loops (Execute, Schedule...) and engine.Submit,
+// InvokeAll and InvokeAny delegate to Next; InvokeAll and InvokeAny put every function on one loop and refuse to
 // run from a loop of the group (ErrCalledFromLoop), which would wait for
 // itself. The lifecycle is a loop's (see engine): Shutdown(ctx) and Close
 // shut every loop down and wait for all, Done is closed once all have

@@ -10,31 +10,16 @@ import (
 )
 
 // The group does no work itself: every executor method runs on Next()
-// (Netty's MultithreadEventExecutorGroup).
+// (Netty's MultithreadEventExecutorGroup), as engine.Loops says; for a
+// result, engine.Submit(g, fn).
 
 // Execute queues t on the next loop (see engine.Loop.Execute).
 func (g *Group) Execute(t tasks.Task) error { return g.Next().Execute(t) }
 
-// ExecuteFunc queues fn on the next loop.
-func (g *Group) ExecuteFunc(fn func()) error { return g.Next().ExecuteFunc(fn) }
-
-// Submit runs fn on the next loop and returns a future of its error.
-func (g *Group) Submit(fn func() error) tasks.Future[struct{}] { return g.Next().Submit(fn) }
-
-// Submit runs fn on the next loop of ex (a Group, or a single loop) and
-// returns a future of its result.
-func Submit[T any](ex engine.Loops, fn func() (T, error)) tasks.Future[T] {
-	return engine.Submit(ex.Next(), fn)
-}
-
-// Schedule runs t once on the next loop after delay.
+// Schedule runs t once on the next loop after delay (see
+// engine.Loop.Schedule).
 func (g *Group) Schedule(t tasks.Task, delay time.Duration) (tasks.Future[struct{}], error) {
 	return g.Next().Schedule(t, delay)
-}
-
-// ScheduleFunc runs fn once on the next loop after delay.
-func (g *Group) ScheduleFunc(fn func(), delay time.Duration) (tasks.Future[struct{}], error) {
-	return g.Next().ScheduleFunc(fn, delay)
 }
 
 // ScheduleAtFixedRate runs t on the next loop at a fixed rate (see
@@ -47,16 +32,6 @@ func (g *Group) ScheduleAtFixedRate(t tasks.Task, initial, period time.Duration)
 // runs; every run happens on that one loop.
 func (g *Group) ScheduleWithFixedDelay(t tasks.Task, initial, delay time.Duration) (tasks.Future[struct{}], error) {
 	return g.Next().ScheduleWithFixedDelay(t, initial, delay)
-}
-
-// ScheduleFuncAtFixedRate is ScheduleAtFixedRate for a plain function.
-func (g *Group) ScheduleFuncAtFixedRate(fn func(), initial, period time.Duration) (tasks.Future[struct{}], error) {
-	return g.Next().ScheduleFuncAtFixedRate(fn, initial, period)
-}
-
-// ScheduleFuncWithFixedDelay is ScheduleWithFixedDelay for a plain function.
-func (g *Group) ScheduleFuncWithFixedDelay(fn func(), initial, delay time.Duration) (tasks.Future[struct{}], error) {
-	return g.Next().ScheduleFuncWithFixedDelay(fn, initial, delay)
 }
 
 // InvokeAll runs every fn on one loop of g (Netty forwards the whole

@@ -34,14 +34,14 @@ func TestGroupExecutorDelegates(t *testing.T) {
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		where := make(chan int, 16)
 		report := func() { where <- onWhich(g) }
-		require.NoError(t, g.ExecuteFunc(report))
 		require.NoError(t, g.Execute(tasks.Func(report)))
-		_, err := g.Submit(func() error { report(); return nil }).Await(context.Background())
+		require.NoError(t, g.Execute(tasks.Func(report)))
+		_, err := engine.Submit(g, func() (struct{}, error) { report(); return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
-		v, err := loopgroup.Submit(g, func() (int, error) { return onWhich(g), nil }).Await(context.Background())
+		v, err := engine.Submit(g, func() (int, error) { return onWhich(g), nil }).Await(context.Background())
 		require.NoError(t, err)
 		where <- v
-		s1, err := g.ScheduleFunc(report, time.Millisecond)
+		s1, err := g.Schedule(tasks.Func(report), time.Millisecond)
 		require.NoError(t, err)
 		s2, err := g.Schedule(tasks.Func(report), 0)
 		require.NoError(t, err)
@@ -76,26 +76,26 @@ func TestGroupExecutorDelegates(t *testing.T) {
 	})
 }
 
-// TestGroupScheduleFuncPeriodic: the plain-function forms of the periodic
-// schedules run on the next loop, every run on that one loop, until
-// cancelled; a nil function is refused.
-func TestGroupScheduleFuncPeriodic(t *testing.T) {
+// TestGroupSchedulePeriodic: the periodic schedules of plain functions run
+// on the next loop, every run on that one loop, until cancelled; a nil
+// function is refused.
+func TestGroupSchedulePeriodic(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		rate, delay := make(chan int, 8), make(chan int, 8)
 		var nRate, nDelay atomic.Int32
-		fr, err := g.ScheduleFuncAtFixedRate(func() {
+		fr, err := g.ScheduleAtFixedRate(tasks.Func(func() {
 			if nRate.Add(1) <= 3 {
 				rate <- onWhich(g)
 			}
-		}, 0, time.Millisecond)
+		}), 0, time.Millisecond)
 		require.NoError(t, err)
-		fd, err := g.ScheduleFuncWithFixedDelay(func() {
+		fd, err := g.ScheduleWithFixedDelay(tasks.Func(func() {
 			if nDelay.Add(1) <= 3 {
 				delay <- onWhich(g)
 			}
-		}, 0, time.Millisecond)
+		}), 0, time.Millisecond)
 		require.NoError(t, err)
 		for range 3 {
 			assert.Equal(t, 0, <-rate, "the fixed-rate function stays on the loop Next gave")
@@ -103,9 +103,9 @@ func TestGroupScheduleFuncPeriodic(t *testing.T) {
 		}
 		fr.Cancel()
 		fd.Cancel()
-		_, err = g.ScheduleFuncAtFixedRate(nil, 0, time.Millisecond)
+		_, err = g.ScheduleAtFixedRate(tasks.Func(nil), 0, time.Millisecond)
 		assert.Error(t, err)
-		_, err = g.ScheduleFuncWithFixedDelay(nil, 0, time.Millisecond)
+		_, err = g.ScheduleWithFixedDelay(tasks.Func(nil), 0, time.Millisecond)
 		assert.Error(t, err)
 	})
 }
@@ -202,16 +202,16 @@ func TestInvokeAllAny(t *testing.T) {
 		_, err = loopgroup.InvokeAny[int](ctx, g, nil)
 		assert.ErrorIs(t, err, loopgroup.ErrNoTasks)
 
-		_, err = loopgroup.Submit(g, func() (int, error) {
+		_, err = engine.Submit(g, func() (int, error) {
 			_, err := loopgroup.InvokeAll(ctx, g, fns)
 			return 0, err
 		}).Await(ctx)
 		assert.ErrorIs(t, err, loopgroup.ErrCalledFromLoop)
-		_, err = loopgroup.Submit(g, func() (int, error) {
+		_, err = engine.Submit(g, func() (int, error) {
 			return loopgroup.InvokeAny(ctx, g, fns)
 		}).Await(ctx)
 		assert.ErrorIs(t, err, loopgroup.ErrCalledFromLoop)
-		_, err = loopgroup.Submit(g, func() (int, error) { return 0, g.Close() }).Await(ctx)
+		_, err = engine.Submit(g, func() (int, error) { return 0, g.Close() }).Await(ctx)
 		assert.ErrorIs(t, err, loopgroup.ErrCalledFromLoop)
 	})
 }
@@ -235,7 +235,7 @@ func TestInvokeAllContext(t *testing.T) {
 		close(release)
 		require.Len(t, fs, 2)
 		assert.True(t, fs[1].IsCancelled())
-		_, err = g.Submit(func() error { return nil }).Await(context.Background())
+		_, err = engine.Submit(g, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		assert.Zero(t, ran.Load(), "the cancelled task never ran")
 	})

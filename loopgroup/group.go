@@ -20,7 +20,7 @@ type Group struct {
 	loops   []*engine.Loop
 	index   map[*engine.Loop]int // read-only after New
 	load    []loadCounter        // live connections per loop (servers and Dial of this group)
-	chooser engine.Loops
+	chooser func() *engine.Loop
 	done    chan struct{} // closed once every loop has terminated
 	watch   sync.Once     // starts the goroutine that closes done
 }
@@ -130,13 +130,13 @@ func (g *Group) abort() {
 }
 
 // Next returns the loop the chooser picks (engine.Loops).
-func (g *Group) Next() *engine.Loop { return g.chooser.Next() }
+func (g *Group) Next() *engine.Loop { return g.chooser() }
 
 // groupOf is a group of one existing loop, for Serve: it counts the
 // loop's connections and knows its index, and owns nothing (the loop's
 // lifecycle stays with its creator).
 func groupOf(l *engine.Loop) *Group {
-	return &Group{loops: []*engine.Loop{l}, index: map[*engine.Loop]int{l: 0}, load: make([]loadCounter, 1), chooser: l}
+	return &Group{loops: []*engine.Loop{l}, index: map[*engine.Loop]int{l: 0}, load: make([]loadCounter, 1), chooser: l.Next}
 }
 
 // Len returns the number of loops (Netty's executorCount).

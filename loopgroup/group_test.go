@@ -63,11 +63,11 @@ func TestNewOptions(t *testing.T) {
 		l := g.Loop(0)
 		release := make(chan struct{})
 		started := make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() { close(started); <-release }))
+		require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-release })))
 		<-started
 		var rejected error
 		for range 64 {
-			if err := l.ExecuteFunc(func() {}); err != nil {
+			if err := l.Execute(tasks.Func(func() {})); err != nil {
 				rejected = err
 				break
 			}
@@ -101,7 +101,7 @@ func TestNewFailureCleansUp(t *testing.T) {
 				}
 				return nil
 			}),
-			loopgroup.WithChooser(func(g *loopgroup.Group) engine.Loops {
+			loopgroup.WithChooser(func(g *loopgroup.Group) func() *engine.Loop {
 				built = g.Loops()
 				return loopgroup.RoundRobin()(g)
 			}))
@@ -156,7 +156,7 @@ func TestCPUAffinityAndThreadNames(t *testing.T) {
 				set  unix.CPUSet
 				name string
 			}
-			v, err := loopgroup.Submit(l, func() (info, error) {
+			v, err := engine.Submit(l, func() (info, error) {
 				var in info
 				err := unix.SchedGetaffinity(0, &in.set)
 				b, _ := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/comm", unix.Gettid()))
@@ -187,9 +187,9 @@ func TestShutdownAggregation(t *testing.T) {
 		// Loop 1 is busy until released: it cannot terminate before.
 		release := make(chan struct{})
 		started := make(chan struct{})
-		require.NoError(t, g.Loop(1).ExecuteFunc(func() { close(started); <-release }))
+		require.NoError(t, g.Loop(1).Execute(tasks.Func(func() { close(started); <-release })))
 		<-started
-		require.NoError(t, g.Loop(0).ExecuteFunc(func() {}))
+		require.NoError(t, g.Loop(0).Execute(tasks.Func(func() {})))
 
 		assert.Error(t, g.ShutdownGracefully(-1, time.Second))
 		assert.Error(t, g.ShutdownGracefully(time.Second, 0))
@@ -233,7 +233,7 @@ func TestGroupShutdownContextEndsFirst(t *testing.T) {
 		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 		require.NoError(t, err)
 		release, started := make(chan struct{}), make(chan struct{})
-		require.NoError(t, g.Loop(1).ExecuteFunc(func() { close(started); <-release }))
+		require.NoError(t, g.Loop(1).Execute(tasks.Func(func() { close(started); <-release })))
 		<-started
 		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 		defer cancel()

@@ -119,12 +119,7 @@ func Serve(workers engine.Loops, network, addr string, h engine.Handler, opts ..
 	if err := startAll(g); err != nil {
 		return nil, err
 	}
-	chooser := engine.LoopsFunc(func() *engine.Loop {
-		l := g.Next()
-		g.addLoad(l, 1) // counted from the choice: bursts spread at once
-		return l
-	})
-	copts := append([]engine.ConnOption{engine.WithWorkers(chooser),
+	copts := append([]engine.ConnOption{engine.WithWorkers(counting{g}),
 		engine.WithObserver(&tracker{g: g, reserved: true, srv: s})}, c.conn...)
 	// Listen and set the hand-off mode in one task on the accepting loop,
 	// before it can process any accept.
@@ -141,6 +136,17 @@ func Serve(workers engine.Loops, network, addr string, h engine.Handler, opts ..
 	}
 	s.listeners = []*engine.Listener{ln}
 	return s, nil
+}
+
+// counting is a server's workers group whose choices count: a connection
+// counts on its loop from the moment the loop is chosen, so a burst of
+// accepts spreads at once.
+type counting struct{ *Group }
+
+func (c counting) Next() *engine.Loop {
+	l := c.Group.Next()
+	c.addLoad(l, 1)
+	return l
 }
 
 // listenPerLoop opens one SO_REUSEPORT listener per worker loop, all on the
@@ -176,7 +182,7 @@ func (s *Server) listenPerLoop(network, addr string, h engine.Handler, c *server
 func startAll(g *Group) error {
 	fs := make([]tasks.Future[struct{}], g.Len())
 	for i, l := range g.loops {
-		fs[i] = l.Submit(func() error { return nil })
+		fs[i] = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil })
 	}
 	for _, f := range fs {
 		if _, err := f.Await(context.Background()); err != nil {
@@ -193,7 +199,7 @@ func barrier(g *Group) {
 		return
 	}
 	for _, l := range g.loops {
-		_, _ = l.Submit(func() error { return nil }).Await(context.Background())
+		_, _ = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 	}
 }
 

@@ -109,10 +109,13 @@ func TestServeOneLoop(t *testing.T) {
 		shutdownServer(t, s2)
 		require.Equal(t, boss.Loop(0), s2.Listeners()[0].Loop())
 
-		_, err = loopgroup.Serve(engine.LoopsFunc(func() *engine.Loop { return l }), "tcp", "127.0.0.1:0", h)
-		require.ErrorContains(t, err, "engine.LoopsFunc")
+		_, err = loopgroup.Serve(otherLoops{l}, "tcp", "127.0.0.1:0", h)
+		require.ErrorContains(t, err, "otherLoops")
 	})
 }
+
+// otherLoops is an engine.Loops that is neither a group nor a loop.
+type otherLoops struct{ engine.Loops }
 
 // TestSameGroupBossAndWorkers: without WithBoss a group of several loops
 // accepts on one and spreads over all, itself included.

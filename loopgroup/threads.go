@@ -20,7 +20,7 @@ func (g *Group) initThreads(c *config) error {
 	}
 	fs := make([]tasks.Future[struct{}], len(g.loops))
 	for i, l := range g.loops {
-		fs[i] = l.Submit(func() error { return setupThread(c, i, l) })
+		fs[i] = engine.Submit(l, func() (struct{}, error) { return struct{}{}, setupThread(c, i, l) })
 	}
 	var first error
 	for i, f := range fs {

@@ -80,10 +80,10 @@ func BenchmarkEcho(b *testing.B) {
 			// rounds runs n round trips, started on the loop (the client's
 			// state is the loop's).
 			rounds := func(n int) {
-				if _, err := loop.Submit(func() error {
+				if _, err := engine.Submit(loop, func() (struct{}, error) {
 					pg.rounds = n
 					_, err := pg.c.Write(pg.msg)
-					return err
+					return struct{}{}, err
 				}).Await(ctx); err != nil {
 					b.Fatal(err)
 				}

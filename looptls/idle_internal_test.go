@@ -10,6 +10,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // idleEcho echoes and hands each opened connection to the test.
@@ -43,7 +44,7 @@ func TestIdleKeepsNoCiphertext(t *testing.T) {
 		sc := <-h.opens
 		held := func() int {
 			ch := make(chan int, 1)
-			require.NoError(t, loop.ExecuteFunc(func() { ch <- cap(sc.tr.buf) + len(sc.tr.src) }))
+			require.NoError(t, loop.Execute(tasks.Func(func() { ch <- cap(sc.tr.buf) + len(sc.tr.src) })))
 			return <-ch
 		}
 		echo := func(n int) {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // TestEchoRoundTripAllocs: a steady-state echo round trip (receive →
@@ -23,7 +24,7 @@ func TestEchoRoundTripAllocs(t *testing.T) {
 		for _, timer := range []bool{false, true} {
 			l := newLoop(t, c)
 			if timer {
-				s, err := l.ScheduleFunc(func() {}, time.Hour)
+				s, err := l.Schedule(tasks.Func(func() {}), time.Hour)
 				require.NoError(t, err)
 				t.Cleanup(func() { s.Cancel() })
 			}

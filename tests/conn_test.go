@@ -21,6 +21,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/examples/echo"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 func newLoop(t *testing.T, c testenv.Combo, opts ...engine.Option) *engine.Loop {
@@ -227,21 +228,21 @@ func TestCloseFlushesAbortDrops(t *testing.T) {
 		r := newRecorder()
 		_, peer := acceptOne(t, l, r)
 		conn := <-r.opened
-		require.NoError(t, l.ExecuteFunc(func() { _, _ = conn.Write(big); _ = conn.Close() }))
+		require.NoError(t, l.Execute(tasks.Func(func() { _, _ = conn.Write(big); _ = conn.Close() })))
 		got, err := io.ReadAll(peer)
 		require.NoError(t, err)
 		require.Equal(t, sha256.Sum256(big), sha256.Sum256(got))
 		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrConnClosed)
 		// Writes after close fail with a net.ErrClosed error.
 		werr := make(chan error, 1)
-		require.NoError(t, l.ExecuteFunc(func() { _, err := conn.Write([]byte("x")); werr <- err }))
+		require.NoError(t, l.Execute(tasks.Func(func() { _, err := conn.Write([]byte("x")); werr <- err })))
 		require.ErrorIs(t, <-werr, net.ErrClosed)
 
 		// Abort: pending bytes are dropped and the peer sees a reset.
 		r2 := newRecorder()
 		_, peer2 := acceptOne(t, l, r2, engine.WithSocketBuffers(engine.SocketBuffers{Send: 4096, Recv: 4096}))
 		conn2 := <-r2.opened
-		require.NoError(t, l.ExecuteFunc(func() { _, _ = conn2.Write(big); _ = conn2.Abort() }))
+		require.NoError(t, l.Execute(tasks.Func(func() { _, _ = conn2.Write(big); _ = conn2.Abort() })))
 		require.ErrorIs(t, waitErr(t, r2.closed), engine.ErrAborted)
 		n, err := io.Copy(io.Discard, peer2)
 		require.Less(t, n, int64(len(big)), "abort sent everything")
@@ -256,7 +257,7 @@ func TestPeerResetMidWrite(t *testing.T) {
 		r := newRecorder()
 		_, peer := acceptOne(t, l, r, engine.WithSocketBuffers(engine.SocketBuffers{Send: 4096, Recv: 4096}))
 		conn := <-r.opened
-		require.NoError(t, l.ExecuteFunc(func() { _, _ = conn.Write(make([]byte, 8<<20)) }))
+		require.NoError(t, l.Execute(tasks.Func(func() { _, _ = conn.Write(make([]byte, 8<<20)) })))
 		// The send has started once its first byte arrives; then the peer
 		// resets, with most of the 8 MiB still to go.
 		require.NoError(t, peer.SetReadDeadline(time.Now().Add(lifeWait)))
@@ -530,7 +531,7 @@ func TestChurnLeaksNothing(t *testing.T) {
 				dialled-opened, n/2, dropped)
 		}
 		testenv.Eventually(t, 5*time.Second, "registrations and timers released", func() bool {
-			_ = l.ExecuteFunc(func() {}) // an iteration publishes the gauges
+			_ = l.Execute(tasks.Func(func() {})) // an iteration publishes the gauges
 			m := l.Metrics()
 			return m.Registered == 1 && m.Timers == 0 // the listener alone
 		})

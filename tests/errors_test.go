@@ -152,6 +152,6 @@ func TestOnCloseAfterShutdown(t *testing.T) {
 			require.ErrorIs(t, cause, tasks.ErrShutdown, "code written against the executor contract still matches")
 			require.Equal(t, "engine: loop shut down", cause.Error())
 		}
-		require.True(t, errors.Is(l.ExecuteFunc(func() {}), engine.ErrShutdown))
+		require.True(t, errors.Is(l.Execute(tasks.Func(func() {})), engine.ErrShutdown))
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/examples/echo"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // TestDialRefusedAfterListenerClose: once Close returns, or Closed completes
@@ -48,7 +49,7 @@ func TestDialRefusedAfterListenerClose(t *testing.T) {
 					if how == "Close" {
 						require.NoError(t, ln.Close())
 					} else {
-						require.NoError(t, l.ExecuteFunc(func() { _ = ln.Close() }))
+						require.NoError(t, l.Execute(tasks.Func(func() { _ = ln.Close() })))
 						ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 						defer cancel()
 						_, err := ln.Closed().Await(ctx)

@@ -23,6 +23,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -50,7 +51,7 @@ func TestAsyncWriteBeforeCloseIsSent(t *testing.T) {
 		// Hold the loop in a task, accept the bytes, then close from the
 		// loop before anything else it queued runs.
 		release := make(chan struct{})
-		require.NoError(t, l.ExecuteFunc(func() { <-release; _ = conn.Close() }))
+		require.NoError(t, l.Execute(tasks.Func(func() { <-release; _ = conn.Close() })))
 		require.NoError(t, conn.AsyncWrite(payload))
 		close(release)
 		_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -309,7 +310,7 @@ func stuckPeer(t *testing.T, l *engine.Loop, r *recorder, opts ...engine.ConnOpt
 	require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(16<<10))
 	conn := <-r.opened
 	pending := make(chan int, 1)
-	require.NoError(t, l.ExecuteFunc(func() { _, _ = conn.Write(make([]byte, 8<<20)); pending <- conn.Buffered() }))
+	require.NoError(t, l.Execute(tasks.Func(func() { _, _ = conn.Write(make([]byte, 8<<20)); pending <- conn.Buffered() })))
 	require.Positive(t, <-pending)
 	return conn, peer
 }

@@ -142,14 +142,14 @@ func TestDialAsyncResolvesOffTheLoop(t *testing.T) {
 		addr := net.JoinHostPort("slow.ringloop.test", strconv.Itoa(port))
 
 		fut := make(chan tasks.Future[*engine.Conn], 1)
-		require.NoError(t, l.ExecuteFunc(func() {
+		require.NoError(t, l.Execute(tasks.Func(func() {
 			fut <- engine.DialAsync(context.Background(), l, "tcp", addr, r, engine.WithResolver(dns.resolver()))
-		}))
+		})))
 		// While the answer is held, the loop still runs tasks.
 		testenv.Eventually(t, 10*time.Second, "the DNS query", func() bool { return dns.queries.Load() > 0 })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err := l.Submit(func() error { return nil }).Await(ctx)
+		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(ctx)
 		require.NoError(t, err, "the loop is blocked while the name resolves")
 		dns.open()
 		c0, err := (<-fut).Await(ctx)

@@ -75,7 +75,7 @@ func TestLoopWaitsOnItselfFromHandler(t *testing.T) {
 				require.ErrorIs(t, recv(t, got, "the wait to return"), engine.ErrDeadlock)
 				recv(t, l.Done(), "the shutdown started on the loop to complete")
 				require.ErrorIs(t, waitErr(t, r.closed), engine.ErrShutdown)
-				require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
+				require.ErrorIs(t, l.Execute(tasks.Func(func() {})), engine.ErrShutdown)
 				ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 				defer cancel()
 				_, err = ln.Closed().Await(ctx)
@@ -302,7 +302,7 @@ func TestTaskGoexitLoopGoesOn(t *testing.T) {
 		require.NoError(t, err)
 		const exits = 3
 		for range exits {
-			require.NoError(t, l.ExecuteFunc(runtime.Goexit))
+			require.NoError(t, l.Execute(tasks.Func(runtime.Goexit)))
 		}
 		onLoop, err := engine.Submit(l, func() (bool, error) { return l.InEventLoop(), nil }).Await(ctx)
 		require.NoError(t, err, "a task queued after the Goexits runs")
@@ -340,7 +340,7 @@ func TestHandlerGoexitShutsLoopDown(t *testing.T) {
 		require.NoError(t, err)
 		recv(t, l.Done(), "the loop to shut itself down")
 		require.ErrorIs(t, waitErr(t, r.closed), engine.ErrShutdown)
-		require.ErrorIs(t, l.ExecuteFunc(func() {}), engine.ErrShutdown)
+		require.ErrorIs(t, l.Execute(tasks.Func(func() {})), engine.ErrShutdown)
 		for _, p := range []net.Conn{peer, other} {
 			_ = p.SetReadDeadline(time.Now().Add(lifeWait))
 			_, err = io.ReadAll(p)
@@ -394,7 +394,7 @@ func TestAcceptErrorsBackOff(t *testing.T) {
 		testenv.CheckLeaks(t)
 		logs := &logCapture{}
 		l := newLoop(t, c, engine.WithLogger(slog.New(logs)))
-		require.NoError(t, l.Submit(func() error { return nil }).Err()) // start it
+		require.NoError(t, engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Err()) // start it
 		// Enough waiting clients that descriptors freed late elsewhere in
 		// the process (a hole between two fills an accept takes) cannot
 		// serve them all before six accepts have failed.
@@ -543,7 +543,7 @@ func TestChildUringGate(t *testing.T) {
 	ran := map[engine.Backend]bool{}
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
-		_, err := l.Submit(func() error { return nil }).Await(context.Background())
+		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		mu.Lock()
 		ran[c.Backend] = true

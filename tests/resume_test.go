@@ -11,6 +11,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // readExactly reads len(want) bytes from peer within lifeWait and checks
@@ -40,7 +41,7 @@ func TestWorkFromHandlersWhileParked(t *testing.T) {
 			// A timer set on the loop wakes nobody: the loop's next wait
 			// must take its deadline.
 			_, _ = conn.Write([]byte("data;"))
-			_, err := l.ScheduleFunc(func() { _, _ = conn.Write([]byte("timer;")) }, 30*time.Millisecond)
+			_, err := l.Schedule(tasks.Func(func() { _, _ = conn.Write([]byte("timer;")) }), 30*time.Millisecond)
 			require.NoError(t, err)
 		}
 		_, peer := acceptOne(t, l, r)
@@ -54,7 +55,7 @@ func TestWorkFromHandlersWhileParked(t *testing.T) {
 		}
 		// The loop sleeps again, with nothing scheduled: a task from another
 		// goroutine wakes it.
-		require.NoError(t, l.ExecuteFunc(func() { _, _ = conn.Write([]byte("from outside;")) }))
+		require.NoError(t, l.Execute(tasks.Func(func() { _, _ = conn.Write([]byte("from outside;")) })))
 		readExactly(t, peer, "from outside;")
 	})
 }
@@ -70,7 +71,7 @@ func TestHandlerTaskGoexitLoopGoesOn(t *testing.T) {
 		r := newRecorder()
 		r.onData = func(conn *engine.Conn, b []byte) {
 			if string(b) == "exit" {
-				require.NoError(t, l.ExecuteFunc(runtime.Goexit))
+				require.NoError(t, l.Execute(tasks.Func(runtime.Goexit)))
 			}
 			_, _ = conn.Write(b)
 		}
@@ -98,7 +99,7 @@ func TestLoopNeedsNoWakeFromItself(t *testing.T) {
 		r := newRecorder()
 		r.onData = func(conn *engine.Conn, b []byte) {
 			msg := append([]byte(nil), b...)
-			require.NoError(t, l.ExecuteFunc(func() { _, _ = conn.Write(msg) }))
+			require.NoError(t, l.Execute(tasks.Func(func() { _, _ = conn.Write(msg) })))
 		}
 		_, peer := acceptOne(t, l, r)
 		recv(t, r.opened, "OnOpen")

@@ -14,6 +14,7 @@ import (
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/looptls"
+	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/websocket"
 )
 
@@ -164,7 +165,7 @@ func benchDialEcho(b *testing.B, secure bool) {
 	b.ReportAllocs()
 	b.SetBytes(128)
 	b.ResetTimer()
-	if err := cliLoop.ExecuteFunc(func() { _ = ws.WriteMessage(websocket.Binary, p.msg) }); err != nil {
+	if err := cliLoop.Execute(tasks.Func(func() { _ = ws.WriteMessage(websocket.Binary, p.msg) })); err != nil {
 		b.Fatal(err)
 	}
 	<-p.done

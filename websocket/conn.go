@@ -374,7 +374,7 @@ func (c *Conn) Close(code int, reason string) error {
 		return errCloseArgs
 	}
 	if !c.t.ec.Loop().InEventLoop() {
-		return c.t.ec.Loop().ExecuteFunc(func() { c.startClose(code, reason) })
+		return c.t.ec.Loop().Execute(tasks.Func(func() { c.startClose(code, reason) }))
 	}
 	if c.closeSent || c.closeDone {
 		return ErrClosed
@@ -391,7 +391,7 @@ func (c *Conn) startClose(code int, reason string) {
 	}
 	c.closeSent = true
 	c.closeCode, c.closeWhy = code, reason
-	t, err := c.t.ec.Loop().ScheduleFunc(c.closeTimedOut, c.cfg.closeTimeout)
+	t, err := c.t.ec.Loop().Schedule(tasks.Func(c.closeTimedOut), c.cfg.closeTimeout)
 	if err != nil {
 		c.shut(CloseAbnormal, "", err)
 		return
@@ -410,7 +410,7 @@ func (c *Conn) sendClose() {
 	if c.closeDone || c.queueClose(c.closeCode, c.closeWhy) {
 		return
 	}
-	_, _ = c.t.ec.Loop().ScheduleFunc(c.sendClose, closeRetry)
+	_, _ = c.t.ec.Loop().Schedule(tasks.Func(c.sendClose), closeRetry)
 }
 
 func (c *Conn) closeTimedOut() {

@@ -130,12 +130,12 @@ func DialAsync(ctx context.Context, loops engine.Loops, rawURL string, h Handler
 		err := fmt.Errorf("websocket: handshake: %w", ctx.Err())
 		// Refused only once the loop has shut down, which closes the
 		// connection and ends the handshake itself.
-		_ = l.ExecuteFunc(func() {
+		_ = l.Execute(tasks.Func(func() {
 			if d.t.ec == nil && d.ec != nil && !d.finished { // in the TLS handshake: cut it short
 				_ = d.ec.CloseWithError(err)
 			}
 			d.fail(err)
-		})
+		}))
 	})
 	d.p.AddListener(l, func(tasks.Future[*Conn]) { stop() })
 	return d.p
@@ -291,7 +291,7 @@ func (d *dialing) opened(t transport) {
 		_ = t.Close()
 		return
 	}
-	tm, err := t.ec.Loop().ScheduleFunc(d.timedOut, d.cfg.handshakeTimeout)
+	tm, err := t.ec.Loop().Schedule(tasks.Func(d.timedOut), d.cfg.handshakeTimeout)
 	if err != nil {
 		d.fail(err)
 		return

@@ -21,6 +21,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/websocket"
 )
 
@@ -372,10 +373,10 @@ func TestDialErrors(t *testing.T) {
 		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", nil)
 		require.Error(t, err)
 		done := make(chan error, 1)
-		require.NoError(t, loop.ExecuteFunc(func() {
+		require.NoError(t, loop.Execute(tasks.Func(func() {
 			_, err := websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient())
 			done <- err
-		}))
+		})))
 		require.ErrorContains(t, <-done, "block its own loop")
 	})
 }

@@ -36,7 +36,7 @@ func TestDialAsyncFromLoop(t *testing.T) {
 			onLoop bool
 		}
 		got := make(chan outcome, 1)
-		require.NoError(t, loop.ExecuteFunc(func() {
+		require.NoError(t, loop.Execute(tasks.Func(func() {
 			f := websocket.DialAsync(ctx, loop, "ws://"+addr+"/echo", cl)
 			f.AddListener(loop, func(f tasks.Future[*websocket.Conn]) {
 				ws, _, err := f.Poll()
@@ -45,7 +45,7 @@ func TestDialAsyncFromLoop(t *testing.T) {
 				}
 				got <- outcome{ws, err, loop.InEventLoop()}
 			})
-		}))
+		})))
 		var o outcome
 		select {
 		case o = <-got:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/websocket"
 )
 
@@ -94,7 +95,7 @@ func dial(t *testing.T, loop *engine.Loop, url string, cl *client, opts ...webso
 func onLoop(t *testing.T, c *websocket.Conn, fn func() error) error {
 	t.Helper()
 	done := make(chan error, 1)
-	require.NoError(t, c.Conn().Loop().ExecuteFunc(func() { done <- fn() }))
+	require.NoError(t, c.Conn().Loop().Execute(tasks.Func(func() { done <- fn() })))
 	return <-done
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // Hub is a set of connections, possibly on many loops of a group, that
@@ -222,7 +223,7 @@ type hubMember struct {
 func (h *Hub) Add(c *Conn) {
 	l := c.t.ec.Loop()
 	if !l.InEventLoop() {
-		_ = l.ExecuteFunc(func() { h.Add(c) }) // fails only when the loop is gone, and c with it
+		_ = l.Execute(tasks.Func(func() { h.Add(c) })) // fails only when the loop is gone, and c with it
 		return
 	}
 	if c.ended || c.closeSent || c.closeDone {
@@ -253,7 +254,7 @@ func (h *Hub) Add(c *Conn) {
 func (h *Hub) Remove(c *Conn) {
 	l := c.t.ec.Loop()
 	if !l.InEventLoop() {
-		_ = l.ExecuteFunc(func() { h.Remove(c) })
+		_ = l.Execute(tasks.Func(func() { h.Remove(c) }))
 		return
 	}
 	for i, m := range c.hubs {

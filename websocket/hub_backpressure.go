@@ -3,6 +3,8 @@ package websocket
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // A hub's backpressure. The hub is congested while hub.stall, the members
@@ -198,7 +200,7 @@ func (hl *hubLoop) armCheck(d time.Duration) {
 	if hl.checking {
 		return
 	}
-	if _, err := hl.loop.ScheduleFunc(hl.check, d); err == nil {
+	if _, err := hl.loop.Schedule(tasks.Func(hl.check), d); err == nil {
 		hl.checking = true
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // hubLoop is a hub's members on one loop and the broadcasts queued for
@@ -165,7 +166,7 @@ func (hl *hubLoop) again() {
 	if hl.loop.Execute(hl) == nil {
 		return
 	}
-	if _, err := hl.loop.ScheduleFunc(hl.run, 0); err == nil {
+	if _, err := hl.loop.Schedule(tasks.Func(hl.run), 0); err == nil {
 		return
 	}
 	hl.drop()

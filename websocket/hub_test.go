@@ -19,6 +19,7 @@ import (
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/loopgroup"
+	"github.com/ringloop/ringloop/tasks"
 	"github.com/ringloop/ringloop/websocket"
 )
 
@@ -136,7 +137,7 @@ func TestHubBroadcast(t *testing.T) {
 			p := seqPayload(i)
 			if i%3 == 1 {
 				done := make(chan error, 1)
-				require.NoError(t, g.Loop(i%2).ExecuteFunc(func() { done <- r.hub.Broadcast(kindOf(i), p) }))
+				require.NoError(t, g.Loop(i%2).Execute(tasks.Func(func() { done <- r.hub.Broadcast(kindOf(i), p) })))
 				require.NoError(t, <-done)
 			} else {
 				require.NoError(t, r.hub.Broadcast(kindOf(i), p))
@@ -436,7 +437,7 @@ func TestHubBacklogAndShutdown(t *testing.T) {
 		var busy sync.WaitGroup
 		for _, l := range g.Loops() {
 			busy.Add(1)
-			require.NoError(t, l.ExecuteFunc(func() { busy.Done(); <-hold }))
+			require.NoError(t, l.Execute(tasks.Func(func() { busy.Done(); <-hold })))
 		}
 		busy.Wait()
 		for i := range backlog {

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // maxIdleMessage caps the reassembly buffer a connection keeps between
@@ -16,7 +17,7 @@ const maxIdleMessage = 64 << 10
 func (c *Conn) opened(t transport) {
 	c.t = t
 	if d := c.cfg.pingInterval; d > 0 {
-		if t, err := c.t.ec.Loop().ScheduleFuncAtFixedRate(c.keepalive, d, d); err == nil {
+		if t, err := c.t.ec.Loop().ScheduleAtFixedRate(tasks.Func(c.keepalive), d, d); err == nil {
 			c.pingTimer = t
 		}
 	}

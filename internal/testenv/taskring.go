@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // FillTaskRing holds l in a task and fills its bounded task ring
@@ -16,12 +17,12 @@ import (
 func FillTaskRing(t testing.TB, l *engine.Loop) (release func()) {
 	t.Helper()
 	hold, running := make(chan struct{}), make(chan struct{})
-	if err := l.ExecuteFunc(func() { close(running); <-hold }); err != nil {
+	if err := l.Execute(tasks.Func(func() { close(running); <-hold })); err != nil {
 		t.Fatalf("hold the loop: %v", err)
 	}
 	<-running
 	for i := 0; ; i++ {
-		err := l.ExecuteFunc(func() {})
+		err := l.Execute(tasks.Func(func() {}))
 		if err != nil {
 			if !errors.Is(err, engine.ErrRejected) {
 				t.Fatalf("filling the task ring: %v, want ErrRejected", err)
