@@ -245,10 +245,12 @@
 // Every loop has a name, its label in metrics and logs: WithName's, else
 // "loop-<n>" (n counts the loops the process built) or, in a loopgroup,
 // "<group>-<index>". The same code builds the same names at every start, so
-// a dashboard's series survive a restart. Metrics, Samples, Var and
-// Snapshot read a loop's counters from any goroutine; package
+// a dashboard's series survive a restart. Metrics reads a loop's counters
+// from any goroutine, as one plain struct (expvar takes it as it is:
+// expvar.Func(func() any { return l.Metrics() })); package
 // github.com/ringloop/ringloop/metrics (a module of its own, so that this
-// one does not depend on Prometheus) exports them.
+// one does not depend on Prometheus) exports them, labelled with the loop's
+// Name and Backend.
 //
 // The stall detector is on by default (DefaultStallThreshold; see there
 // why): a task, timer or handler callback that blocks the loop longer is

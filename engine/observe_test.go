@@ -57,8 +57,6 @@ func TestLoopNames(t *testing.T) {
 	require.NotNil(t, mb, "default name %q", b.Name())
 	require.Less(t, ma[1], mb[1]+"0", "numbers follow the order of New") // b's number has at least a's digits
 	require.NotEqual(t, a.Name(), b.Name())
-	require.Equal(t, a.Name(), a.Labels()[0].Value)
-	require.Equal(t, a.Name(), a.Snapshot().Loop)
 	require.True(t, strings.HasPrefix(a.String(), a.Name()+"("), a.String())
 
 	n, err := engine.New(engine.WithName("ingest"))

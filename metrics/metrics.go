@@ -13,12 +13,15 @@
 //
 // # What is exported
 //
-// Every loop's samples (engine.Loop.Samples: iterations, wakes,
+// Every loop's metrics (engine.Loop.Metrics: iterations, wakes,
 // completions, tasks, panics, I/O and task time, the longest piece of work,
-// pending tasks, timers, connections...), named "ringloop_loop_" + the
-// sample's name and labelled loop (the loop's name: "loop-0", a group's
-// "http-1"; stable across restarts of the same code), backend (io_uring,
-// epoll) and mode (parked, locked).
+// pending tasks, timers, connections...), one family per field, named
+// "ringloop_loop_" + the field's name in snake case with Prometheus's unit
+// and _total suffixes (ringloop_loop_iterations_total,
+// ringloop_loop_io_seconds_total, ringloop_loop_connections), and labelled
+// loop (the loop's name: "loop-0", a group's "http-1"; stable across
+// restarts of the same code), backend (io_uring, epoll) and mode (parked,
+// locked).
 //
 // Every server's request metrics (httpserver.Server.Stats), labelled server
 // (the name given to AddServer):
@@ -54,7 +57,6 @@ type Collector struct {
 	loops   []*engine.Loop
 	names   map[string]bool // loop names: a second loop of one name would make Gather fail later
 	servers []namedServer
-	descs   map[string]*prometheus.Desc // loop samples' descriptors, by sample name
 }
 
 type namedServer struct {
@@ -73,7 +75,7 @@ var (
 
 // New returns an empty collector.
 func New() *Collector {
-	return &Collector{names: map[string]bool{}, descs: map[string]*prometheus.Desc{}}
+	return &Collector{names: map[string]bool{}}
 }
 
 // AddLoops adds loops to export. A loop already added is skipped; a loop
@@ -137,48 +139,26 @@ func (c *Collector) AddServer(name string, s *httpserver.Server) error {
 // added after it is registered (see prometheus.Collector).
 func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 
-// Collect sends every loop's samples and every server's request metrics.
+// Collect sends every loop's metrics and every server's request metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	loops := append([]*engine.Loop(nil), c.loops...)
 	servers := append([]namedServer(nil), c.servers...)
 	c.mu.Unlock()
 	for _, l := range loops {
-		c.collectLoop(ch, l)
+		collectLoop(ch, l)
 	}
 	for _, s := range servers {
 		collectServer(ch, s)
 	}
 }
 
-func (c *Collector) collectLoop(ch chan<- prometheus.Metric, l *engine.Loop) {
-	for _, s := range l.Samples() {
-		t := prometheus.CounterValue
-		if s.Kind == engine.Gauge {
-			t = prometheus.GaugeValue
-		}
-		values := make([]string, len(s.Labels))
-		for i, lb := range s.Labels {
-			values[i] = lb.Value
-		}
-		ch <- prometheus.MustNewConstMetric(c.desc(s), t, s.Value, values...)
+func collectLoop(ch chan<- prometheus.Metric, l *engine.Loop) {
+	m := l.Metrics()
+	info := l.Backend()
+	for _, f := range loopFamilies {
+		ch <- prometheus.MustNewConstMetric(f.desc, f.kind, f.value(&m), l.Name(), info.Name.String(), info.Threading.String())
 	}
-}
-
-// desc returns the descriptor of a loop sample, made once per name.
-func (c *Collector) desc(s engine.Sample) *prometheus.Desc {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d := c.descs[s.Name]
-	if d == nil {
-		names := make([]string, len(s.Labels))
-		for i, lb := range s.Labels {
-			names[i] = lb.Name
-		}
-		d = prometheus.NewDesc(Namespace+"_loop_"+s.Name, s.Help, names, nil)
-		c.descs[s.Name] = d
-	}
-	return d
 }
 
 func collectServer(ch chan<- prometheus.Metric, s namedServer) {
