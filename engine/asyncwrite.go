@@ -127,7 +127,7 @@ func (c *Conn) publishBuffered() { c.async.loopBuf.Store(int64(c.buffered())) }
 func (c *Conn) closeAsync(err error, keep bool) {
 	b := c.async.take(err)
 	if keep && len(b) > 0 && c.st == connOpen && !c.has(flagHalfShut) {
-		c.out = append(c.out, b...)
+		c.queue(b)
 		c.queueFlush()
 	}
 }

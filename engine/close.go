@@ -84,6 +84,9 @@ func (c *Conn) closeWrite() {
 		return
 	}
 	c.closeAsync(ErrWriteClosed, true)
+	if c.tr != nil {
+		c.closeTransport() // close_notify goes before the FIN
+	}
 	c.set(flagHalfShut)
 	if !c.has(flagInFlight) && len(c.out) == 0 {
 		c.afterDrain()
@@ -102,6 +105,9 @@ func (c *Conn) closeWith(err error) {
 	c.closeAsync(ErrConnClosed, true)
 	c.st = connClosing
 	c.closeErr = err
+	if c.tr != nil {
+		c.closeTransport()
+	}
 	if c.has(flagRecvArmed) {
 		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
 	}
@@ -126,7 +132,7 @@ func (c *Conn) abortWith(err error) {
 	if errors.Is(err, ErrAborted) {
 		_ = unix.SetsockoptLinger(c.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
 	}
-	c.out = c.out[:0]
+	c.out, c.plain = c.out[:0], c.plain[:0]
 	c.finish()
 }
 
@@ -160,15 +166,21 @@ func (c *Conn) maybeRelease() {
 	c.unlistTrim()
 	c.loop.bufs.put(c.out)
 	c.loop.bufs.put(c.sending)
-	c.out, c.sending = nil, nil
+	c.loop.bufs.put(c.plain)
+	c.out, c.sending, c.plain = nil, nil, nil
 	c.publishBuffered()
+	if c.tr != nil {
+		c.tr.Close(c.closeErr)
+	}
 	if d := c.dialer; d != nil {
 		c.dialer = nil
 		d.ended(c.closeErr)
 		return
 	}
 	defer c.observeClosed()
-	c.onClose()
+	if !c.has(flagHeld) { // a handler whose OnOpen a transport held back never opened
+		c.onClose()
+	}
 	c.releaseIn()
 }
 
@@ -180,7 +192,7 @@ func (c *Conn) shutdown() {
 		c.abortWith(err)
 		return
 	}
-	if sh, ok := c.h.(ShutdownHandler); ok && c.st == connOpen {
+	if sh, ok := c.h.(ShutdownHandler); ok && c.st == connOpen && !c.has(flagHeld) {
 		c.onShutdown(sh)
 	}
 	c.closeWith(ErrShutdown)

@@ -45,6 +45,9 @@ type Conn struct {
 	sending []byte // handed to the driver, until its completion
 	in      []byte // bytes kept for the next delivery (Keep)
 
+	tr    Transport // nil for a plain connection (transport.go)
+	plain []byte    // with a transport: written, not yet encoded
+
 	writable atomic.Bool // read from any goroutine (Writable)
 	async    asyncWriter // AsyncWrite's side, shared with other goroutines
 
@@ -86,6 +89,9 @@ const (
 	flagWrote                            // wrote since the last trim sweep (sendtrim.go)
 	flagTrimListed                       // in the loop's trim list
 	flagDropBufs                         // ReleaseSendBuffers: let the outbound buffers go once drained
+	flagHeld                             // the transport holds OnOpen back (a handshake)
+	flagInputEnd                         // no more input is read: the socket's FIN reached the transport, or it ended
+	flagDecodeEnd                        // the transport's Decode reported its end: it is not called again
 )
 
 func (c *Conn) has(f connFlags) bool { return c.flags&f != 0 }
@@ -97,10 +103,14 @@ type valueBox struct{ v any }
 
 func newConn(l *Loop, fd int, h Handler, cfg *connConfig) *Conn {
 	c := &Conn{loop: l, fd: fd, h: h, cfg: cfg, keepLimit: cfg.keepLimit}
+	if lh, ok := h.(*layered); ok {
+		c.h = lh.h
+		c.tr = lh.newTransport(Wire{c})
+	}
 	c.writable.Store(true)
 	c.async.drain.c = c
 	c.ctl.c = c
-	c.wh, _ = h.(WritabilityHandler)
+	c.wh, _ = c.h.(WritabilityHandler)
 	c.idleTask.c = c
 	c.idle.Init(&c.idleTask)
 	c.idx, c.gen = l.reg.add(c)
@@ -117,7 +127,15 @@ func (c *Conn) open() {
 	c.lastRead, c.lastWr = t, t
 	c.armIdle(t)
 	c.observeOpened()
-	c.onOpen()
+	if c.tr == nil {
+		c.onOpen()
+	} else {
+		c.set(flagHeld) // until the transport says otherwise
+		if c.tr.Open() {
+			c.clear(flagHeld)
+			c.onOpen()
+		}
+	}
 	if c.st == connOpen && !c.has(flagReadPaused) {
 		c.armRecv()
 	}

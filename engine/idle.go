@@ -65,7 +65,7 @@ func (t *idleTask) Run() {
 			continue
 		}
 		ih, handled := c.h.(IdleHandler)
-		if !handled {
+		if !handled || c.has(flagHeld) { // a handler not yet opened is not asked
 			c.closeWith(ErrIdleTimeout)
 			return
 		}

@@ -160,7 +160,8 @@ func (c *Conn) eofErr() error {
 // queueRedeliver arranges for kept bytes to be delivered again at the end
 // of the iteration (ResumeRead).
 func (c *Conn) queueRedeliver() {
-	if (len(c.in) > 0 || c.has(flagEOFNotice)) && !c.has(flagRedeliver) {
+	pending := len(c.in) > 0 || c.has(flagEOFNotice) || c.tr != nil && !c.has(flagDecodeEnd)
+	if pending && !c.has(flagRedeliver) {
 		c.set(flagRedeliver)
 		c.loop.redeliverList = append(c.loop.redeliverList, c)
 	}
@@ -181,6 +182,9 @@ func (l *Loop) redeliverKept() {
 		if len(c.in) > 0 {
 			c.deliver(nil)
 		}
+		if c.tr != nil {
+			c.decode(nil) // what the transport kept while reading was paused
+		}
 		if c.has(flagEOFNotice) && c.st == connOpen {
 			c.clear(flagEOFNotice)
 			c.peerEOF()
@@ -191,7 +195,11 @@ func (l *Loop) redeliverKept() {
 	l.redeliverList = l.redeliverList[:m]
 }
 
-var errSetHandlerOffLoop = errors.New("engine: SetHandler called off the connection's loop")
+var (
+	errSetHandlerOffLoop = errors.New("engine: SetHandler called off the connection's loop")
+	errSetHandlerHeld    = errors.New("engine: SetHandler before the connection's transport opened it")
+	errSetHandlerLayer   = errors.New("engine: SetHandler cannot add a transport to an open connection")
+)
 
 // SetHandler hands the connection to h, for a protocol upgrade (an HTTP
 // server giving a WebSocket to its handler, a hijacked connection given to
@@ -209,6 +217,11 @@ func (c *Conn) SetHandler(h Handler, pending []byte) error {
 		return ErrConnClosed
 	case len(pending) > c.keepLimit:
 		return keepLimitError(len(pending), c.keepLimit)
+	case c.has(flagHeld):
+		return errSetHandlerHeld
+	}
+	if _, ok := h.(*layered); ok {
+		return errSetHandlerLayer
 	}
 	c.h = h
 	c.wh, _ = h.(WritabilityHandler)

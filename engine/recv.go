@@ -12,7 +12,7 @@ import (
 
 // armRecv arms the receive op unless it is armed or the peer has ended.
 func (c *Conn) armRecv() {
-	if c.has(flagRecvArmed) || c.has(flagReadEOF) {
+	if c.has(flagRecvArmed | flagReadEOF | flagInputEnd) {
 		return
 	}
 	c.set(flagRecvArmed)
@@ -29,13 +29,22 @@ func (c *Conn) onRecv(comp *driver.Completion) {
 			if c.cfg.idle() {
 				c.lastRead = now()
 			}
-			c.deliver(comp.Data)
+			if c.tr == nil {
+				c.deliver(comp.Data)
+			} else {
+				c.decode(comp.Data)
+			}
 		}
 		if !comp.More && c.st == connOpen && !c.has(flagReadPaused) {
 			c.armRecv()
 		}
 	case comp.Res == 0:
-		c.peerEOF()
+		if c.tr == nil {
+			c.peerEOF()
+		} else {
+			c.set(flagInputEnd) // the transport judges the end
+			c.decode(nil)
+		}
 	case comp.Res == -int32(unix.ECANCELED):
 		if c.st == connOpen && !c.has(flagReadPaused) {
 			c.armRecv() // ResumeRead came before the cancel landed
@@ -66,7 +75,7 @@ func (c *Conn) peerEOF() {
 // which ResumeRead delivers again. Loop only: off the loop
 // it reports false.
 func (c *Conn) Reading() bool {
-	return c.loop.InEventLoop() && c.st == connOpen && !c.has(flagReadPaused|flagHandedOver)
+	return c.loop.InEventLoop() && c.st == connOpen && !c.has(flagReadPaused|flagHandedOver|flagHeld)
 }
 
 // PauseRead stops reading (Netty's autoRead off) so a fast peer cannot grow

@@ -59,7 +59,7 @@ func (t *trimTask) Run() {
 		switch {
 		case c.st == connClosed:
 			c.clear(flagTrimListed) // its release takes the buffers
-		case c.has(flagWrote) || c.has(flagInFlight) || len(c.out) > 0:
+		case c.has(flagWrote) || c.has(flagInFlight) || len(c.out) > 0 || len(c.plain) > 0:
 			c.clear(flagWrote)
 			c.trimAt = int32(len(kept))
 			kept = append(kept, c)
@@ -100,6 +100,10 @@ func (c *Conn) releaseSendBuffers() {
 	bufs.put(c.out)
 	bufs.put(c.sending)
 	c.out, c.sending = nil, nil
+	if len(c.plain) == 0 { // plaintext held for a transport's OnOpen stays
+		bufs.put(c.plain)
+		c.plain = nil
+	}
 	a := &c.async
 	a.mu.Lock()
 	if len(a.buf) == 0 {

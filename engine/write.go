@@ -44,10 +44,40 @@ func (c *Conn) write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if need := len(c.out) + len(p); need > cap(c.out) && need >= minCached {
-		c.growOut(need)
+	c.queue(p)
+	c.wrote()
+	return len(p), nil
+}
+
+// queue appends p to what waits to be sent: the outbound buffer, or with a
+// transport the plaintext it encodes at the flush.
+func (c *Conn) queue(p []byte) {
+	if c.tr == nil {
+		c.out = c.appendBuf(c.out, p)
+	} else {
+		c.plain = c.appendBuf(c.plain, p)
 	}
-	c.out = append(c.out, p...)
+}
+
+// appendBuf appends p to b; a buffer that must grow to a cacheable size
+// comes from the loop's cache (bufcache.go), and b goes back to it.
+func (c *Conn) appendBuf(b, p []byte) []byte {
+	if need := len(b) + len(p); need > cap(b) && need >= minCached {
+		b = c.growBuf(b, need)
+	}
+	return append(b, p...)
+}
+
+// growBuf moves b into a buffer with room for need bytes.
+func (c *Conn) growBuf(b []byte, need int) []byte {
+	nb := append(c.loop.bufs.get(need), b...)
+	c.loop.bufs.put(b)
+	return nb
+}
+
+// wrote follows bytes queued: the connection is flushed at the end of the
+// iteration, and turns unwritable past the high watermark.
+func (c *Conn) wrote() {
 	c.noteWrite()
 	if c.cfg.idle() {
 		c.lastWr = now()
@@ -56,15 +86,6 @@ func (c *Conn) write(p []byte) (int, error) {
 	if c.writable.Load() && c.buffered() > c.cfg.highWater {
 		c.setWritable(false)
 	}
-	return len(p), nil
-}
-
-// growOut moves the outbound buffer into one with room for need bytes, from
-// the loop's cache (bufcache.go) if it has one.
-func (c *Conn) growOut(need int) {
-	nb := append(c.loop.bufs.get(need), c.out...)
-	c.loop.bufs.put(c.out)
-	c.out = nb
 }
 
 // queueFlush puts the connection on the loop's flush list.
@@ -85,7 +106,7 @@ func (c *Conn) ReleaseSendBuffers() {
 	if !c.loop.InEventLoop() {
 		return
 	}
-	if c.has(flagInFlight) || len(c.out) > 0 {
+	if c.has(flagInFlight) || len(c.out) > 0 || len(c.plain) > 0 {
 		c.set(flagDropBufs)
 		return
 	}
@@ -102,8 +123,9 @@ func (c *Conn) Buffered() int {
 	return c.buffered()
 }
 
-// buffered is Buffered on the loop.
-func (c *Conn) buffered() int { return len(c.out) + len(c.sending) }
+// buffered is Buffered on the loop: with a transport, the plaintext not
+// yet encoded counts too.
+func (c *Conn) buffered() int { return len(c.out) + len(c.sending) + len(c.plain) }
 
 // Writable reports whether the buffered bytes are under the high watermark
 // (or back under the low one). Safe from any goroutine: off the loop it is
@@ -113,7 +135,7 @@ func (c *Conn) Writable() bool { return c.writable.Load() }
 
 func (c *Conn) setWritable(w bool) {
 	c.writable.Store(w)
-	if c.wh != nil {
+	if c.wh != nil && !c.has(flagHeld) {
 		c.onWritabilityChanged(w)
 	}
 }
@@ -121,6 +143,9 @@ func (c *Conn) setWritable(w bool) {
 // flush hands the outbound buffer to the driver unless a send is in flight;
 // the send completion sends what piled up meanwhile.
 func (c *Conn) flush() {
+	if c.tr != nil {
+		c.encode() // before the flag clears: its writes find the connection queued
+	}
 	c.clear(flagQueued)
 	if c.has(flagInFlight) || len(c.out) == 0 || c.st == connClosed {
 		return
