@@ -69,7 +69,7 @@ func TestHoldAsync(t *testing.T) {
 func TestHoldAsyncLimit(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l, conn, peer := holdPeer(t, c, engine.WithAsyncWriteLimit(1024))
+		l, conn, peer := holdPeer(t, c, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 1024}))
 		onLoop(t, l, func() bool { conn.HoldAsync(); return true })
 		big := make([]byte, 1024)
 		require.NoError(t, conn.AsyncWrite(big))

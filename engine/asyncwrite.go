@@ -8,7 +8,7 @@ import (
 
 // ErrWriteBufferFull is AsyncWrite's answer when the bytes the connection
 // holds (queued by AsyncWrite and not yet sent) would pass its async write
-// limit (WithAsyncWriteLimit); nothing of the call was accepted. It wraps
+// limit (BufferLimits.AsyncWrite); nothing of the call was accepted. It wraps
 // ErrRejected.
 var ErrWriteBufferFull = fmt.Errorf("engine: connection write buffer full: %w", ErrRejected)
 

@@ -33,7 +33,7 @@ type Conn struct {
 	h         Handler
 	wh        WritabilityHandler
 	cfg       *connConfig
-	keepLimit int // WithKeepLimit's, or SetKeepLimit's
+	keepLimit int // BufferLimits.Keep, or SetKeepLimit's
 	idx       uint32
 	gen       uint32
 	st        connState

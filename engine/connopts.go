@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -39,8 +40,8 @@ type connConfig struct {
 
 // Connection defaults (Netty's, where it has one).
 const (
-	DefaultHighWatermark = 64 << 10
-	DefaultLowWatermark  = 32 << 10
+	defaultHighWatermark = 64 << 10
+	defaultLowWatermark  = 32 << 10
 	// DefaultCloseTimeout bounds a graceful Close against a peer that does
 	// not read: past it the connection is aborted (ErrCloseTimeout).
 	DefaultCloseTimeout = 5 * time.Second
@@ -54,8 +55,8 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 		network:   network,
 		backlog:   systemBacklog(),
 		noDelay:   true,
-		highWater: DefaultHighWatermark,
-		lowWater:  DefaultLowWatermark,
+		highWater: defaultHighWatermark,
+		lowWater:  defaultLowWatermark,
 
 		closeTimeout: DefaultCloseTimeout,
 		asyncLimit:   DefaultAsyncWriteLimit,
@@ -73,27 +74,6 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 // (a clock read) only when something will look at it.
 func (c *connConfig) idle() bool { return c.readIdle > 0 || c.writeIdle > 0 || c.allIdle > 0 }
 
-// WithBacklog sets the listen backlog: how many connections the kernel
-// queues for accept. The default is the system's limit (net.core.somaxconn),
-// as with net.Listen and Netty; the kernel lowers a larger n to that limit.
-func WithBacklog(n int) ConnOption {
-	return func(c *connConfig) error {
-		if n <= 0 {
-			return fmt.Errorf("engine: backlog %d (expected > 0)", n)
-		}
-		c.backlog = n
-		return nil
-	}
-}
-
-// WithReusePort sets SO_REUSEPORT on the listening socket, so that several
-// sockets (of loops or processes) may listen on one port; it means that and
-// no more wherever a ConnOption goes. loopgroup.WithListenerPerLoop opens
-// one such socket per loop of a group.
-func WithReusePort() ConnOption {
-	return func(c *connConfig) error { c.reusePort = true; return nil }
-}
-
 // WithWorkers serves each accepted connection on loops.Next() (Netty's
 // child group: a loop group, or one loop); without it the accepting loop
 // serves them.
@@ -106,140 +86,112 @@ func WithWorkers(loops Loops) ConnOption {
 	}
 }
 
-// WithNoDelay sets TCP_NODELAY (default on).
-func WithNoDelay(on bool) ConnOption {
-	return func(c *connConfig) error { c.noDelay = on; return nil }
+// SocketOptions are the options of the sockets Listen, Dial and Adopt make
+// or take. A zero field keeps its value: the default unless an earlier
+// option set it.
+type SocketOptions struct {
+	// Backlog is the listen backlog: how many connections the kernel
+	// queues for accept. The default is the system's limit
+	// (net.core.somaxconn), as with net.Listen and Netty; the kernel lowers
+	// a larger one to that limit.
+	Backlog int
+	// ReusePort sets SO_REUSEPORT on a listening socket, so that several
+	// sockets (of loops or processes) may listen on one port, and no more;
+	// loopgroup.WithListenerPerLoop opens one such socket per loop.
+	ReusePort bool
+	// Nagle leaves TCP_NODELAY off, so that the kernel may hold small
+	// writes back to coalesce them; by default TCP_NODELAY is on, as with
+	// net.
+	Nagle bool
+	// KeepAlive turns TCP keep-alive on with this idle time and interval
+	// (default off).
+	KeepAlive time.Duration
+	// SendBuffer and RecvBuffer set SO_SNDBUF and SO_RCVBUF in bytes. By
+	// default the kernel sizes them (net.core.wmem_default and
+	// rmem_default, auto-tuned for TCP); setting one turns the kernel's
+	// auto-tuning off for it.
+	SendBuffer, RecvBuffer int
 }
 
-// WithKeepAlive turns TCP keep-alive on with the given idle time and
-// interval (0: off, the default).
-func WithKeepAlive(d time.Duration) ConnOption {
+// WithSocketOptions sets socket options; a zero field keeps its value.
+func WithSocketOptions(o SocketOptions) ConnOption {
 	return func(c *connConfig) error {
-		if d < 0 {
-			return fmt.Errorf("engine: keep-alive %v (expected >= 0)", d)
+		if o.Backlog < 0 || o.KeepAlive < 0 || o.SendBuffer < 0 || o.RecvBuffer < 0 {
+			return fmt.Errorf("engine: socket options %+v (expected values >= 0; 0 keeps the default)", o)
 		}
-		c.keepAlive = d
+		c.backlog = cmp.Or(o.Backlog, c.backlog)
+		c.reusePort = c.reusePort || o.ReusePort
+		c.noDelay = c.noDelay && !o.Nagle
+		c.keepAlive = cmp.Or(o.KeepAlive, c.keepAlive)
+		c.sndBuf = cmp.Or(o.SendBuffer, c.sndBuf)
+		c.rcvBuf = cmp.Or(o.RecvBuffer, c.rcvBuf)
 		return nil
 	}
 }
 
-// SocketBuffers sets the kernel's socket buffer sizes in bytes. A zero
-// field keeps its current value: the kernel's default (net.core.wmem_default
-// and rmem_default, auto-tuned for TCP) unless an earlier option set it.
-type SocketBuffers struct {
-	Send int // SO_SNDBUF
-	Recv int // SO_RCVBUF
+// BufferLimits bound the bytes a connection holds. A zero field keeps its
+// value: the default unless an earlier option set it.
+type BufferLimits struct {
+	// LowWatermark and HighWatermark bound the outbound buffer (Netty's
+	// WriteBufferWaterMark; defaults 32 KiB and 64 KiB): past High bytes
+	// the connection turns unwritable (OnWritabilityChanged), under Low it
+	// turns writable again. Writes on the loop are never refused.
+	LowWatermark, HighWatermark int
+	// Keep bounds the bytes a connection keeps between deliveries (Keep;
+	// default DefaultKeepLimit).
+	Keep int
+	// AsyncWrite bounds the bytes a connection holds for AsyncWrite: those
+	// queued by it and those written and not yet sent (default
+	// DefaultAsyncWriteLimit). An AsyncWrite that would pass it fails with
+	// ErrWriteBufferFull and accepts nothing.
+	AsyncWrite int
 }
 
-// WithSocketBuffers sets SO_SNDBUF and SO_RCVBUF; a zero field keeps the
-// kernel's size (setting one turns the kernel's auto-tuning off for it).
-func WithSocketBuffers(b SocketBuffers) ConnOption {
+// WithBufferLimits sets the buffer limits; a zero field keeps its value.
+// The watermarks must end with 0 < LowWatermark <= HighWatermark.
+func WithBufferLimits(b BufferLimits) ConnOption {
 	return func(c *connConfig) error {
-		if b.Send < 0 || b.Recv < 0 {
-			return fmt.Errorf("engine: socket buffers %+v (expected sizes >= 0; 0 keeps the kernel's)", b)
+		if b.LowWatermark < 0 || b.HighWatermark < 0 || b.Keep < 0 || b.AsyncWrite < 0 {
+			return fmt.Errorf("engine: buffer limits %+v (expected >= 0; 0 keeps the default)", b)
 		}
-		c.sndBuf = keep(c.sndBuf, b.Send)
-		c.rcvBuf = keep(c.rcvBuf, b.Recv)
-		return nil
-	}
-}
-
-// Watermarks bounds a connection's outbound buffer (Netty's
-// WriteBufferWaterMark): past High bytes the connection turns unwritable
-// (OnWritabilityChanged), under Low it turns writable again. A zero field
-// keeps its current value: DefaultLowWatermark and DefaultHighWatermark
-// unless an earlier option set it.
-type Watermarks struct {
-	Low  int
-	High int
-}
-
-// WithWatermarks sets the write watermarks; a zero field keeps its default
-// (32 KiB low, 64 KiB high). The result must have 0 < Low <= High.
-func WithWatermarks(w Watermarks) ConnOption {
-	return func(c *connConfig) error {
-		if w.Low < 0 || w.High < 0 {
-			return fmt.Errorf("engine: watermarks %+v (expected >= 0; 0 keeps the default)", w)
-		}
-		low, high := keep(c.lowWater, w.Low), keep(c.highWater, w.High)
+		low, high := cmp.Or(b.LowWatermark, c.lowWater), cmp.Or(b.HighWatermark, c.highWater)
 		if low > high {
 			return fmt.Errorf("engine: watermarks low %d > high %d (a zero field keeps the default low %d, high %d; set both)",
-				low, high, DefaultLowWatermark, DefaultHighWatermark)
+				low, high, defaultLowWatermark, defaultHighWatermark)
 		}
 		c.lowWater, c.highWater = low, high
+		c.keepLimit = cmp.Or(b.Keep, c.keepLimit)
+		c.asyncLimit = cmp.Or(b.AsyncWrite, c.asyncLimit)
 		return nil
 	}
 }
 
-// NoTimeout in a field of IdleTimeouts turns that timeout off (the same
-// spelling and value as httpserver.NoTimeout).
-const NoTimeout time.Duration = -1
-
-// IdleTimeouts are Netty's IdleStateHandler times: OnIdle(ReadIdle) after
-// Read with nothing received, OnIdle(WriteIdle) after Write with nothing
-// sent, OnIdle(AllIdle) after All with neither. Every one is off by default.
-// A zero field keeps its current value (off unless an earlier option set
-// it); NoTimeout turns one off.
-type IdleTimeouts struct {
-	Read  time.Duration
-	Write time.Duration
-	All   time.Duration
+// Timeouts are a connection's timers. A zero field keeps its value: the
+// default unless an earlier option set it.
+type Timeouts struct {
+	// ReadIdle, WriteIdle and AllIdle are Netty's IdleStateHandler times,
+	// each off by default: OnIdle(ReadIdle) after ReadIdle with nothing
+	// received, OnIdle(WriteIdle) after WriteIdle with nothing sent,
+	// OnIdle(AllIdle) after AllIdle with neither.
+	ReadIdle, WriteIdle, AllIdle time.Duration
+	// Close bounds how long a graceful close (Close, a peer's EOF, an idle
+	// timeout, a loop or server shutdown) may take to send what was written
+	// before it; past it the connection is aborted, the unsent bytes
+	// dropped and OnClose told ErrCloseTimeout (default
+	// DefaultCloseTimeout, Netty's SO_LINGER spirit).
+	Close time.Duration
 }
 
-// WithIdleTimeouts sets the idle timeouts; a zero field keeps its current
-// value (off by default), NoTimeout turns one off.
-func WithIdleTimeouts(t IdleTimeouts) ConnOption {
+// WithTimeouts sets a connection's timeouts; a zero field keeps its value.
+func WithTimeouts(t Timeouts) ConnOption {
 	return func(c *connConfig) error {
-		for _, f := range []struct {
-			dst *time.Duration
-			v   time.Duration
-		}{{&c.readIdle, t.Read}, {&c.writeIdle, t.Write}, {&c.allIdle, t.All}} {
-			switch {
-			case f.v == NoTimeout:
-				*f.dst = 0
-			case f.v < 0:
-				return fmt.Errorf("engine: negative idle timeout %v (NoTimeout turns one off)", f.v)
-			case f.v > 0:
-				*f.dst = f.v
-			}
+		if t.ReadIdle < 0 || t.WriteIdle < 0 || t.AllIdle < 0 || t.Close < 0 {
+			return fmt.Errorf("engine: timeouts %+v (expected >= 0; 0 keeps the default)", t)
 		}
-		return nil
-	}
-}
-
-// keep returns v, or cur when v is zero: a zero field keeps its value.
-func keep(cur, v int) int {
-	if v == 0 {
-		return cur
-	}
-	return v
-}
-
-// WithCloseTimeout bounds how long a graceful close (Close, a peer's EOF, an
-// idle timeout, a loop or server shutdown) may take to send what was written
-// before it; past d the connection is aborted, the unsent bytes dropped and
-// OnClose told ErrCloseTimeout (default 5 s, Netty's SO_LINGER spirit).
-func WithCloseTimeout(d time.Duration) ConnOption {
-	return func(c *connConfig) error {
-		if d <= 0 {
-			return fmt.Errorf("engine: close timeout %v (expected > 0)", d)
-		}
-		c.closeTimeout = d
-		return nil
-	}
-}
-
-// WithAsyncWriteLimit bounds the bytes a connection holds for AsyncWrite:
-// those queued by it and those written and not yet sent. An AsyncWrite that
-// would pass n fails with ErrWriteBufferFull and accepts nothing (default
-// 4 MiB). Writes on the loop (Write) are not refused; they turn the
-// connection unwritable past the high watermark instead.
-func WithAsyncWriteLimit(n int) ConnOption {
-	return func(c *connConfig) error {
-		if n <= 0 {
-			return fmt.Errorf("engine: async write limit %d (expected > 0)", n)
-		}
-		c.asyncLimit = n
+		c.readIdle = cmp.Or(t.ReadIdle, c.readIdle)
+		c.writeIdle = cmp.Or(t.WriteIdle, c.writeIdle)
+		c.allIdle = cmp.Or(t.AllIdle, c.allIdle)
+		c.closeTimeout = cmp.Or(t.Close, c.closeTimeout)
 		return nil
 	}
 }
@@ -249,18 +201,6 @@ func WithAsyncWriteLimit(n int) ConnOption {
 // dial's context.
 func WithResolver(r *net.Resolver) ConnOption {
 	return func(c *connConfig) error { c.resolver = r; return nil }
-}
-
-// WithKeepLimit bounds the bytes a connection keeps between deliveries
-// (Keep); default DefaultKeepLimit.
-func WithKeepLimit(n int) ConnOption {
-	return func(c *connConfig) error {
-		if n <= 0 {
-			return fmt.Errorf("engine: keep limit %d (expected > 0)", n)
-		}
-		c.keepLimit = n
-		return nil
-	}
 }
 
 // systemBacklog is net.core.somaxconn, read once: the most a listen backlog

@@ -90,9 +90,9 @@
 // package internal/driver: no user can supply a driver, and a private
 // contract lets a new op be added without breaking anyone. What a user sees
 // of a driver is named here: Features (BackendInfo.Features),
-// KernelProfile and KernelProfileEnv (WithKernelProfile's argument and
+// KernelProfile and KernelProfileEnv (DriverConfig.Profile and
 // RINGLOOP_KERNEL_PROFILE; a profile is spelled "5.10", "5.15", "5.19",
-// "6.1" or "native"), DriverConfig (WithDriverConfig's sizes) and
+// "6.1" or "native"), DriverConfig (WithDriverConfig's profile and sizes) and
 // ErrUringUnavailable. The README's Changes section maps the old driver
 // package's names to these.
 //
@@ -143,8 +143,8 @@
 // flushed, then the fd is closed and OnClose gets ErrShutdown. The loop does
 // not wait for the peer's answer. The flush runs while the quiet period
 // runs and, once the loop terminates, for at most each connection's close
-// timeout (WithCloseTimeout), cut at the shutdown's timeout
-// (ShutdownGracefully's; DefaultShutdownTimeout for Shutdown and Close)
+// timeout (Timeouts.Close), cut at the shutdown's timeout
+// (ShutdownGracefully's; 15 s, Netty's default, for Shutdown and Close)
 // but never less than a second; a connection still flushing then is reset,
 // its unsent bytes dropped, and OnClose gets ErrCloseTimeout.
 // Every task accepted before the loop reached Shutdown runs: producers announce
@@ -179,9 +179,8 @@
 //     where the kernel has them. While it sleeps the Go runtime sees a
 //     goroutine in a system call holding a P, so every goroutine it wakes
 //     or is woken by costs thread hand-offs. CPU affinity and
-//     thread-init hooks need it (loopgroup's WithCPUAffinity,
-//     WithThreadNames and WithThreadInit select it); a group runs
-//     GOMAXPROCS-1 locked loops (at least one).
+//     thread-init hooks need it (loopgroup.WithThreads selects it); a
+//     group runs GOMAXPROCS-1 locked loops (at least one).
 //
 // The default is decided by measurement: make bench-compare runs every
 // backend in both modes beside its peers; its results
@@ -222,7 +221,7 @@
 //
 // With a spare P (GOMAXPROCS ≥ 2) a loop of either mode may poll its driver
 // for a while after its work instead of sleeping at once (WithAdaptiveSpin:
-// up to DefaultSpinLimit, at most GOMAXPROCS/2 loops of the process at a
+// up to 50 µs, at most GOMAXPROCS/2 loops of the process at a
 // time, never at GOMAXPROCS=1). The reason to spin: a sleeping loop's next
 // work waits for a wake-up, which on a virtual machine costs more than a
 // short poll, and a peer in another process that answers sooner is caught
@@ -252,8 +251,8 @@
 // one does not depend on Prometheus) exports them, labelled with the loop's
 // Name and Backend.
 //
-// The stall detector is on by default (DefaultStallThreshold; see there
-// why): a task, timer or handler callback that blocks the loop longer is
+// The stall detector is on by default (250 ms; stall.go says why
+// that figure): a task, timer or handler callback that blocks the loop longer is
 // logged as a warning, while it still blocks, naming the loop, the function
 // it blocks in (file and line) and the loop goroutine's stack. Load is not
 // reported: a batch of short callbacks slow as a whole, or a loop the

@@ -19,13 +19,13 @@ type Features = driver.Features
 
 // KernelProfile masks the kernel's features to those of an older kernel
 // ("5.10", "5.15", "5.19", "6.1"), so a program runs as it would there;
-// "native" (or "") applies no mask. WithKernelProfile and the
+// "native" (or "") applies no mask. DriverConfig.Profile and the
 // RINGLOOP_KERNEL_PROFILE variable (KernelProfileEnv) set it;
 // BackendInfo.Features.Profile reports it.
 type KernelProfile = driver.Profile
 
 // KernelProfileEnv names the environment variable that sets the kernel
-// profile of loops built without WithKernelProfile.
+// profile of loops built without one (DriverConfig.Profile).
 const KernelProfileEnv = driver.ProfileEnv
 
 // ErrUringUnavailable is wrapped by New's error when io_uring was asked for
@@ -33,8 +33,12 @@ const KernelProfileEnv = driver.ProfileEnv
 // here; the error says why (errno and its meaning, missing ops, no cgo).
 var ErrUringUnavailable = driver.ErrUringUnavailable
 
-// DriverConfig sizes a loop's driver; a zero field picks the default.
+// DriverConfig sets up a loop's driver (WithDriverConfig); a zero field
+// picks the default.
 type DriverConfig struct {
+	// Profile makes the driver behave as on an older kernel (default:
+	// RINGLOOP_KERNEL_PROFILE, else native).
+	Profile KernelProfile
 	// Entries is io_uring's submission queue size, rounded up to a power of
 	// two (default 256); the completion queue is twice as large unless
 	// CQEntries says otherwise.

@@ -16,7 +16,7 @@ import (
 func TestDriverSettings(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l := newLoop(t, c, engine.WithKernelProfile("5.15"),
+		l := newLoop(t, c, engine.WithDriverConfig(engine.DriverConfig{Profile: "5.15"}),
 			engine.WithDriverConfig(engine.DriverConfig{Entries: 64, BufferSize: 4096, BufferCount: 16}))
 		var f engine.Features = l.Backend().Features
 		require.Equal(t, engine.KernelProfile("5.15"), f.Profile)
@@ -30,6 +30,6 @@ func TestDriverSettings(t *testing.T) {
 func TestDriverSettingsChecked(t *testing.T) {
 	_, err := engine.New(engine.WithDriverConfig(engine.DriverConfig{BufferSize: -1}))
 	require.ErrorContains(t, err, "driver buffers 0 x -1 bytes")
-	_, err = engine.New(engine.WithKernelProfile("4.19"))
+	_, err = engine.New(engine.WithDriverConfig(engine.DriverConfig{Profile: "4.19"}))
 	require.ErrorContains(t, err, `"4.19"`)
 }

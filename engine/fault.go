@@ -96,7 +96,7 @@ func (l *Loop) afterGoexit() {
 		l.inWait = false
 		l.cfg.logger.Error("ringloop: a handler called runtime.Goexit; the loop cannot resume its completion batch and shuts down",
 			slog.String("loop", l.Name()), slog.Any("stack", panicstack.Frames()))
-		l.ShutdownGracefully(0, DefaultShutdownTimeout)
+		l.ShutdownGracefully(0, defaultShutdownTimeout)
 	} else {
 		l.cfg.logger.Error("ringloop: a task called runtime.Goexit; the loop goes on",
 			slog.String("loop", l.Name()), slog.Any("stack", panicstack.Frames()))

@@ -15,7 +15,7 @@ import (
 // it, so a frame that spans reads is assembled in one buffer and parsed once.
 
 // DefaultKeepLimit bounds the bytes a connection keeps between deliveries
-// (WithKeepLimit): big enough for a 100 KB value split across reads, small
+// (BufferLimits.Keep): big enough for a 100 KB value split across reads, small
 // enough that a thousand peers sending half a frame cannot take a gigabyte.
 const DefaultKeepLimit = 1 << 20
 
@@ -25,16 +25,16 @@ const maxIdleKeep = 64 << 10
 
 // ErrKeepLimit is returned (wrapped, with the sizes) by Keep for more bytes
 // than the connection's keep limit: a frame larger than the handler allowed
-// for. Raise the limit with WithKeepLimit, or per connection with
+// for. Raise the limit with BufferLimits.Keep, or per connection with
 // SetKeepLimit (package frame does it for its bounded split functions).
 var ErrKeepLimit = errors.New("engine: bytes kept over the connection's keep limit")
 
 // keepLimitError says how many bytes were to be kept and the limit.
 func keepLimitError(n, limit int) error {
-	return fmt.Errorf("%w: %d bytes, limit %d (WithKeepLimit, Conn.SetKeepLimit)", ErrKeepLimit, n, limit)
+	return fmt.Errorf("%w: %d bytes, limit %d (BufferLimits.Keep, Conn.SetKeepLimit)", ErrKeepLimit, n, limit)
 }
 
-// KeepLimit returns the connection's keep limit: WithKeepLimit's, unless
+// KeepLimit returns the connection's keep limit: BufferLimits.Keep, unless
 // SetKeepLimit changed it.
 func (c *Conn) KeepLimit() int { return c.keepLimit }
 
@@ -63,7 +63,7 @@ var errKeepOutsideOnData = errors.New("engine: Keep called outside OnData")
 // bytes, for the new handler.
 //
 // Keep may be called only from OnData; elsewhere it returns an error and
-// keeps nothing. More than the keep limit (WithKeepLimit, default
+// keeps nothing. More than the keep limit (BufferLimits.Keep, default
 // DefaultKeepLimit) returns ErrKeepLimit and keeps nothing; the handler
 // decides what to do (typically CloseWithError).
 //

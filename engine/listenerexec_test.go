@@ -18,7 +18,7 @@ import (
 func TestListenerRunsOnAFullLoop(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l := newLoop(t, c, engine.WithMaxPendingTasks(16))
+		l := newLoop(t, c, engine.WithMaxPendingTasks(16, nil))
 		started, release := make(chan struct{}), make(chan struct{})
 		require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-release })))
 		<-started

@@ -171,9 +171,6 @@ func nextLoopName() string { return "loop-" + strconv.FormatUint(loopSeq.Add(1)-
 // Backend says which I/O driver the loop runs and why it was chosen.
 func (l *Loop) Backend() BackendInfo { return l.info }
 
-// Parent returns the group the loop belongs to, or nil.
-func (l *Loop) Parent() Loops { return l.cfg.parent }
-
 // Next returns the loop itself: a loop is a group of one (Netty's
 // EventExecutor.next).
 func (l *Loop) Next() *Loop { return l }

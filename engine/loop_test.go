@@ -217,7 +217,7 @@ func TestExecuteLazyRunsOnNextWake(t *testing.T) {
 
 func TestBoundedRingRejects(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		l := newLoop(t, c, engine.WithMaxPendingTasks(16))
+		l := newLoop(t, c, engine.WithMaxPendingTasks(16, nil))
 		block := busy(t, l)
 		var rejected int
 		for range 100 {

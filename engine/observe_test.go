@@ -41,6 +41,9 @@ func records(t *testing.T, buf *testenv.SyncBuffer) []map[string]any {
 	return out
 }
 
+// defaultStall is the stall detector's default threshold (WithStallDetector).
+const defaultStall = 250 * time.Millisecond
+
 // TestLoopNames: a loop built without WithName is "loop-<n>", numbered in
 // the order the process built them, and that name is its metrics label and
 // starts its String; WithName's name replaces it, an empty one is refused.
@@ -89,7 +92,7 @@ func roundTrip(t *testing.T, nc net.Conn, p []byte) {
 }
 
 // TestStallDetectorOnByDefault: with no option, a handler that blocks its
-// loop is reported while it is blocked, past DefaultStallThreshold, as one
+// loop is reported while it is blocked, past the default threshold, as one
 // warning naming the loop by its name, the callback, the blocking function
 // (file and line) and the loop goroutine's stack; the slow completion batch
 // it was in is not reported as well. A timer that blocks is reported the
@@ -126,7 +129,7 @@ func TestStallDetectorOnByDefault(t *testing.T) {
 		require.Regexp(t, `^github\.com/ringloop/ringloop/engine_test\.blocker\.OnData \(.*/engine/observe_test\.go:\d+\)$`, r["detail"])
 		took, ok := r["took"].(float64) // slog's JSON handler writes a Duration as nanoseconds
 		require.True(t, ok, "took: %v", r["took"])
-		require.GreaterOrEqual(t, time.Duration(took), engine.DefaultStallThreshold)
+		require.GreaterOrEqual(t, time.Duration(took), defaultStall)
 		stack, ok := r["stack"].([]any)
 		require.True(t, ok, "stack: %T", r["stack"])
 		require.Contains(t, fmt.Sprint(stack), "engine.(*Conn).onData")
@@ -195,7 +198,7 @@ func TestStallDetectorQuietOnHealthyLoop(t *testing.T) {
 		log2, buf2 := jsonLog()
 		off := newLoop(t, c, engine.WithLogger(log2), engine.WithStallDetector(0, nil))
 		_, err = engine.Submit(off, func() (struct{}, error) {
-			time.Sleep(engine.DefaultStallThreshold + 50*time.Millisecond)
+			time.Sleep(defaultStall + 50*time.Millisecond)
 			return struct{}{}, nil
 		}).Await(context.Background())
 		require.NoError(t, err)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -20,7 +21,6 @@ type config struct {
 	reject         tasks.RejectPolicy
 	logger         *slog.Logger
 	name           string
-	parent         Loops
 	stallThreshold time.Duration
 	onStall        func(StallReport)
 	busyPoll       time.Duration
@@ -33,23 +33,22 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		backend:        BackendAuto,
-		ioRatio:        DefaultIORatio,
+		ioRatio:        defaultIORatio,
 		reject:         tasks.Reject(),
 		logger:         slog.Default(),
-		spinLimit:      DefaultSpinLimit,
-		stallThreshold: DefaultStallThreshold,
+		spinLimit:      defaultSpinLimit,
+		stallThreshold: defaultStallThreshold,
 	}
 }
 
 // Defaults taken from Netty.
 const (
-	// DefaultIORatio gives I/O and tasks equal time.
-	DefaultIORatio = 50
-	// DefaultQuietPeriod and DefaultShutdownTimeout are Netty's defaults
-	// for ShutdownGracefully; Shutdown and Close pass DefaultShutdownTimeout
-	// (with no quiet period it never comes into play).
-	DefaultQuietPeriod     = 2 * time.Second
-	DefaultShutdownTimeout = 15 * time.Second
+	// defaultIORatio gives I/O and tasks equal time (WithIORatio).
+	defaultIORatio = 50
+	// defaultShutdownTimeout is Netty's default timeout of a graceful
+	// shutdown: what Shutdown and Close pass to ShutdownGracefully (with no
+	// quiet period it never comes into play).
+	defaultShutdownTimeout = 15 * time.Second
 )
 
 // WithBackend picks the I/O backend; the default is BackendAuto, which the
@@ -58,33 +57,31 @@ func WithBackend(b Backend) Option {
 	return func(c *config) error { c.backend = b; return nil }
 }
 
-// WithKernelProfile makes the driver behave as on an older kernel; the default
-// comes from RINGLOOP_KERNEL_PROFILE, else native.
-func WithKernelProfile(p KernelProfile) Option {
-	return func(c *config) error {
-		pp, err := driver.ParseProfile(string(p))
-		if err != nil {
-			return err
-		}
-		c.drv.Profile = pp
-		return nil
-	}
-}
-
-// WithDriverConfig sets the driver's ring and buffer sizes.
+// WithDriverConfig sets the kernel profile the driver behaves as on and its
+// ring and buffer sizes (see DriverConfig); a zero field keeps its value.
 func WithDriverConfig(dc DriverConfig) Option {
 	return func(c *config) error {
 		if err := dc.check(); err != nil {
 			return err
 		}
-		c.drv.Entries, c.drv.CQEntries = dc.Entries, dc.CQEntries
-		c.drv.BufferSize, c.drv.BufferCount = dc.BufferSize, dc.BufferCount
+		if dc.Profile != "" {
+			p, err := driver.ParseProfile(string(dc.Profile))
+			if err != nil {
+				return err
+			}
+			c.drv.Profile = p
+		}
+		c.drv.Entries = cmp.Or(dc.Entries, c.drv.Entries)
+		c.drv.CQEntries = cmp.Or(dc.CQEntries, c.drv.CQEntries)
+		c.drv.BufferSize = cmp.Or(dc.BufferSize, c.drv.BufferSize)
+		c.drv.BufferCount = cmp.Or(dc.BufferCount, c.drv.BufferCount)
 		return nil
 	}
 }
 
-// WithIORatio sets the share of time given to I/O, 1..100 (default 50);
-// 100 runs tasks without a time limit.
+// WithIORatio sets the share of time given to I/O, 1..100 (default 50,
+// Netty's: equal time for I/O and tasks); 100 runs tasks without a time
+// limit.
 func WithIORatio(r int) Option {
 	return func(c *config) error {
 		if err := checkIORatio(r); err != nil {
@@ -96,25 +93,16 @@ func WithIORatio(r int) Option {
 }
 
 // WithMaxPendingTasks bounds the task ring (rounded up to a power of two, at
-// least 16). The default is unbounded, as Netty's.
-func WithMaxPendingTasks(n int) Option {
+// least 16; the default is unbounded, as Netty's), and reject decides what
+// Execute does when it is full: nil is tasks.Reject (fail with
+// tasks.ErrRejected), tasks.Backoff retries. 0 makes the ring unbounded
+// again.
+func WithMaxPendingTasks(n int, reject tasks.RejectPolicy) Option {
 	return func(c *config) error {
 		if n < 0 {
 			return fmt.Errorf("engine: max pending tasks %d (expected >= 0; 0 = unbounded)", n)
 		}
-		c.maxPending = n
-		return nil
-	}
-}
-
-// WithRejectPolicy decides what Execute does when a bounded ring is full
-// (default tasks.Reject: fail with ErrRejected).
-func WithRejectPolicy(p tasks.RejectPolicy) Option {
-	return func(c *config) error {
-		if p == nil {
-			return fmt.Errorf("engine: nil reject policy")
-		}
-		c.reject = p
+		c.maxPending, c.reject = n, cmp.Or(reject, tasks.Reject())
 		return nil
 	}
 }
@@ -144,13 +132,9 @@ func WithName(name string) Option {
 	}
 }
 
-// WithParent records the group a loop belongs to (returned by Parent).
-func WithParent(p Loops) Option {
-	return func(c *config) error { c.parent = p; return nil }
-}
-
-// WithStallDetector sets the stall detector's threshold (default
-// DefaultStallThreshold; 0 turns it off) and what it does with a report: fn,
+// WithStallDetector sets the stall detector's threshold (default 250 ms:
+// above what a healthy loop does, below what users do wrong on a loop, see
+// stall.go; 0 turns it off) and what it does with a report: fn,
 // or, when fn is nil, a warning through the loop's logger naming the loop,
 // what blocked it and the loop goroutine's stack. fn runs on the watchdog's
 // goroutine while the loop is still blocked, so keep it short and do not
@@ -184,7 +168,7 @@ func WithBusyPoll(d time.Duration) Option {
 }
 
 // WithAdaptiveSpin sets the longest a loop polls its driver before it
-// sleeps (DefaultSpinLimit; 0 turns the spin off). The loop learns the
+// sleeps (default 50 µs; 0 turns the spin off). The loop learns the
 // window from its idle gaps and spins only while work comes back sooner than
 // the limit, only while spinning measures shorter gaps than sleeping (see
 // the package doc: a peer in the same process is often reached faster by

@@ -45,7 +45,7 @@ func TestIdleConnTrimsSendBuffers(t *testing.T) {
 		// the next piles up behind it; a limit that lets AsyncWrite take a
 		// whole burst.
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", opened,
-			engine.WithSocketBuffers(engine.SocketBuffers{Send: 64 << 10, Recv: 64 << 10}), engine.WithAsyncWriteLimit(64<<20))
+			engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 64 << 10, RecvBuffer: 64 << 10}), engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 64 << 20}))
 		require.NoError(t, err)
 		defer ln.Close()
 		peer, err := net.Dial("tcp", ln.Addr().String())
@@ -132,7 +132,7 @@ func TestIdleConnReleasesSendBuffers(t *testing.T) {
 		t.Cleanup(func() { _ = l.Close() })
 		opened := make(openedConn, 1)
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", opened,
-			engine.WithSocketBuffers(engine.SocketBuffers{Send: 64 << 10, Recv: 64 << 10}))
+			engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 64 << 10, RecvBuffer: 64 << 10}))
 		require.NoError(t, err)
 		defer ln.Close()
 		peer, err := net.Dial("tcp", ln.Addr().String())

@@ -24,7 +24,7 @@ const shutdownPollInterval = 100 * time.Millisecond
 // started all the same). After ShutdownGracefully it only waits: the quiet
 // period stays.
 func (l *Loop) Shutdown(ctx context.Context) error {
-	l.startShutdown(0, DefaultShutdownTimeout)
+	l.startShutdown(0, defaultShutdownTimeout)
 	if l.InEventLoop() {
 		return ErrDeadlock
 	}

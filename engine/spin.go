@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// DefaultSpinLimit is the longest a loop polls its driver before it
+// defaultSpinLimit is the longest a loop polls its driver before it
 // blocks, when its recent idle gaps say work comes back that soon
 // (WithAdaptiveSpin).
-const DefaultSpinLimit = 50 * time.Microsecond
+const defaultSpinLimit = 50 * time.Microsecond
 
 // minSpin is the shortest window worth spinning; below it the loop blocks.
 const minSpin = int64(time.Microsecond)

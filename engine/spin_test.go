@@ -115,11 +115,11 @@ func TestSpinLimitOptions(t *testing.T) {
 		opts []Option
 		want int64
 	}{
-		{"locked", []Option{WithThreading(ThreadingLocked)}, int64(DefaultSpinLimit)},
+		{"locked", []Option{WithThreading(ThreadingLocked)}, int64(defaultSpinLimit)},
 		{"locked 10µs", []Option{WithThreading(ThreadingLocked), WithAdaptiveSpin(10 * time.Microsecond)}, 10 * us},
 		{"locked off", []Option{WithThreading(ThreadingLocked), WithAdaptiveSpin(0)}, 0},
 		{"locked busy poll", []Option{WithThreading(ThreadingLocked), WithBusyPoll(time.Millisecond)}, 0},
-		{"parked", []Option{WithThreading(ThreadingParked)}, int64(DefaultSpinLimit)},
+		{"parked", []Option{WithThreading(ThreadingParked)}, int64(defaultSpinLimit)},
 		{"parked off", []Option{WithThreading(ThreadingParked), WithAdaptiveSpin(0)}, 0},
 		{"parked busy poll", []Option{WithThreading(ThreadingParked), WithBusyPoll(time.Millisecond)}, 0},
 	} {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// DefaultStallThreshold is how long one piece of the loop's work (a task, a
+// defaultStallThreshold is how long one piece of the loop's work (a task, a
 // timer, a handler callback, a batch of completions) may run before the stall
 // detector reports it. It is on by default because a blocked loop is the
 // failure an event-loop service is most likely to meet and least likely to
@@ -26,7 +26,7 @@ import (
 // on every backend, profile and mode and logs the longest healthy piece it
 // saw (go test -race -run TestStallDetectorQuietOnHealthyLoop -v
 // ./engine/). WithStallDetector changes it (0 turns it off).
-const DefaultStallThreshold = 250 * time.Millisecond
+const defaultStallThreshold = 250 * time.Millisecond
 
 // StallReport describes a loop blocked past the stall threshold by one
 // piece of work, reported while it still runs (so a handler that never

@@ -79,7 +79,7 @@ func (l *Loop) drainRegistrations() {
 }
 
 // flushDeadline is how long closing connections may go on flushing once the
-// loop terminates: each its close timeout (WithCloseTimeout), no later than
+// loop terminates: each its close timeout (Timeouts.Close), no later than
 // the shutdown's timeout counted from when the loop saw the shutdown, and
 // at least registrationDrainTimeout.
 func (l *Loop) flushDeadline(t int64) int64 {

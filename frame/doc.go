@@ -10,7 +10,7 @@
 // is assembled once in the connection's kept bytes (engine.Conn.Keep) rather
 // than re-parsed from the start on every read. LengthPrefixed's and
 // Delimited's maximum bounds a frame: Split raises the connection's keep
-// limit (engine.WithKeepLimit, 1 MiB by default) to hold it. With another
+// limit (engine.BufferLimits.Keep, 1 MiB by default) to hold it. With another
 // split function the keep limit bounds a frame, and a larger one ends the
 // connection with an error wrapping engine.ErrKeepLimit, naming the sizes.
 //

@@ -33,7 +33,7 @@ type Handler interface {
 // output is flushed first) with that error wrapped in ErrSplit;
 // bufio.ErrFinalToken delivers its token and closes the connection.
 //
-// The connection's keep limit (engine.WithKeepLimit) bounds the bytes of an
+// The connection's keep limit (engine.BufferLimits.Keep) bounds the bytes of an
 // unfinished frame. With LengthPrefixed or Delimited the split function's
 // own maximum governs instead: each connection's keep limit is raised at
 // OnOpen to hold the largest frame the function accepts (never lowered), so

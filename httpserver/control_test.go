@@ -23,7 +23,7 @@ import (
 
 func boundedLoop(t *testing.T, c testenv.Combo) *engine.Loop {
 	t.Helper()
-	l, err := engine.New(c.Options(engine.WithMaxPendingTasks(16))...)
+	l, err := engine.New(c.Options(engine.WithMaxPendingTasks(16, nil))...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	return l

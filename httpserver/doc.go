@@ -83,7 +83,7 @@
 // client is cut off by the header timeout however steadily it trickles.
 //
 // A client that stops reading its responses is bounded by the connection's
-// write watermarks (engine.WithWatermarks): once its output passes the high
+// write watermarks (engine.BufferLimits): once its output passes the high
 // watermark the server stops serving it and pauses reading (after at most 64
 // KiB of pipelined input), and goes on when the output drains under the low
 // one. An adapter handler's Flush waits for that drain. It is bounded in

@@ -117,9 +117,8 @@ func WithLimits(l Limits) Option {
 	}
 }
 
-// NoTimeout in a field of Timeouts turns that timeout off; it is
-// engine.NoTimeout, which does the same in engine.IdleTimeouts.
-const NoTimeout = engine.NoTimeout
+// NoTimeout in a field of Timeouts turns that timeout off.
+const NoTimeout time.Duration = -1
 
 // Timeouts bounds how long a client may take. A zero field keeps its
 // default; NoTimeout turns that timeout off.
@@ -140,7 +139,7 @@ const NoTimeout = engine.NoTimeout
 //
 // WriteStall is what bounds, by default, a client that stops reading: a
 // connection whose output stays over its high watermark
-// (engine.WithWatermarks) for that long, the client having read less
+// (engine.BufferLimits) for that long, the client having read less
 // than the watermarks' difference (32 KiB by default) in the meantime, is
 // reset as on a write timeout. A client reading however slowly keeps its
 // connection; one reading nothing cannot hold a handler (or a connection

@@ -32,12 +32,12 @@ func (closer) OnClose(c *engine.Conn, _ error) {}
 func BenchmarkAccept(b *testing.B) {
 	for _, mode := range []string{"task", "msgring", "reuseport"} {
 		b.Run(mode, func(b *testing.B) {
-			boss, err := loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithBackend(engine.BackendUring))
+			boss, err := loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendUring)))
 			if err != nil {
 				b.Skip(err)
 			}
 			defer boss.Close()
-			workers, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithBackend(engine.BackendUring))
+			workers, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendUring)))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -45,9 +45,9 @@ func BenchmarkAccept(b *testing.B) {
 			var opts []loopgroup.ServerOption
 			switch mode {
 			case "task":
-				opts = append(opts, loopgroup.WithBoss(boss), loopgroup.WithTaskHandoff())
+				opts = append(opts, loopgroup.WithBoss(boss))
 			case "msgring":
-				if !workers.Loop(0).Backend().Features.MsgRing {
+				if !workers.Loops()[0].Backend().Features.MsgRing {
 					b.Skip("no MSG_RING on this kernel")
 				}
 				opts = append(opts, loopgroup.WithBoss(boss))
@@ -59,6 +59,9 @@ func BenchmarkAccept(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer srv.Close()
+			if mode == "task" {
+				srv.Listeners()[0].SetHandoff(engine.HandoffTask) // before any connect
+			}
 			port := srv.Addr().(*net.TCPAddr).Port
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -122,7 +125,7 @@ func BenchmarkGroupSize(b *testing.B) {
 	for _, backend := range []engine.Backend{engine.BackendUring, engine.BackendEpoll} {
 		for _, n := range []int{p, 2 * p} {
 			b.Run(fmt.Sprintf("%s/loops=%d", backend, n), func(b *testing.B) {
-				g, err := loopgroup.New(loopgroup.WithLoops(n), loopgroup.WithBackend(backend))
+				g, err := loopgroup.New(loopgroup.WithLoops(n), loopgroup.WithEngineOptions(engine.WithBackend(backend)))
 				if err != nil {
 					b.Skip(err)
 				}
@@ -182,7 +185,7 @@ func BenchmarkNext(b *testing.B) {
 		{"leastconn", 4, loopgroup.LeastConnections()},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			g, err := loopgroup.New(loopgroup.WithLoops(c.n), loopgroup.WithChooser(c.f), loopgroup.WithBackend(engine.BackendEpoll))
+			g, err := loopgroup.New(loopgroup.WithLoops(c.n), loopgroup.WithChooser(c.f), loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendEpoll)))
 			if err != nil {
 				b.Fatal(err)
 			}

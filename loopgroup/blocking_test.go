@@ -31,13 +31,13 @@ func newExecGroup(t *testing.T, opts ...loopgroup.Option) *loopgroup.Group {
 // whatever backend is asked for, sized 2 x GOMAXPROCS by default.
 func TestExecutorGroupIsEpoll(t *testing.T) {
 	testenv.CheckLeaks(t)
-	ex := newExecGroup(t, loopgroup.WithBackend(engine.BackendUring))
-	assert.Equal(t, 2*runtime.GOMAXPROCS(0), ex.Len())
-	for _, l := range ex.All() {
+	ex := newExecGroup(t, loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendUring)))
+	assert.Equal(t, 2*runtime.GOMAXPROCS(0), len(ex.Loops()))
+	for _, l := range ex.Loops() {
 		assert.Equal(t, engine.BackendEpoll, l.Backend().Name)
 	}
 	ex2 := newExecGroup(t, loopgroup.WithLoops(3))
-	assert.Equal(t, 3, ex2.Len())
+	assert.Equal(t, 3, len(ex2.Loops()))
 	_, err := loopgroup.NewExecutorGroup(loopgroup.WithLoops(-1))
 	assert.Error(t, err)
 }

@@ -23,7 +23,7 @@ func TestRoundRobinExact(t *testing.T) {
 		for _, n := range []int{1, 3, 4, 5, 8} {
 			g := newGroup(t, c, loopgroup.WithLoops(n))
 			for k := range 5 * n {
-				require.Same(t, g.Loop(k%n), g.Next(), "n=%d call %d", n, k)
+				require.Same(t, g.Loops()[k%n], g.Next(), "n=%d call %d", n, k)
 			}
 		}
 	})
@@ -34,7 +34,7 @@ func TestRoundRobinExact(t *testing.T) {
 func TestRoundRobinConcurrent(t *testing.T) {
 	testenv.CheckLeaks(t)
 	for _, n := range []int{3, 4} {
-		g, err := loopgroup.New(loopgroup.WithLoops(n), loopgroup.WithBackend(engine.BackendEpoll))
+		g, err := loopgroup.New(loopgroup.WithLoops(n), loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendEpoll)))
 		require.NoError(t, err)
 		const per = 3000
 		counts := make([]atomic.Int64, n)
@@ -81,7 +81,7 @@ func TestLeastConnectionsSkew(t *testing.T) {
 		// Close three connections served by loop 0: the skew.
 		closed := 0
 		for i, nc := range conns {
-			if closed < 3 && h.loopOf(nc) == g.Loop(0) {
+			if closed < 3 && h.loopOf(nc) == g.Loops()[0] {
 				nc.Close()
 				conns[i] = nil
 				closed++
@@ -105,21 +105,22 @@ func TestCustomChooser(t *testing.T) {
 		testenv.CheckLeaks(t)
 		var calls atomic.Int64
 		g := newGroup(t, c, loopgroup.WithLoops(3), loopgroup.WithChooser(func(g *loopgroup.Group) func() *engine.Loop {
-			last := g.Loop(g.Len() - 1)
+			loops := g.Loops()
+			last := loops[len(loops)-1]
 			return func() *engine.Loop { calls.Add(1); return last }
 		}))
 		for range 5 {
-			assert.Same(t, g.Loop(2), g.Next())
+			assert.Same(t, g.Loops()[2], g.Next())
 		}
 		ran := make(chan *engine.Loop, 1)
 		require.NoError(t, g.Execute(tasks.Func(func() {
-			for _, l := range g.All() {
+			for _, l := range g.Loops() {
 				if l.InEventLoop() {
 					ran <- l
 				}
 			}
 		})))
-		assert.Same(t, g.Loop(2), <-ran)
+		assert.Same(t, g.Loops()[2], <-ran)
 		h := newCounting()
 		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h)
 		require.NoError(t, err)

@@ -42,7 +42,7 @@ func (o *offloader) OnClose(*engine.Conn, error) {}
 func TestOffloadDoneWithFullTaskRing(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l, err := engine.New(c.Options(engine.WithMaxPendingTasks(16))...)
+		l, err := engine.New(c.Options(engine.WithMaxPendingTasks(16, nil))...)
 		require.NoError(t, err)
 		defer func() { require.NoError(t, l.Close()) }()
 		ex := newExecGroup(t, loopgroup.WithLoops(1))

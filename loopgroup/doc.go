@@ -5,8 +5,8 @@
 // # Groups
 //
 // New builds N engine loops (WithLoops; default one per GOMAXPROCS, see
-// below) with shared options: backend, kernel profile, ioRatio, task-ring
-// bound, reject policy, names, CPU affinity, or any engine.Option. Loops
+// below) with shared options: names, thread settings (CPU affinity, thread
+// names, an init hook), and any engine.Option (WithEngineOptions). Loops
 // start lazily, as in Netty, unless a thread setting needs their threads at
 // once. If a loop cannot be built or set up, the loops already built are
 // shut down and New returns the error. The group is an engine.Loops.
@@ -51,21 +51,20 @@
 //
 // # Options
 //
-// Socket and connection options (backlog the system's limit, TCP_NODELAY
-// on, socket buffers, keep-alive, watermarks, idle timeouts) are
-// engine.ConnOption values and mean the same wherever they go. A function
-// whose only options are these takes them directly (engine.Listen,
-// engine.Dial, Group.Dial, httpserver's Listen); one with options of its own
-// takes them through WithConnOptions, spelt the same in loopgroup (Serve)
-// and netconn. Loop
-// options (engine.Option) reach every loop of a group through
-// WithEngineOptions. engine.WithReusePort sets SO_REUSEPORT on a listening
-// socket and nothing more; WithListenerPerLoop is the server model that
-// opens one such socket per loop. Where several values of one type travel
-// together an option takes a struct (engine.Watermarks,
-// engine.IdleTimeouts, engine.SocketBuffers, netconn.BufferLimits,
-// httpserver.Limits, httpserver.Timeouts) in which a zero field keeps its
-// default and, for timeouts, NoTimeout turns one off.
+// Options of the group's own are few: the loop count, the name, the
+// chooser, thread settings (WithThreads). Loop options (engine.Option:
+// backend, threading mode, kernel profile, ioRatio, task-ring bound...) reach
+// every loop through WithEngineOptions; the group repeats none of them.
+// Socket and connection options (engine.ConnOption: engine.SocketOptions,
+// engine.BufferLimits, engine.Timeouts, observers) mean the same wherever
+// they go. A function whose only options are these takes them directly
+// (engine.Listen, engine.Dial, Group.Dial); one with options of its own
+// takes them through WithConnOptions, which adds them to every socket the
+// call makes (Serve's listener and its connections; netconn's the same).
+// SocketOptions.ReusePort sets SO_REUSEPORT on a listening socket and
+// nothing more; WithListenerPerLoop is the server model that opens one such
+// socket per loop. Where several values of one type travel together an
+// option takes a struct in which a zero field keeps its default.
 //
 // # Blocking work
 //
@@ -86,7 +85,7 @@
 // locked threads only compete with each other and with Go's own threads. The
 // default is therefore at most one loop per GOMAXPROCS: GOMAXPROCS parked
 // loops, or GOMAXPROCS-1 locked ones (at least one), which leave a P for the
-// scheduler (DefaultLoopsFor; the mode is the first loop's, see
+// scheduler (WithLoops; the mode is the first loop's, see
 // engine.DefaultThreading): more loops than Ps only add hand-offs. Measure
 // with
 //

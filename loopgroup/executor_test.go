@@ -18,7 +18,7 @@ import (
 
 // onWhich returns the index of the group loop the caller runs on, or -1.
 func onWhich(g *loopgroup.Group) int {
-	for i, l := range g.All() {
+	for i, l := range g.Loops() {
 		if l.InEventLoop() {
 			return i
 		}
@@ -118,7 +118,7 @@ func TestCrossLoopExecute(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
-		a, b := g.Loop(0), g.Loop(1)
+		a, b := g.Loops()[0], g.Loops()[1]
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		hop := func(from, to *engine.Loop, n int) tasks.Future[int] {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,14 +31,20 @@ type loadCounter struct {
 	_ [56]byte
 }
 
+// newLoop builds a loop (engine.New; tests inject failures).
+var newLoop = engine.New
+
+// shutdownTimeout is how long Shutdown and abort give each loop's graceful
+// shutdown (engine's own for Loop.Shutdown: Netty's 15 s).
+const shutdownTimeout = 15 * time.Second
+
 // ErrCalledFromLoop: a blocking group call (InvokeAll, InvokeAny, Shutdown, Close,
 // Dial, Server.Shutdown, Server.Close) was made from one of the group's own
 // loops, which could wait for itself. It matches tasks.ErrDeadlock.
 var ErrCalledFromLoop = fmt.Errorf("loopgroup: blocking call from a loop of the group would deadlock: %w", tasks.ErrDeadlock)
 
 // New builds a group of loops. The loops start lazily, on their first task or
-// connection, unless a thread setting (WithCPUAffinity, WithThreadNames,
-// WithThreadInit) needs their threads now. If any loop cannot be built or
+// connection, unless thread settings (WithThreads) need their threads now. If any loop cannot be built or
 // set up, the loops already built are shut down and New returns the error
 // (Netty's constructor cleanup).
 func New(opts ...Option) (*Group, error) {
@@ -49,10 +54,6 @@ func New(opts ...Option) (*Group, error) {
 			return nil, err
 		}
 	}
-	th, err := c.threadingMode()
-	if err != nil {
-		return nil, err
-	}
 	// Without WithLoops the count follows the threading mode, which without
 	// a choice is the first loop's backend's default: build that loop first.
 	n := c.loops
@@ -61,26 +62,23 @@ func New(opts ...Option) (*Group, error) {
 	if prefix == "" {
 		prefix = nextGroupName()
 	}
+	var th engine.Threading
 	for i := 0; i == 0 || i < n; i++ {
-		lo := make([]engine.Option, 0, len(c.engine)+6)
+		lo := make([]engine.Option, 0, len(c.engine)+4)
 		if th != 0 {
-			lo = append(lo, engine.WithThreading(th)) // engine options may override...
+			lo = append(lo, engine.WithThreading(th)) // the others run as the first does
 		}
 		if c.name == "" {
-			lo = append(lo, engine.WithName(fmt.Sprintf("%s-%d", prefix, i))) // ...and name the loops
+			lo = append(lo, engine.WithName(fmt.Sprintf("%s-%d", prefix, i))) // engine options may name the loops...
 		}
 		lo = append(lo, c.engine...)
 		if c.name != "" {
-			lo = append(lo, engine.WithName(fmt.Sprintf("%s-%d", c.name, i)))
+			lo = append(lo, engine.WithName(fmt.Sprintf("%s-%d", c.name, i))) // ...unless the group has a name
 		}
-		if c.engineFor != nil {
-			lo = append(lo, c.engineFor(i)...)
+		if c.threads.any() {
+			lo = append(lo, engine.WithThreading(engine.ThreadingLocked)) // thread settings need it
 		}
-		if c.needsLocked() {
-			lo = append(lo, engine.WithThreading(engine.ThreadingLocked)) // ...except for thread settings
-		}
-		lo = append(lo, engine.WithParent(g))
-		l, err := engine.New(lo...)
+		l, err := newLoop(lo...)
 		if err != nil {
 			g.abort()
 			if n == 0 {
@@ -89,11 +87,9 @@ func New(opts ...Option) (*Group, error) {
 			return nil, fmt.Errorf("loopgroup: building loop %d of %d: %w", i, n, err)
 		}
 		if i == 0 {
-			if th == 0 {
-				th = l.Threading() // the others run as the first does
-			}
+			th = l.Threading()
 			if n == 0 {
-				n = DefaultLoopsFor(l.Threading())
+				n = defaultLoopsFor(th)
 			}
 			g.loops = make([]*engine.Loop, 0, n)
 			g.index = make(map[*engine.Loop]int, n)
@@ -111,7 +107,7 @@ func New(opts ...Option) (*Group, error) {
 		g.abort()
 		return nil, errors.New("loopgroup: chooser factory returned nil")
 	}
-	if err := g.initThreads(&c); err != nil {
+	if err := g.initThreads(&c.threads); err != nil {
 		g.abort()
 		return nil, err
 	}
@@ -122,7 +118,7 @@ func New(opts ...Option) (*Group, error) {
 // failed).
 func (g *Group) abort() {
 	for _, l := range g.loops {
-		_ = l.ShutdownGracefully(0, engine.DefaultShutdownTimeout)
+		_ = l.ShutdownGracefully(0, shutdownTimeout)
 	}
 	for _, l := range g.loops {
 		_ = l.Close()
@@ -139,25 +135,9 @@ func groupOf(l *engine.Loop) *Group {
 	return &Group{loops: []*engine.Loop{l}, index: map[*engine.Loop]int{l: 0}, load: make([]loadCounter, 1), chooser: l.Next}
 }
 
-// Len returns the number of loops (Netty's executorCount).
-func (g *Group) Len() int { return len(g.loops) }
-
-// Loop returns loop i, 0 <= i < Len().
-func (g *Group) Loop(i int) *engine.Loop { return g.loops[i] }
-
-// Loops returns a copy of the loops, in index order.
+// Loops returns a copy of the loops, in index order (Netty's iterator;
+// its length is the group's executorCount).
 func (g *Group) Loops() []*engine.Loop { return append([]*engine.Loop(nil), g.loops...) }
-
-// All iterates over the loops with their index.
-func (g *Group) All() iter.Seq2[int, *engine.Loop] {
-	return func(yield func(int, *engine.Loop) bool) {
-		for i, l := range g.loops {
-			if !yield(i, l) {
-				return
-			}
-		}
-	}
-}
 
 // Index returns l's index in the group, or -1 if l is not one of its loops.
 func (g *Group) Index(l *engine.Loop) int {
@@ -188,16 +168,6 @@ func (g *Group) InEventLoop() bool {
 	return false
 }
 
-// SetIORatio sets every loop's share of time given to I/O (1..100).
-func (g *Group) SetIORatio(r int) error {
-	for _, l := range g.loops {
-		if err := l.SetIORatio(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Shutdown shuts every loop down with no quiet period (see
 // engine.Loop.Shutdown) and waits until all have terminated or ctx is done.
 // It returns nil once all have terminated (or the errors of loops whose own
@@ -207,7 +177,7 @@ func (g *Group) SetIORatio(r int) error {
 // shutdown is started all the same).
 func (g *Group) Shutdown(ctx context.Context) error {
 	for _, l := range g.loops {
-		_ = l.ShutdownGracefully(0, engine.DefaultShutdownTimeout)
+		_ = l.ShutdownGracefully(0, shutdownTimeout)
 	}
 	if g.InEventLoop() {
 		return ErrCalledFromLoop

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -22,45 +23,40 @@ func TestNewDefaultsAndAccessors(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithName("io"))
-		require.Equal(t, loopgroup.DefaultLoopsFor(g.Loop(0).Threading()), g.Len())
+		want := runtime.GOMAXPROCS(0)
+		if g.Loops()[0].Threading() == engine.ThreadingLocked {
+			want = max(1, want-1) // locked loops leave a P for the scheduler
+		}
+		require.Len(t, g.Loops(), want)
 		loops := g.Loops()
-		require.Len(t, loops, g.Len())
 		loops[0] = nil // a copy: the group is unaffected
-		for i, l := range g.All() {
-			assert.Same(t, g.Loop(i), l)
+		for i, l := range g.Loops() {
+			assert.NotNil(t, l)
 			assert.Equal(t, i, g.Index(l))
 			assert.Equal(t, fmt.Sprintf("io-%d", i), l.Name())
-			assert.Same(t, g, l.Parent().(*loopgroup.Group), "engine.Loops")
 			assert.Equal(t, engine.NotStarted, l.State(), "loops start lazily")
-			assert.Equal(t, engine.DefaultIORatio, l.IORatio())
+			assert.Equal(t, 50, l.IORatio(), "Netty's default")
 		}
 		other, err := engine.New(c.Options()...)
 		require.NoError(t, err)
 		defer other.Close()
 		assert.Equal(t, -1, g.Index(other))
 		assert.False(t, g.InEventLoop())
-
-		require.NoError(t, g.SetIORatio(80))
-		for _, l := range g.All() {
-			assert.Equal(t, 80, l.IORatio())
-		}
-		assert.Error(t, g.SetIORatio(0))
-		assert.Error(t, g.SetIORatio(101))
 	})
 }
 
 func TestNewOptions(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		g := newGroup(t, c, loopgroup.WithLoops(3), loopgroup.WithIORatio(70),
-			loopgroup.WithMaxPendingTasks(16), loopgroup.WithRejectPolicy(tasks.Reject()))
-		require.Equal(t, 3, g.Len())
-		for _, l := range g.All() {
+		g := newGroup(t, c, loopgroup.WithLoops(3), loopgroup.WithEngineOptions(engine.WithIORatio(70)),
+			loopgroup.WithEngineOptions(engine.WithMaxPendingTasks(16, tasks.Reject())))
+		require.Equal(t, 3, len(g.Loops()))
+		for _, l := range g.Loops() {
 			assert.Equal(t, 70, l.IORatio())
 			assert.Equal(t, c.Backend, l.Backend().Name)
 		}
 		// The bounded ring refuses once full: block the loop, fill it.
-		l := g.Loop(0)
+		l := g.Loops()[0]
 		release := make(chan struct{})
 		started := make(chan struct{})
 		require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-release })))
@@ -76,9 +72,8 @@ func TestNewOptions(t *testing.T) {
 		assert.ErrorIs(t, rejected, engine.ErrRejected)
 
 		for _, bad := range []loopgroup.Option{
-			loopgroup.WithLoops(-1), loopgroup.WithIORatio(0), loopgroup.WithMaxPendingTasks(-1),
-			loopgroup.WithRejectPolicy(nil), loopgroup.WithChooser(nil), loopgroup.WithCPUAffinity(),
-			loopgroup.WithCPUAffinity(-1), loopgroup.WithThreadInit(nil),
+			loopgroup.WithLoops(-1), loopgroup.WithEngineOptions(engine.WithIORatio(0)), loopgroup.WithEngineOptions(engine.WithMaxPendingTasks(-1, nil)),
+			loopgroup.WithChooser(nil), loopgroup.WithThreads(loopgroup.Threads{CPUs: []int{-1}}),
 		} {
 			_, err := loopgroup.New(loopgroup.WithEngineOptions(c.Options()...), loopgroup.WithLoops(1), bad)
 			assert.Error(t, err)
@@ -87,20 +82,21 @@ func TestNewOptions(t *testing.T) {
 }
 
 // TestNewFailureCleansUp: loop 2 of 4 cannot be built (an invalid option
-// injected for that loop only): New returns the error, and the two loops
+// injected for that loop only): New returns the error, and the loops
 // already built are shut down and release their drivers.
 func TestNewFailureCleansUp(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		var built []*engine.Loop
+		n := 0
+		defer loopgroup.SetNewLoop(func(opts ...engine.Option) (*engine.Loop, error) {
+			if n++; n == 3 {
+				opts = append(opts, engine.WithIORatio(0))
+			}
+			return engine.New(opts...)
+		})()
 		_, err := loopgroup.New(loopgroup.WithLoops(4), loopgroup.WithEngineOptions(c.Options()...),
-			loopgroup.WithThreadInit(func(int, *engine.Loop) error { return nil }),
-			loopgroup.WithEngineOptionsFunc(func(i int) []engine.Option {
-				if i == 2 {
-					return []engine.Option{engine.WithIORatio(0)}
-				}
-				return nil
-			}),
+			loopgroup.WithThreads(loopgroup.Threads{Init: func(int, *engine.Loop) error { return nil }}),
 			loopgroup.WithChooser(func(g *loopgroup.Group) func() *engine.Loop {
 				built = g.Loops()
 				return loopgroup.RoundRobin()(g)
@@ -118,7 +114,7 @@ func TestThreadInitFailureCleansUp(t *testing.T) {
 		testenv.CheckLeaks(t)
 		ran := make(chan int, 3)
 		_, err := loopgroup.New(loopgroup.WithLoops(3), loopgroup.WithEngineOptions(c.Options()...),
-			loopgroup.WithThreadInit(func(i int, l *engine.Loop) error {
+			loopgroup.WithThreads(loopgroup.Threads{Init: func(i int, l *engine.Loop) error {
 				if !l.InEventLoop() {
 					return fmt.Errorf("init of loop %d off its thread", i)
 				}
@@ -127,7 +123,7 @@ func TestThreadInitFailureCleansUp(t *testing.T) {
 					return fmt.Errorf("refused")
 				}
 				return nil
-			}))
+			}}))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "setting up loop 1")
 		assert.Contains(t, err.Error(), "refused")
@@ -149,8 +145,8 @@ func TestCPUAffinityAndThreadNames(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2), loopgroup.WithName("pinned-loop-name-long"),
-			loopgroup.WithCPUAffinity(cpus[len(cpus)-1]), loopgroup.WithThreadNames())
-		for i, l := range g.All() {
+			loopgroup.WithThreads(loopgroup.Threads{CPUs: []int{cpus[len(cpus)-1]}, Names: true}))
+		for i, l := range g.Loops() {
 			assert.Equal(t, engine.Started, l.State(), "thread setup starts the loops")
 			type info struct {
 				set  unix.CPUSet
@@ -170,7 +166,7 @@ func TestCPUAffinityAndThreadNames(t *testing.T) {
 		}
 
 		_, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...),
-			loopgroup.WithCPUAffinity(cpus[0], 100000))
+			loopgroup.WithThreads(loopgroup.Threads{CPUs: []int{cpus[0], 100000}}))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "setting up loop 1")
 	})
@@ -187,16 +183,16 @@ func TestShutdownAggregation(t *testing.T) {
 		// Loop 1 is busy until released: it cannot terminate before.
 		release := make(chan struct{})
 		started := make(chan struct{})
-		require.NoError(t, g.Loop(1).Execute(tasks.Func(func() { close(started); <-release })))
+		require.NoError(t, g.Loops()[1].Execute(tasks.Func(func() { close(started); <-release })))
 		<-started
-		require.NoError(t, g.Loop(0).Execute(tasks.Func(func() {})))
+		require.NoError(t, g.Loops()[0].Execute(tasks.Func(func() {})))
 
 		assert.Error(t, g.ShutdownGracefully(-1, time.Second))
 		assert.Error(t, g.ShutdownGracefully(time.Second, 0))
 		assert.Less(t, g.State(), engine.ShuttingDown, "invalid arguments change nothing")
 
 		// Shut down only loop 0: the group is not shutting down yet.
-		require.NoError(t, g.Loop(0).Close())
+		require.NoError(t, g.Loops()[0].Close())
 		assert.Less(t, g.State(), engine.ShuttingDown)
 		select {
 		case <-g.Done():
@@ -207,7 +203,7 @@ func TestShutdownAggregation(t *testing.T) {
 		require.NoError(t, g.ShutdownGracefully(0, 5*time.Second))
 		assert.GreaterOrEqual(t, g.State(), engine.ShuttingDown)
 		assert.ErrorIs(t, g.Execute(tasks.Func(func() {})), engine.ErrShutdown)
-		testenv.Eventually(t, 5*time.Second, "loop 2 terminated", func() bool { return g.Loop(2).State() == engine.Terminated })
+		testenv.Eventually(t, 5*time.Second, "loop 2 terminated", func() bool { return g.Loops()[2].State() == engine.Terminated })
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		assert.ErrorIs(t, g.Shutdown(ctx), context.DeadlineExceeded, "loop 1 is still busy")
@@ -233,7 +229,7 @@ func TestGroupShutdownContextEndsFirst(t *testing.T) {
 		g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 		require.NoError(t, err)
 		release, started := make(chan struct{}), make(chan struct{})
-		require.NoError(t, g.Loop(1).Execute(tasks.Func(func() { close(started); <-release })))
+		require.NoError(t, g.Loops()[1].Execute(tasks.Func(func() { close(started); <-release })))
 		<-started
 		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 		defer cancel()

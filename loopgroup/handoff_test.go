@@ -67,7 +67,7 @@ func TestHandoffDuringWorkerShutdown(t *testing.T) {
 		require.NoError(t, s.Close())
 		st := s.HandoffStats()
 		assert.Positive(t, st.Task+st.MsgRing)
-		if workers.Loop(0).Backend().Features.MsgRing {
+		if workers.Loops()[0].Backend().Features.MsgRing {
 			assert.Zero(t, mid.Task, "MSG_RING while the workers run")
 			assert.Positive(t, st.Task, "the task ring once they shut down")
 		} else {
@@ -78,7 +78,7 @@ func TestHandoffDuringWorkerShutdown(t *testing.T) {
 		require.NoError(t, workers.Shutdown(ctx))
 		// Every connection a worker was chosen for was served and closed,
 		// or refused: none is still counted against a loop.
-		for i := range workers.Len() {
+		for i := range len(workers.Loops()) {
 			assert.Zero(t, workers.Connections(i), "loop %d's connection count", i)
 		}
 	})

@@ -110,8 +110,8 @@ func (h *counting) OnClose(c *engine.Conn, err error) {
 func (h *counting) perLoop(g *loopgroup.Group) []int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]int, g.Len())
-	for i, l := range g.All() {
+	out := make([]int, len(g.Loops()))
+	for i, l := range g.Loops() {
 		out[i] = h.opened[l]
 	}
 	return out

@@ -21,7 +21,7 @@ func TestLoopNamesInGroups(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		g := newGroup(t, c, loopgroup.WithName("workers"), loopgroup.WithLoops(2))
 		var names []string
-		for _, l := range g.All() {
+		for _, l := range g.Loops() {
 			names = append(names, l.Name())
 		}
 		require.Equal(t, []string{"workers-0", "workers-1"}, names)
@@ -30,10 +30,10 @@ func TestLoopNamesInGroups(t *testing.T) {
 		b := newGroup(t, c, loopgroup.WithLoops(1))
 		re := regexp.MustCompile(`^group-(\d+)-(\d+)$`)
 		var an, bn []string
-		for _, l := range a.All() {
+		for _, l := range a.Loops() {
 			an = append(an, l.Name())
 		}
-		for _, l := range b.All() {
+		for _, l := range b.Loops() {
 			bn = append(bn, l.Name())
 		}
 		m0, m1, mb := re.FindStringSubmatch(an[0]), re.FindStringSubmatch(an[1]), re.FindStringSubmatch(bn[0])

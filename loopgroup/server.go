@@ -19,7 +19,6 @@ type ServerOption func(*serverConfig) error
 type serverConfig struct {
 	boss    *Group
 	perLoop bool
-	handoff engine.HandoffMode
 	conn    []engine.ConnOption
 }
 
@@ -38,27 +37,21 @@ func WithBoss(boss *Group) ServerOption {
 }
 
 // WithListenerPerLoop gives every worker loop its own listening socket on
-// the same port, each with SO_REUSEPORT (engine.WithReusePort): the kernel
-// spreads incoming connections over them and each loop accepts for itself,
-// with no hand-off. TCP only; WithBoss is ignored. (engine.WithReusePort
-// alone, through WithConnOptions, only sets SO_REUSEPORT on the one
-// listening socket, so that other processes may bind the port too.)
+// the same port, each with SO_REUSEPORT (engine.SocketOptions.ReusePort):
+// the kernel spreads incoming connections over them and each loop accepts
+// for itself, with no hand-off. TCP only; WithBoss is ignored.
+// (SocketOptions.ReusePort alone, through WithConnOptions, only sets
+// SO_REUSEPORT on the one listening socket, so that other processes may
+// bind the port too.)
 func WithListenerPerLoop() ServerOption {
 	return func(c *serverConfig) error { c.perLoop = true; return nil }
 }
 
-// WithTaskHandoff hands accepted connections to worker loops through their
-// task rings even where MSG_RING is available (for comparison; the default
-// uses MSG_RING when it can).
-func WithTaskHandoff() ServerOption {
-	return func(c *serverConfig) error { c.handoff = engine.HandoffTask; return nil }
-}
-
-// WithConnOptions passes engine.ConnOption values to the listening socket
-// and every accepted connection (Netty's option and childOption): backlog
-// (default net.core.somaxconn), TCP_NODELAY (default on), socket buffers,
-// keep-alive, watermarks, idle timeouts. netconn.WithConnOptions is the same option for
-// netconn; Group.Dial takes engine.ConnOption values directly.
+// WithConnOptions adds engine.ConnOption values for the sockets Serve makes:
+// the listening socket and every accepted connection (Netty's option and
+// childOption): socket options, buffer limits, timeouts, observers. It means
+// the same wherever it is spelt (netconn.WithConnOptions); Group.Dial and
+// engine's functions take ConnOption values directly.
 func WithConnOptions(opts ...engine.ConnOption) ServerOption {
 	return func(c *serverConfig) error { c.conn = append(c.conn, opts...); return nil }
 }
@@ -121,16 +114,8 @@ func Serve(workers engine.Loops, network, addr string, h engine.Handler, opts ..
 	}
 	copts := append([]engine.ConnOption{engine.WithWorkers(counting{g}),
 		engine.WithObserver(&tracker{g: g, reserved: true, srv: s})}, c.conn...)
-	// Listen and set the hand-off mode in one task on the accepting loop,
-	// before it can process any accept.
 	bl := boss.Next()
-	ln, err := engine.Submit(bl, func() (*engine.Listener, error) {
-		ln, err := engine.Listen(bl, network, addr, h, copts...)
-		if err == nil {
-			ln.SetHandoff(c.handoff)
-		}
-		return ln, err
-	}).Await(context.Background())
+	ln, err := engine.Listen(bl, network, addr, h, copts...)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +137,7 @@ func (c counting) Next() *engine.Loop {
 // listenPerLoop opens one SO_REUSEPORT listener per worker loop, all on the
 // port the first one got.
 func (s *Server) listenPerLoop(network, addr string, h engine.Handler, c *serverConfig) error {
-	copts := append([]engine.ConnOption{engine.WithReusePort(),
+	copts := append([]engine.ConnOption{engine.WithSocketOptions(engine.SocketOptions{ReusePort: true}),
 		engine.WithObserver(&tracker{g: s.workers, srv: s})}, c.conn...)
 	for i, l := range s.workers.loops {
 		ln, err := engine.Listen(l, network, addr, h, copts...)
@@ -180,7 +165,7 @@ func (s *Server) listenPerLoop(network, addr string, h engine.Handler, c *server
 
 // startAll starts every loop of g and waits until each runs.
 func startAll(g *Group) error {
-	fs := make([]tasks.Future[struct{}], g.Len())
+	fs := make([]tasks.Future[struct{}], len(g.loops))
 	for i, l := range g.loops {
 		fs[i] = engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil })
 	}

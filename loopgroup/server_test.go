@@ -34,12 +34,11 @@ func TestMainSubHandoff(t *testing.T) {
 				boss := newGroup(t, c, loopgroup.WithLoops(1), loopgroup.WithName("boss"))
 				workers := newGroup(t, c, loopgroup.WithLoops(2), loopgroup.WithName("worker"))
 				h := newCounting()
-				opts := []loopgroup.ServerOption{loopgroup.WithBoss(boss)}
-				if forceTask {
-					opts = append(opts, loopgroup.WithTaskHandoff())
-				}
-				s, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", h, opts...)
+				s, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", h, loopgroup.WithBoss(boss))
 				require.NoError(t, err)
+				if forceTask {
+					s.Listeners()[0].SetHandoff(engine.HandoffTask) // before any client connects
+				}
 				conns := echoMany(t, s.Addr().String(), n)
 				defer closeAll(conns)
 
@@ -47,7 +46,7 @@ func TestMainSubHandoff(t *testing.T) {
 				st := s.HandoffStats()
 				// MSG_RING where the workers' kernel has it (the uring tests
 				// check the probe against the kernel).
-				msgRing := !forceTask && workers.Loop(0).Backend().Features.MsgRing
+				msgRing := !forceTask && workers.Loops()[0].Backend().Features.MsgRing
 				if msgRing {
 					assert.Equal(t, engine.HandoffStats{MsgRing: uint64(n)}, st)
 				} else {
@@ -79,7 +78,7 @@ func TestSingleReactor(t *testing.T) {
 		shutdownServer(t, s)
 		assert.Equal(t, []int{20}, h.perLoop(g))
 		assert.Equal(t, engine.HandoffStats{Local: 20}, s.HandoffStats())
-		assert.Equal(t, s.Listeners()[0].Loop(), g.Loop(0))
+		assert.Equal(t, s.Listeners()[0].Loop(), g.Loops()[0])
 	})
 }
 
@@ -107,7 +106,7 @@ func TestServeOneLoop(t *testing.T) {
 		require.NoError(t, err)
 		closeAll(echoMany(t, s2.Addr().String(), 3))
 		shutdownServer(t, s2)
-		require.Equal(t, boss.Loop(0), s2.Listeners()[0].Loop())
+		require.Equal(t, boss.Loops()[0], s2.Listeners()[0].Loop())
 
 		_, err = loopgroup.Serve(otherLoops{l}, "tcp", "127.0.0.1:0", h)
 		require.ErrorContains(t, err, "otherLoops")
@@ -176,7 +175,7 @@ func TestReusePortOption(t *testing.T) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithLoops(2))
 		h := newCounting()
-		reuse := loopgroup.WithConnOptions(engine.WithReusePort())
+		reuse := loopgroup.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{ReusePort: true}))
 		s1, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, reuse)
 		require.NoError(t, err)
 		require.Len(t, s1.Listeners(), 1)
@@ -301,14 +300,14 @@ func TestServeOptions(t *testing.T) {
 			v, _ := getsockoptNoDelay(conn.FD())
 			nodelay <- v
 		}}
-		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, loopgroup.WithConnOptions(engine.WithNoDelay(false), engine.WithBacklog(16)))
+		s, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, loopgroup.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{Nagle: true}), engine.WithSocketOptions(engine.SocketOptions{Backlog: 16})))
 		require.NoError(t, err)
 		nc := echoOnce(t, s.Addr().String(), 0)
 		assert.Equal(t, 0, <-nodelay)
 		nc.Close()
 		shutdownServer(t, s)
 
-		_, err = loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, loopgroup.WithConnOptions(engine.WithBacklog(0)))
+		_, err = loopgroup.Serve(g, "tcp", "127.0.0.1:0", h, loopgroup.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{Backlog: -1})))
 		assert.Error(t, err)
 		_, err = loopgroup.Serve(g, "tcp", "127.0.0.1:0", nil)
 		assert.Error(t, err)
@@ -337,8 +336,8 @@ func TestGroupDial(t *testing.T) {
 			require.NoError(t, err)
 			cs = append(cs, conn)
 		}
-		assert.Equal(t, g.Loop(0), cs[0].Loop())
-		assert.Equal(t, g.Loop(1), cs[1].Loop())
+		assert.Equal(t, g.Loops()[0], cs[0].Loop())
+		assert.Equal(t, g.Loops()[1], cs[1].Loop())
 		assert.Equal(t, 2, g.Connections(0))
 		assert.Equal(t, 2, g.Connections(1))
 		for _, conn := range cs {

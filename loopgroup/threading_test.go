@@ -11,17 +11,27 @@ import (
 	"github.com/ringloop/ringloop/loopgroup"
 )
 
+// defaultLoops is WithLoops' default for threading mode th: one loop per
+// GOMAXPROCS, one fewer (at least one) for locked loops, which leave a P for
+// the scheduler.
+func defaultLoops(th engine.Threading) int {
+	if th == engine.ThreadingLocked {
+		return max(1, runtime.GOMAXPROCS(0)-1)
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// TestThreadingAndDefaultLoops: the loop count follows the loops'
+// threading mode, chosen by an engine option, the environment or the first
+// loop's backend; thread settings select locked loops and refuse parked
+// ones.
 func TestThreadingAndDefaultLoops(t *testing.T) {
-	procs := runtime.GOMAXPROCS(0)
-	require.Equal(t, procs, loopgroup.DefaultLoopsFor(engine.ThreadingParked))
-	require.Equal(t, max(1, procs-1), loopgroup.DefaultLoopsFor(engine.ThreadingLocked),
-		"locked loops leave a P for the scheduler")
 
 	for _, th := range []engine.Threading{engine.ThreadingParked, engine.ThreadingLocked} {
-		g, err := loopgroup.New(loopgroup.WithThreading(th))
+		g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithThreading(th)))
 		require.NoError(t, err)
-		require.Equal(t, loopgroup.DefaultLoopsFor(th), g.Len())
-		for _, l := range g.All() {
+		require.Equal(t, defaultLoops(th), len(g.Loops()))
+		for _, l := range g.Loops() {
 			require.Equal(t, th, l.Threading())
 		}
 		require.NoError(t, g.Close())
@@ -36,8 +46,8 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 		g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(b)))
 		require.NoError(t, err)
 		th := engine.DefaultThreading(b)
-		require.Equal(t, loopgroup.DefaultLoopsFor(th), g.Len(), "%v", b)
-		for _, l := range g.All() {
+		require.Equal(t, defaultLoops(th), len(g.Loops()), "%v", b)
+		for _, l := range g.Loops() {
 			require.Equal(t, th, l.Threading(), "%v", b)
 		}
 		require.NoError(t, g.Close())
@@ -46,20 +56,22 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 	g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendUring)))
 	if testenv.RunsUring(t) {
 		require.NoError(t, err)
-		require.Equal(t, loopgroup.DefaultLoopsFor(engine.ThreadingLocked), g.Len(), "the environment chose")
-		require.Equal(t, engine.ThreadingLocked, g.Loop(0).Threading())
+		require.Equal(t, defaultLoops(engine.ThreadingLocked), len(g.Loops()), "the environment chose")
+		require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Threading())
 		require.NoError(t, g.Close())
 	}
 	t.Setenv(engine.ThreadingEnv, "")
 
-	// Thread settings need locked loops: they select them, and refuse parked.
-	g, err = loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithCPUAffinity(0))
+	// Thread settings need locked loops: they select them, over an engine
+	// option.
+	g, err = loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithThreads(loopgroup.Threads{CPUs: []int{0}}))
 	require.NoError(t, err)
-	require.Equal(t, engine.ThreadingLocked, g.Loop(0).Threading())
-	require.NotZero(t, g.Loop(0).ThreadID())
+	require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Threading())
+	require.NotZero(t, g.Loops()[0].ThreadID())
 	require.NoError(t, g.Close())
-	_, err = loopgroup.New(loopgroup.WithThreading(engine.ThreadingParked), loopgroup.WithCPUAffinity(0))
-	require.ErrorContains(t, err, "ThreadingLocked")
-	_, err = loopgroup.New(loopgroup.WithThreading(0))
-	require.Error(t, err)
+	g, err = loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithEngineOptions(engine.WithThreading(engine.ThreadingParked)),
+		loopgroup.WithThreads(loopgroup.Threads{Names: true}))
+	require.NoError(t, err)
+	require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Threading())
+	require.NoError(t, g.Close())
 }

@@ -14,8 +14,8 @@ import (
 
 // initThreads runs the thread settings as the first task of every loop and
 // waits for them; the first error wins.
-func (g *Group) initThreads(c *config) error {
-	if len(c.cpus) == 0 && !c.threadName && len(c.threadInit) == 0 {
+func (g *Group) initThreads(c *Threads) error {
+	if !c.any() {
 		return nil
 	}
 	fs := make([]tasks.Future[struct{}], len(g.loops))
@@ -35,12 +35,12 @@ func (g *Group) initThreads(c *config) error {
 // goroutine takes a second lock on it, never released, so the thread ends
 // with the loop instead of going back to the Go scheduler's pool with a
 // changed name or affinity.
-func setupThread(c *config, i int, l *engine.Loop) error {
-	if len(c.cpus) > 0 || c.threadName {
+func setupThread(c *Threads, i int, l *engine.Loop) error {
+	if len(c.CPUs) > 0 || c.Names {
 		runtime.LockOSThread()
 	}
-	if len(c.cpus) > 0 {
-		cpu := c.cpus[i%len(c.cpus)]
+	if len(c.CPUs) > 0 {
+		cpu := c.CPUs[i%len(c.CPUs)]
 		var set unix.CPUSet
 		set.Zero()
 		set.Set(cpu)
@@ -48,7 +48,7 @@ func setupThread(c *config, i int, l *engine.Loop) error {
 			return fmt.Errorf("pinning to CPU %d: %w", cpu, err)
 		}
 	}
-	if c.threadName {
+	if c.Names {
 		name := l.Name()
 		if len(name) > 15 {
 			name = name[:15]
@@ -58,10 +58,8 @@ func setupThread(c *config, i int, l *engine.Loop) error {
 			return fmt.Errorf("naming thread %q: %w", name, err)
 		}
 	}
-	for _, fn := range c.threadInit {
-		if err := fn(i, l); err != nil {
-			return err
-		}
+	if c.Init != nil {
+		return c.Init(i, l)
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ type connShard struct {
 }
 
 func newConnSet(g *Group) *connSet {
-	s := &connSet{shards: make([]connShard, g.Len()), g: g, zero: make(chan struct{})}
+	s := &connSet{shards: make([]connShard, len(g.loops)), g: g, zero: make(chan struct{})}
 	for i := range s.shards {
 		s.shards[i].m = make(map[*engine.Conn]struct{})
 	}

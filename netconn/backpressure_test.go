@@ -27,7 +27,7 @@ func TestWriteBlocksUnderBackpressure(t *testing.T) {
 		total = 16 << 20
 		limit = 8 << 10
 	)
-	small := netconn.WithConnOptions(engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10}), engine.WithWatermarks(engine.Watermarks{Low: 8 << 10, High: 16 << 10}))
+	small := netconn.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10}), engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 8 << 10, HighWatermark: 16 << 10}))
 	forEach(t, func(t *testing.T, loops engine.Loops) {
 		ln := listen(t, loops, small, netconn.WithBufferLimits(netconn.BufferLimits{Read: limit, Write: limit}))
 		w, r, err := pipe(t, loops, ln, small, netconn.WithBufferLimits(netconn.BufferLimits{Read: limit, Write: limit}))

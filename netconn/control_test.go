@@ -21,7 +21,7 @@ import (
 
 // boundedLoop is a loop whose task ring holds 16 tasks.
 func boundedLoop(t *testing.T, c testenv.Combo) *engine.Loop {
-	l, err := engine.New(c.Options(engine.WithMaxPendingTasks(16))...)
+	l, err := engine.New(c.Options(engine.WithMaxPendingTasks(16, nil))...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
 	return l

@@ -240,7 +240,7 @@ func TestCloseFlushesAbortDrops(t *testing.T) {
 
 		// Abort: pending bytes are dropped and the peer sees a reset.
 		r2 := newRecorder()
-		_, peer2 := acceptOne(t, l, r2, engine.WithSocketBuffers(engine.SocketBuffers{Send: 4096, Recv: 4096}))
+		_, peer2 := acceptOne(t, l, r2, engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 4096, RecvBuffer: 4096}))
 		conn2 := <-r2.opened
 		require.NoError(t, l.Execute(tasks.Func(func() { _, _ = conn2.Write(big); _ = conn2.Abort() })))
 		require.ErrorIs(t, waitErr(t, r2.closed), engine.ErrAborted)
@@ -255,7 +255,7 @@ func TestPeerResetMidWrite(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c)
 		r := newRecorder()
-		_, peer := acceptOne(t, l, r, engine.WithSocketBuffers(engine.SocketBuffers{Send: 4096, Recv: 4096}))
+		_, peer := acceptOne(t, l, r, engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 4096, RecvBuffer: 4096}))
 		conn := <-r.opened
 		require.NoError(t, l.Execute(tasks.Func(func() { _, _ = conn.Write(make([]byte, 8<<20)) })))
 		// The send has started once its first byte arrives; then the peer
@@ -313,7 +313,7 @@ func TestSlowReaderIsBounded(t *testing.T) {
 		l := newLoop(t, c, engine.WithDriverConfig(engine.DriverConfig{BufferCount: bufs, BufferSize: bufSize}))
 		var maxBuf atomic.Int64
 		h := &watermarkEcho{max: &maxBuf}
-		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithSocketBuffers(engine.SocketBuffers{Send: 8192, Recv: 8192}), engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: 64 << 10}))
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 8192, RecvBuffer: 8192}), engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 16 << 10, HighWatermark: 64 << 10}))
 		require.NoError(t, err)
 		defer ln.Close()
 		peer, err := net.Dial("tcp", ln.Addr().String())
@@ -356,7 +356,7 @@ func TestIdleTimeoutFiresAndIsPushedBack(t *testing.T) {
 		l := newLoop(t, c)
 		r := newRecorder()
 		const idle = 150 * time.Millisecond
-		_, peer := acceptOne(t, l, r, engine.WithIdleTimeouts(engine.IdleTimeouts{Read: idle}))
+		_, peer := acceptOne(t, l, r, engine.WithTimeouts(engine.Timeouts{ReadIdle: idle}))
 		<-r.opened
 		// A byte every 50 ms for 300 ms. On a loaded machine a gap may
 		// exceed the timeout, which then fires early, rightly: the check is
@@ -485,7 +485,7 @@ func TestChurnLeaksNothing(t *testing.T) {
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
 		h := &countingEcho{}
-		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithIdleTimeouts(engine.IdleTimeouts{All: time.Second}))
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithTimeouts(engine.Timeouts{AllIdle: time.Second}))
 		require.NoError(t, err)
 		n := scale(10000, 1000)
 		runtime.GC()
@@ -669,7 +669,7 @@ func TestIdleHandlerWriteAndAllIdle(t *testing.T) {
 		h := idleCounter{newRecorder(), make(chan idleEvent, 16)}
 		const writeIdle, allIdle = 60 * time.Millisecond, 200 * time.Millisecond
 		start := time.Now() // before the connection opens
-		_, peer := acceptOne(t, l, h, engine.WithIdleTimeouts(engine.IdleTimeouts{Write: writeIdle, All: allIdle}))
+		_, peer := acceptOne(t, l, h, engine.WithTimeouts(engine.Timeouts{WriteIdle: writeIdle, AllIdle: allIdle}))
 		conn := <-h.opened
 		// The peer sends a byte every 20 ms (so never all-idle) while we
 		// never write: write-idle fires, repeatedly, and the connection

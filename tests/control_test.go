@@ -40,7 +40,7 @@ const boundedRing = 16
 func TestConnCloseWithFullTaskRing(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing))
+		l := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing, nil))
 		r := newRecorder()
 		_, peer := acceptOne(t, l, r)
 		conn := <-r.opened
@@ -62,7 +62,7 @@ func TestConnCloseWithFullTaskRing(t *testing.T) {
 func TestResumeWithFullTaskRing(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing))
+		l := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing, nil))
 		// Two connections share r: room for both of their callbacks.
 		r := &recorder{opened: make(chan *engine.Conn, 2), closed: make(chan error, 2)}
 		got := make(chan struct{}, 1)
@@ -115,7 +115,7 @@ func TestHandoffWithFullTaskRing(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		boss := newLoop(t, c)
-		worker := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing))
+		worker := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing, nil))
 		ln, err := engine.Listen(boss, "tcp", "127.0.0.1:0", echo.Handler{},
 			engine.WithWorkers(worker))
 		require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestHandoffWithFullTaskRing(t *testing.T) {
 func TestListenerCloseWithFullTaskRing(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing))
+		l := newLoop(t, c, engine.WithMaxPendingTasks(boundedRing, nil))
 		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", echo.Handler{})
 		require.NoError(t, err)
 		release := testenv.FillTaskRing(t, l)

@@ -125,7 +125,7 @@ func TestKeepLimit(t *testing.T) {
 		lp := frame.LengthPrefixed(4, binary.BigEndian, 1<<20)
 		own := func(b []byte, atEOF bool) (int, []byte, error) { return lp(b, atEOF) } // a function of the user's
 		h := frame.Split(own, d)
-		_, peer := acceptOne(t, l, h, engine.WithKeepLimit(8<<10))
+		_, peer := acceptOne(t, l, h, engine.WithBufferLimits(engine.BufferLimits{Keep: 8 << 10}))
 		// A 16 KiB frame: its first 8 KiB + 5 bytes cannot be kept.
 		_, err := peer.Write(lengthPrefixed(pattern(16<<10, 3))[:8<<10+5])
 		require.NoError(t, err)
@@ -177,7 +177,7 @@ func TestFrameMaxRaisesKeepLimit(t *testing.T) {
 		// A small maximum with a larger keep limit.
 		d3 := newDigestFrames()
 		h3 := frame.Split(frame.LengthPrefixed(2, binary.BigEndian, 100), d3)
-		_, peer3 := acceptOne(t, l, h3, engine.WithKeepLimit(64<<10))
+		_, peer3 := acceptOne(t, l, h3, engine.WithBufferLimits(engine.BufferLimits{Keep: 64 << 10}))
 		_, err := peer3.Write(binary.BigEndian.AppendUint16(nil, 100)) // an unfinished 100-byte frame
 		require.NoError(t, err)
 		_, err = peer3.Write(append(bytes.Repeat([]byte{1}, 100), 0, 1, 7))

@@ -92,7 +92,7 @@ func TestAsyncWriteBeforePeerFINIsSent(t *testing.T) {
 				// A small limit keeps each connection's backlog small: the
 				// producer backs off and retries while its writes are
 				// refused as too many.
-				ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithAsyncWriteLimit(64<<10))
+				ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", h, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 64 << 10}))
 				require.NoError(t, err)
 				defer ln.Close()
 
@@ -259,7 +259,7 @@ func TestAsyncWriteBackpressure(t *testing.T) {
 		l := newLoop(t, c)
 		const limit, chunk = 512 << 10, 16 << 10
 		r := newRecorder()
-		_, peer := acceptOne(t, l, r, engine.WithSocketBuffers(engine.SocketBuffers{Send: 32 << 10, Recv: 32 << 10}), engine.WithAsyncWriteLimit(limit))
+		_, peer := acceptOne(t, l, r, engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 32 << 10, RecvBuffer: 32 << 10}), engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: limit}))
 		require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(32<<10))
 		conn := <-r.opened
 
@@ -305,7 +305,7 @@ func TestAsyncWriteBackpressure(t *testing.T) {
 // buffers and leaves bytes pending in the connection.
 func stuckPeer(t *testing.T, l *engine.Loop, r *recorder, opts ...engine.ConnOption) (*engine.Conn, net.Conn) {
 	t.Helper()
-	opts = append([]engine.ConnOption{engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})}, opts...)
+	opts = append([]engine.ConnOption{engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10})}, opts...)
 	_, peer := acceptOne(t, l, r, opts...)
 	require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(16<<10))
 	conn := <-r.opened
@@ -323,7 +323,7 @@ func TestCloseTimeoutAbortsStuckClose(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c)
 		r := newRecorder()
-		conn, peer := stuckPeer(t, l, r, engine.WithCloseTimeout(100*time.Millisecond))
+		conn, peer := stuckPeer(t, l, r, engine.WithTimeouts(engine.Timeouts{Close: 100 * time.Millisecond}))
 		require.NoError(t, conn.Close())
 		err := waitErr(t, r.closed)
 		require.ErrorIs(t, err, engine.ErrCloseTimeout)
@@ -399,9 +399,9 @@ func TestCallbackPanicEndsOnlyItsConnection(t *testing.T) {
 				testenv.CheckLeaks(t)
 				l := newLoop(t, c, engine.WithLogger(discardLogger()))
 				h := &panicky{where: where, closed: make(chan error, 1)}
-				opts := []engine.ConnOption{engine.WithWatermarks(engine.Watermarks{Low: 1, High: 1})}
+				opts := []engine.ConnOption{engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 1, HighWatermark: 1})}
 				if where == "OnIdle" {
-					opts = append(opts, engine.WithIdleTimeouts(engine.IdleTimeouts{Read: 20 * time.Millisecond}))
+					opts = append(opts, engine.WithTimeouts(engine.Timeouts{ReadIdle: 20 * time.Millisecond}))
 				}
 				_, peer := acceptOne(t, l, h, opts...)
 				switch where {
@@ -440,7 +440,7 @@ func TestServerShutdownHonoursContext(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { require.NoError(t, g.Close()) }()
 		srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", &bulkWriter{size: 8 << 20},
-			loopgroup.WithConnOptions(engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10}), engine.WithCloseTimeout(time.Hour)))
+			loopgroup.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10}), engine.WithTimeouts(engine.Timeouts{Close: time.Hour})))
 		require.NoError(t, err)
 		peer, err := net.Dial("tcp", srv.Addr().String())
 		require.NoError(t, err)
@@ -499,7 +499,7 @@ func TestServerCloseEndsStuckClose(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { require.NoError(t, g.Close()) }()
 		srv, err := loopgroup.Serve(g, "tcp", "127.0.0.1:0", &bulkWriter{size: 8 << 20},
-			loopgroup.WithConnOptions(engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10}), engine.WithCloseTimeout(100*time.Millisecond)))
+			loopgroup.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10}), engine.WithTimeouts(engine.Timeouts{Close: 100 * time.Millisecond})))
 		require.NoError(t, err)
 		peer, err := net.Dial("tcp", srv.Addr().String())
 		require.NoError(t, err)

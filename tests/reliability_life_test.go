@@ -160,7 +160,7 @@ func TestGroupWaitsOnItselfFromLoop(t *testing.T) {
 		g := newGroup(t, c, 2)
 		ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 		defer cancel()
-		errs, err := engine.Submit(g.Loop(1), func() ([2]error, error) {
+		errs, err := engine.Submit(g.Loops()[1], func() ([2]error, error) {
 			return [2]error{g.Shutdown(context.Background()), g.Close()}, nil
 		}).Await(ctx)
 		require.NoError(t, err)
@@ -208,7 +208,7 @@ func (h extHandler) OnReadClosed(c *engine.Conn) {
 // the connection being closed with ErrIdleTimeout) and a reply after the
 // peer's half-close arrives; the connection is still counted.
 func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
-	idle := loopgroup.WithConnOptions(engine.WithIdleTimeouts(engine.IdleTimeouts{Read: 30 * time.Millisecond}))
+	idle := loopgroup.WithConnOptions(engine.WithTimeouts(engine.Timeouts{ReadIdle: 30 * time.Millisecond}))
 	models := []struct {
 		name  string
 		loops int
@@ -258,7 +258,7 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 			h := newExtHandler()
 			ctx, cancel := context.WithTimeout(context.Background(), lifeWait)
 			defer cancel()
-			conn, err := g.Dial(ctx, "tcp", ln.Addr().String(), h, engine.WithIdleTimeouts(engine.IdleTimeouts{Read: 30 * time.Millisecond}))
+			conn, err := g.Dial(ctx, "tcp", ln.Addr().String(), h, engine.WithTimeouts(engine.Timeouts{ReadIdle: 30 * time.Millisecond}))
 			require.NoError(t, err)
 			peer, err := ln.Accept()
 			require.NoError(t, err)
@@ -280,7 +280,7 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 
 func groupConns(g *loopgroup.Group) int {
 	n := 0
-	for i := range g.Len() {
+	for i := range len(g.Loops()) {
 		n += g.Connections(i)
 	}
 	return n

@@ -279,7 +279,7 @@ const maxPooledFrame = 64 << 10
 // AsyncWriteMessage sends p as one frame of kind from any goroutine: the
 // frame is copied and written on the loop, in the order of the calling
 // goroutine's calls. It returns engine.ErrWriteBufferFull, sending nothing,
-// past the connection's async write limit (engine.WithAsyncWriteLimit): the
+// past the connection's async write limit (engine.BufferLimits.AsyncWrite): the
 // producer's signal to slow down or drop. ErrClosed once a close frame was
 // sent.
 func (c *Conn) AsyncWriteMessage(kind MessageKind, p []byte) error {

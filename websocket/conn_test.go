@@ -130,7 +130,7 @@ func TestAsyncWriteMessage(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		p := &pusher{echo: *newEcho(), conns: make(chan *websocket.Conn, 1)}
-		addr := serve(t, c, p, nil, engine.WithAsyncWriteLimit(64<<10))
+		addr := serve(t, c, p, nil, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 64 << 10}))
 		ws := dialGorilla(t, addr)
 		sc := <-p.conns
 		const n = 1000
@@ -287,8 +287,8 @@ func TestSlowConsumer(t *testing.T) {
 		testenv.CheckLeaks(t)
 		const n, size = 256, 16 << 10
 		msg := bytes.Repeat([]byte("s"), size)
-		wm := engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: 64 << 10})
-		buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+		wm := engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 16 << 10, HighWatermark: 64 << 10})
+		buf := engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10})
 
 		e := newEcho()
 		ws := dialGorilla(t, serve(t, c, e, nil, wm, buf))

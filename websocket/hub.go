@@ -26,7 +26,7 @@ import (
 // (Broadcast calls are serialized), or Broadcast returns an error: a hub
 // never skips a member for being momentarily behind. Instead it slows the
 // senders down. The hub is congested while a member is over its high
-// watermark (engine.WithWatermarks) and still within its slow-consumer
+// watermark (engine.BufferLimits) and still within its slow-consumer
 // timeout, or while a loop has more broadcasts queued than the backlog
 // (WithHubBacklog). While it is congested:
 //

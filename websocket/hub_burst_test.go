@@ -258,7 +258,7 @@ func TestHubBurst(t *testing.T) {
 // message in one order. Per backend and threading mode: the kernel
 // profiles' paths (pausing and resuming reads) are TestHubBurst's.
 func TestHubBurstSilentMember(t *testing.T) {
-	buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+	buf := engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10})
 	for name, policy := range map[string]websocket.SlowConsumer{"PauseReading": websocket.PauseReading, "CloseSlow": websocket.CloseSlow} {
 		t.Run(name, func(t *testing.T) {
 			testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {

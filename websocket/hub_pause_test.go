@@ -23,7 +23,7 @@ import (
 // and the message it sent meanwhile is relayed after the first: nothing
 // lost, nothing reordered.
 func TestHubPausesSender(t *testing.T) {
-	buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+	buf := engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10})
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		ch := newChat(websocket.WithHubSlowTimeout(time.Minute))

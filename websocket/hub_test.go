@@ -137,7 +137,7 @@ func TestHubBroadcast(t *testing.T) {
 			p := seqPayload(i)
 			if i%3 == 1 {
 				done := make(chan error, 1)
-				require.NoError(t, g.Loop(i%2).Execute(tasks.Func(func() { done <- r.hub.Broadcast(kindOf(i), p) })))
+				require.NoError(t, g.Loops()[i%2].Execute(tasks.Func(func() { done <- r.hub.Broadcast(kindOf(i), p) })))
 				require.NoError(t, <-done)
 			} else {
 				require.NoError(t, r.hub.Broadcast(kindOf(i), p))
@@ -315,8 +315,8 @@ func TestHubRemoveDuringBroadcast(t *testing.T) {
 // next ones.
 func TestHubSlowConsumer(t *testing.T) {
 	const high, size = 64 << 10, 4 << 10
-	wm := engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: high})
-	buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+	wm := engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 16 << 10, HighWatermark: high})
+	buf := engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10})
 	payload := func(i int) []byte {
 		return append(fmt.Appendf(nil, "%06d:", i), bytes.Repeat([]byte{'s'}, size)...)
 	}

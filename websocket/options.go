@@ -251,8 +251,8 @@ func WithHeader(h http.Header) Option {
 	}
 }
 
-// WithConnOptions passes options to Dial's engine.Dial (engine.WithNoDelay,
-// socket buffers, watermarks, the keep limit...). A server's connections
+// WithConnOptions passes options to Dial's engine.Dial (socket options,
+// buffer limits, timeouts...). A server's connections
 // take the listener's.
 func WithConnOptions(opts ...engine.ConnOption) Option {
 	return func(c *config) error {

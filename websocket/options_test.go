@@ -23,7 +23,7 @@ var dialOnly = []struct {
 	name string
 	opt  websocket.Option
 }{
-	{"WithConnOptions", websocket.WithConnOptions(engine.WithNoDelay(true))},
+	{"WithConnOptions", websocket.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{Nagle: true}))},
 	{"WithTLSConfig", websocket.WithTLSConfig(&tls.Config{})},
 	{"WithHeader", websocket.WithHeader(http.Header{"Authorization": {"Bearer x"}})},
 }

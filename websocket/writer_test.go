@@ -456,7 +456,7 @@ func TestNextWriterHubLimit(t *testing.T) {
 		testenv.CheckLeaks(t)
 		errs := make(chan error, 16)
 		h := openMore(errs)
-		addr := serve(t, c, h, nil, engine.WithAsyncWriteLimit(4096))
+		addr := serve(t, c, h, nil, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 4096}))
 		rc := dialRaw(t, addr)
 		conn := <-h.opens
 		hub := websocket.NewHub()
@@ -502,8 +502,8 @@ func TestNextWriterSlowConsumer(t *testing.T) {
 			results <- err
 			results <- w.Close()
 		})
-		wm := engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: 64 << 10})
-		buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+		wm := engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 16 << 10, HighWatermark: 64 << 10})
+		buf := engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10})
 		addr := serve(t, c, h, []websocket.Option{websocket.WithSlowConsumer(websocket.CloseSlow)}, wm, buf)
 		rc := dialRaw(t, addr)
 		conn := <-h.opens

@@ -508,8 +508,8 @@ func TestWSSSlowConsumer(t *testing.T) {
 		testenv.CheckLeaks(t)
 		const n, size = 256, 16 << 10
 		msg := bytes.Repeat([]byte("s"), size)
-		wm := engine.WithWatermarks(engine.Watermarks{Low: 16 << 10, High: 64 << 10})
-		buf := engine.WithSocketBuffers(engine.SocketBuffers{Send: 16 << 10, Recv: 16 << 10})
+		wm := engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 16 << 10, HighWatermark: 64 << 10})
+		buf := engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10})
 
 		e := newEcho()
 		ws, _ := dialGorillaTLS(t, p, serveTLS(t, c, p, e, nil, wm, buf), false)
@@ -603,7 +603,7 @@ func TestWSSHub(t *testing.T) {
 		r := newRoom()
 		// Watermarks far above what is broadcast: no member turns
 		// unwritable, so none misses a message (PauseReading's rule).
-		wm := engine.WithWatermarks(engine.Watermarks{Low: 1 << 20, High: 8 << 20})
+		wm := engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 1 << 20, HighWatermark: 8 << 20})
 		addr := serveTLS(t, c, p, r, []websocket.Option{websocket.WithCompression(true)}, wm)
 		var gs []*gws.Conn
 		for _, comp := range []bool{false, true, false, true} {

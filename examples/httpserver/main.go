@@ -74,7 +74,7 @@ func serve(ctx context.Context, addr, certFile, keyFile string, ready func(net.A
 	if err != nil {
 		return err
 	}
-	ready(a, loops.Loop(0).Backend().Name.String())
+	ready(a, loops.Loops()[0].Backend().Name.String())
 	<-ctx.Done()
 
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -84,7 +84,7 @@ func main() {
 		log.Fatal(err)
 	}
 	h := frame.Split(frame.Delimited([]byte("\r\n"), maxLine), &store{m: map[string][]byte{}})
-	ln, err := engine.Listen(loop, "tcp", *addr, h, engine.WithKeepLimit(maxLine+2))
+	ln, err := engine.Listen(loop, "tcp", *addr, h, engine.WithBufferLimits(engine.BufferLimits{Keep: maxLine + 2}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("main/sub reactors: boss %s accepts, %d workers serve, on %s\n",
-		srv.Listeners()[0].Loop().Name(), workers.Len(), srv.Addr())
+		srv.Listeners()[0].Loop().Name(), len(workers.Loops()), srv.Addr())
 
 	// Drive traffic: 40 clients, each echoes a few messages and stays open
 	// until all are counted.
@@ -47,12 +47,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for i, l := range workers.All() {
+	for i, l := range workers.Loops() {
 		fmt.Printf("  %s serves %d connections\n", l.Name(), workers.Connections(i))
 	}
 	st := srv.HandoffStats()
 	fmt.Printf("  hand-offs: %d by MSG_RING, %d by task ring (backend %s)\n",
-		st.MsgRing, st.Task, workers.Loop(0).Backend().Name)
+		st.MsgRing, st.Task, workers.Loops()[0].Backend().Name)
 	for _, c := range conns {
 		c.Close()
 	}

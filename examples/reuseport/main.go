@@ -46,7 +46,7 @@ func main() {
 		}
 		conns = append(conns, c)
 	}
-	for i, l := range g.All() {
+	for i, l := range g.Loops() {
 		fmt.Printf("  %s accepted and serves %d connections\n", l.Name(), g.Connections(i))
 	}
 	for _, c := range conns {

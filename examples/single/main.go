@@ -43,7 +43,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("single reactor: %s accepts and serves on %s\n", g.Loop(0).Name(), srv.Addr())
+	fmt.Printf("single reactor: %s accepts and serves on %s\n", g.Loops()[0].Name(), srv.Addr())
 
 	// Three clients, one after another, five lines each: the replies count
 	// across connections because one loop owns the counter.

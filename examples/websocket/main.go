@@ -135,7 +135,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("listening on %s (%d loops, %s, %s)", a, loops.Len(), loops.Loop(0).Backend().Name, scheme)
+	log.Printf("listening on %s (%d loops, %s, %s)", a, len(loops.Loops()), loops.Loops()[0].Backend().Name, scheme)
 
 	<-ctx.Done()
 	_ = srv.Close()

@@ -33,7 +33,7 @@ func TestZeroTaskRefused(t *testing.T) {
 // full task ring does not refuse, and refuses only once the loop has shut
 // down.
 func TestRunPassesFullTaskRing(t *testing.T) {
-	l, err := engine.New(engine.WithBackend(engine.BackendEpoll), engine.WithMaxPendingTasks(16))
+	l, err := engine.New(engine.WithBackend(engine.BackendEpoll), engine.WithMaxPendingTasks(16, nil))
 	require.NoError(t, err)
 	release := testenv.FillTaskRing(t, l)
 	ran := make(chan struct{})

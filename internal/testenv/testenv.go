@@ -31,7 +31,7 @@ func (c Combo) String() string { return fmt.Sprintf("%s/%s/%s", c.Backend, c.Pro
 
 // Options returns the loop options that select the combo.
 func (c Combo) Options(more ...engine.Option) []engine.Option {
-	return append([]engine.Option{engine.WithBackend(c.Backend), engine.WithKernelProfile(c.Profile),
+	return append([]engine.Option{engine.WithBackend(c.Backend), engine.WithDriverConfig(engine.DriverConfig{Profile: c.Profile}),
 		engine.WithThreading(c.Threading)}, more...)
 }
 
