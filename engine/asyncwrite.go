@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // ErrWriteBufferFull is AsyncWrite's answer when the bytes the connection
 // holds (queued by AsyncWrite and not yet sent) would pass its async write
 // limit (BufferLimits.AsyncWrite); nothing of the call was accepted. It wraps
-// ErrRejected.
-var ErrWriteBufferFull = fmt.Errorf("engine: connection write buffer full: %w", ErrRejected)
+// tasks.ErrRejected.
+var ErrWriteBufferFull = fmt.Errorf("engine: connection write buffer full: %w", tasks.ErrRejected)
 
 // asyncWriter is the part of a connection other goroutines write to.
 //

@@ -9,7 +9,7 @@ import (
 // The handler's callbacks, each behind a recover: a panic ends the
 // connection that was being served (closed, unsent bytes dropped, OnClose
 // told why with an error wrapping a *tasks.PanicError, which matches
-// ErrPanicked) and nothing else. Without it
+// tasks.ErrPanicked) and nothing else. Without it
 // the loop's own recover would keep the loop alive but leave the connection
 // half served: never read again, never closed, its fd and slot held.
 

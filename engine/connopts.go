@@ -21,6 +21,7 @@ type connConfig struct {
 	backlog   int
 	reusePort bool
 	chooser   func() *Loop
+	workers   Loops // WithWorkers'; see refused
 	noDelay   bool
 	keepAlive time.Duration
 	sndBuf    int
@@ -42,9 +43,9 @@ type connConfig struct {
 const (
 	defaultHighWatermark = 64 << 10
 	defaultLowWatermark  = 32 << 10
-	// DefaultCloseTimeout bounds a graceful Close against a peer that does
+	// defaultCloseTimeout bounds a graceful Close against a peer that does
 	// not read: past it the connection is aborted (ErrCloseTimeout).
-	DefaultCloseTimeout = 5 * time.Second
+	defaultCloseTimeout = 5 * time.Second
 	// DefaultAsyncWriteLimit bounds the bytes a connection holds for
 	// AsyncWrite (queued and not yet sent).
 	DefaultAsyncWriteLimit = 4 << 20
@@ -58,7 +59,7 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 		highWater: defaultHighWatermark,
 		lowWater:  defaultLowWatermark,
 
-		closeTimeout: DefaultCloseTimeout,
+		closeTimeout: defaultCloseTimeout,
 		asyncLimit:   DefaultAsyncWriteLimit,
 		keepLimit:    DefaultKeepLimit,
 	}
@@ -76,11 +77,14 @@ func (c *connConfig) idle() bool { return c.readIdle > 0 || c.writeIdle > 0 || c
 
 // WithWorkers serves each accepted connection on loops.Next() (Netty's
 // child group: a loop group, or one loop); without it the accepting loop
-// serves them.
+// serves them. If loops has a method Refused(target *Loop), it is called
+// when a connection Next assigned to target is closed before it opened,
+// because target refused it (it was shutting down): a Loops that counts its
+// choices undoes one there. It runs on the accepting loop or on target.
 func WithWorkers(loops Loops) ConnOption {
 	return func(c *connConfig) error {
 		if loops != nil {
-			c.chooser = loops.Next
+			c.chooser, c.workers = loops.Next, loops
 		}
 		return nil
 	}
@@ -178,7 +182,7 @@ type Timeouts struct {
 	// timeout, a loop or server shutdown) may take to send what was written
 	// before it; past it the connection is aborted, the unsent bytes
 	// dropped and OnClose told ErrCloseTimeout (default
-	// DefaultCloseTimeout, Netty's SO_LINGER spirit).
+	// 5 s, Netty's SO_LINGER spirit).
 	Close time.Duration
 }
 

@@ -14,9 +14,9 @@ import (
 	"github.com/ringloop/ringloop/tasks"
 )
 
-// DefaultConnectTimeout applies when Dial's context has no deadline (Netty's
+// defaultConnectTimeout applies when Dial's context has no deadline (Netty's
 // CONNECT_TIMEOUT_MILLIS default).
-const DefaultConnectTimeout = 30 * time.Second
+const defaultConnectTimeout = 30 * time.Second
 
 var (
 	errNilHandler = errors.New("engine: nil handler")
@@ -25,7 +25,7 @@ var (
 
 // Dial connects to addr from loop l and waits for the connection; h serves
 // it (OnOpen runs on the loop). The connect timeout is ctx's deadline, else
-// DefaultConnectTimeout, kept on the loop's timer heap; cancelling ctx
+// 30 s (Netty's CONNECT_TIMEOUT_MILLIS), kept on the loop's timer heap; cancelling ctx
 // cancels the connect. Call DialAsync from the loop itself.
 //
 // Its errors are *net.OpError with Op "dial", as net.Dial's: the connect's
@@ -45,7 +45,7 @@ func Dial(ctx context.Context, l *Loop, network, addr string, h Handler, opts ..
 // resolved on another goroutine (with WithResolver's resolver, honouring
 // ctx), and each address it resolves to is tried in turn until one
 // connects; the future fails with the last address's error. ctx's deadline
-// (else DefaultConnectTimeout) bounds the whole dial.
+// (else 30 s) bounds the whole dial.
 func DialAsync(ctx context.Context, l *Loop, network, addr string, h Handler, opts ...ConnOption) tasks.Future[*Conn] {
 	p := tasks.NewPromise[*Conn](l)
 	if h == nil {
@@ -61,7 +61,7 @@ func DialAsync(ctx context.Context, l *Loop, network, addr string, h Handler, op
 		p.Fail(opError("dial", network, nil, nil, err))
 		return p
 	}
-	d := &dialer{ctx: ctx, l: l, h: h, cfg: cfg, p: p, deadline: time.Now().Add(DefaultConnectTimeout)}
+	d := &dialer{ctx: ctx, l: l, h: h, cfg: cfg, p: p, deadline: time.Now().Add(defaultConnectTimeout)}
 	if dl, ok := ctx.Deadline(); ok {
 		d.deadline = dl
 	}

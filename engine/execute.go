@@ -20,7 +20,7 @@ func isNil(t tasks.Task) bool {
 
 // Execute queues t to run on the loop, starting the loop if needed, and wakes
 // it if it sleeps. It returns ErrShutdown once the loop has shut down and
-// ErrRejected (wrapped) when a bounded ring is full and the reject policy
+// tasks.ErrRejected (wrapped) when a bounded ring is full and the reject policy
 // gives up. Tasks from one goroutine run in the order they were queued.
 // tasks.Func adapts a plain function; a pre-built task (a pointer type with
 // a Run method) costs no allocation.

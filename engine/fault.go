@@ -8,13 +8,7 @@ import (
 
 	"github.com/ringloop/ringloop/internal/panicstack"
 	"github.com/ringloop/ringloop/internal/taskq"
-	"github.com/ringloop/ringloop/tasks"
 )
-
-// ErrPanicked matches the error of a recovered panic (a *tasks.PanicError,
-// which carries the value and the stack): a submitted function's, in its
-// future, or a handler callback's, in OnClose. It is tasks.ErrPanicked.
-var ErrPanicked = tasks.ErrPanicked
 
 // ErrLoopPanicked: the loop's own code panicked, a bug in ringloop rather
 // than in a handler or a task. The loop stops: its connections are closed

@@ -17,11 +17,11 @@ type Handler interface {
 	// as ECONNRESET, ErrIdleTimeout, ErrShutdown (the loop shut down),
 	// ErrConnClosed (local Close), the error given to CloseWithError,
 	// ErrAborted, ErrCloseTimeout (Close could not flush in time) or
-	// ErrPanicked (a callback of the connection panicked).
+	// tasks.ErrPanicked (a callback of the connection panicked).
 	//
 	// A panic in any callback of a connection ends that connection only: it
 	// is closed, unsent bytes dropped, and OnClose receives an error wrapping
-	// ErrPanicked; the loop and its other connections go on.
+	// tasks.ErrPanicked; the loop and its other connections go on.
 	OnClose(c *Conn, err error)
 }
 

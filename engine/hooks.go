@@ -2,27 +2,26 @@ package engine
 
 import "github.com/ringloop/ringloop/tasks"
 
-// HookID names a shutdown hook for RemoveShutdownHook.
-type HookID uint64
-
 type hook struct {
-	id HookID
+	id uint64
 	fn func()
 }
 
 // AddShutdownHook registers fn to run on the loop while it shuts down, in
-// the order added. Hooks may add or remove hooks.
-func (l *Loop) AddShutdownHook(fn func()) HookID {
+// the order added, and returns the function that removes it: remove reports
+// whether fn was still waiting to run (as context.AfterFunc's stop does).
+// Hooks may add or remove hooks.
+func (l *Loop) AddShutdownHook(fn func()) (remove func() bool) {
 	l.hooksMu.Lock()
 	defer l.hooksMu.Unlock()
 	l.hookSeq++
-	id := HookID(l.hookSeq)
+	id := l.hookSeq
 	l.hooks = append(l.hooks, hook{id, fn})
-	return id
+	return func() bool { return l.removeShutdownHook(id) }
 }
 
-// RemoveShutdownHook removes a hook that has not run yet.
-func (l *Loop) RemoveShutdownHook(id HookID) bool {
+// removeShutdownHook removes a hook that has not run yet.
+func (l *Loop) removeShutdownHook(id uint64) bool {
 	l.hooksMu.Lock()
 	defer l.hooksMu.Unlock()
 	for i, h := range l.hooks {

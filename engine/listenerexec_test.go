@@ -24,7 +24,7 @@ func TestListenerRunsOnAFullLoop(t *testing.T) {
 		<-started
 		for {
 			err := l.Execute(tasks.Func(func() {}))
-			if errors.Is(err, engine.ErrRejected) {
+			if errors.Is(err, tasks.ErrRejected) {
 				break
 			}
 			require.NoError(t, err)

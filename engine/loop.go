@@ -14,19 +14,14 @@ import (
 	"github.com/ringloop/ringloop/tasks"
 )
 
-// Errors a Loop returns; compare with errors.Is.
-var (
-	// ErrShutdown: the loop no longer accepts work; also why connections,
-	// dials and listeners still open when it shut down ended (OnClose's
-	// cause). It matches tasks.ErrShutdown too.
-	ErrShutdown error = loopShutdown{}
-	// ErrRejected: a bounded task ring was full and the reject policy gave up.
-	ErrRejected = tasks.ErrRejected
-	// ErrDeadlock: a loop was asked to wait for its own termination
-	// (Shutdown or Close on the loop); Netty's BlockingOperationException.
-	// The shutdown itself goes on.
-	ErrDeadlock = tasks.ErrDeadlock
-)
+// ErrShutdown: the loop no longer accepts work; also why connections,
+// dials and listeners still open when it shut down ended (OnClose's cause).
+// It matches tasks.ErrShutdown too. The other errors of handing work to a
+// loop are package tasks': tasks.ErrRejected (a bounded task ring was full
+// and the reject policy gave up), tasks.ErrDeadlock (a loop was asked to
+// wait for itself: Netty's BlockingOperationException) and
+// tasks.ErrPanicked.
+var ErrShutdown error = loopShutdown{}
 
 // nextWake values besides a deadline: the loop is running (awake), or it
 // blocks without a timer (none).
@@ -120,7 +115,7 @@ func New(opts ...Option) (*Loop, error) {
 		}
 		c.drv.Profile = p
 	}
-	th, err := ResolveThreading(c.threading)
+	th, err := resolveThreading(c.threading)
 	if err != nil {
 		return nil, err
 	}
@@ -187,13 +182,10 @@ func (l *Loop) InEventLoop() bool {
 // of its own (for affinity tools and thread dumps).
 func (l *Loop) ThreadID() int { return int(l.tid.Load()) }
 
-// PendingTasks returns about how many tasks wait in the task and tail rings.
-// It never blocks and never hops into the loop; a count read while producers
-// offer may be off by the number of offers in flight.
-func (l *Loop) PendingTasks() int { return l.taskQ.Len() + l.tailQ.Len() }
-
-// IORatio returns the share of time given to I/O (1..100).
-func (l *Loop) IORatio() int { return int(l.ioRatio.Load()) }
+// pendingTasks returns about how many tasks wait in the task and tail rings
+// (Metrics.Pending). It never blocks and never hops into the loop; a count
+// read while producers offer may be off by the number of offers in flight.
+func (l *Loop) pendingTasks() int { return l.taskQ.Len() + l.tailQ.Len() }
 
 // SetIORatio changes the share of time given to I/O, 1..100, at run time;
 // 100 runs tasks without a time limit.

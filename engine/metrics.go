@@ -65,7 +65,7 @@ func (l *Loop) Metrics() Metrics {
 		IOTime:       time.Duration(s.ioNanos.Load()),
 		TaskTime:     time.Duration(s.taskNanos.Load()),
 		Longest:      time.Duration(s.longest.Load()),
-		Pending:      l.PendingTasks(),
+		Pending:      l.pendingTasks(),
 		Timers:       int(s.timers.Load()),
 		Registered:   int(s.registrations.Load()),
 		Connections:  int(s.conns.Load()),

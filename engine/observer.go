@@ -19,30 +19,15 @@ type ConnObserver interface {
 	ConnClosed(c *Conn, err error)
 }
 
-// HandoffObserver is an optional interface of a ConnObserver on a listener
-// with a chooser (WithWorkers). HandoffRefused runs when a connection the
-// chooser assigned to target is closed before it opened, because target
-// refused it (it was shutting down): the counterpart of the ConnOpened that
-// will never come, so an observer counting from the choice can undo it. It
-// runs on the accepting loop or on target.
-type HandoffObserver interface {
-	HandoffRefused(target *Loop)
-}
-
 // refused closes fd, accepted for target but refused by it, and tells the
-// observers that care.
+// workers that care (see WithWorkers): the counterpart of the ConnOpened
+// that will never come.
 func (c *connConfig) refused(target *Loop, fd int) {
 	unix.Close(fd)
-	for _, o := range c.observers {
-		if h, ok := o.(HandoffObserver); ok {
-			handoffRefused(h, target)
-		}
+	if r, ok := c.workers.(interface{ Refused(target *Loop) }); ok {
+		defer target.recoverHook("Loops.Refused")
+		r.Refused(target)
 	}
-}
-
-func handoffRefused(h HandoffObserver, target *Loop) {
-	defer target.recoverHook("HandoffObserver.HandoffRefused")
-	h.HandoffRefused(target)
 }
 
 // WithObserver adds o to the connections of a Listen or Dial; several

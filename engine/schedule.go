@@ -41,7 +41,7 @@ var _ Loops = (*Loop)(nil)
 
 // Submit runs fn on l.Next() and returns a future of its result (Netty's
 // submit); for work with no result, return struct{}{}. If the loop refuses
-// the task the future fails with the reason (ErrShutdown, ErrRejected). The
+// the task the future fails with the reason (ErrShutdown, tasks.ErrRejected). The
 // future can be cancelled until fn starts, not after. A panic in fn fails
 // the future with a *tasks.PanicError (errors.Is(err, tasks.ErrPanicked));
 // it is the caller's to see, so the loop neither logs it nor counts it in

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // shutdownPollInterval bounds each wait while the quiet period runs (Netty
@@ -19,14 +21,14 @@ const shutdownPollInterval = 100 * time.Millisecond
 // close's flush bounded as the package doc's Lifecycle says) and terminates, so ctx bounds only the wait, not the shutdown. It returns
 // nil once the loop has terminated (an error matching ErrLoopPanicked if
 // the loop's own code stopped it), ctx.Err() if ctx ended first (the
-// shutdown goes on; Done tells when it ends), and ErrDeadlock at once when
+// shutdown goes on; Done tells when it ends), and tasks.ErrDeadlock at once when
 // called on the loop itself, which cannot wait for itself (the shutdown is
 // started all the same). After ShutdownGracefully it only waits: the quiet
 // period stays.
 func (l *Loop) Shutdown(ctx context.Context) error {
 	l.startShutdown(0, defaultShutdownTimeout)
 	if l.InEventLoop() {
-		return ErrDeadlock
+		return tasks.ErrDeadlock
 	}
 	select {
 	case <-l.done: // first: a terminated loop reports so whatever ctx says

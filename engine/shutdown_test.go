@@ -121,12 +121,13 @@ func TestShutdownHooksAndTimersCancelled(t *testing.T) {
 		require.NoError(t, err)
 		var order []int
 		l.AddShutdownHook(func() { order = append(order, 1) })
-		id := l.AddShutdownHook(func() { order = append(order, 99) })
+		remove := l.AddShutdownHook(func() { order = append(order, 99) })
 		l.AddShutdownHook(func() {
 			order = append(order, 2)
 			l.AddShutdownHook(func() { order = append(order, 3) })
 		})
-		require.True(t, l.RemoveShutdownHook(id))
+		require.True(t, remove())
+		require.False(t, remove(), "removed twice")
 		s, err := l.Schedule(tasks.Func(func() { t.Error("a cancelled timer ran") }), time.Hour)
 		require.NoError(t, err)
 		require.NoError(t, l.Close())

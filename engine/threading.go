@@ -89,10 +89,10 @@ func parseThreading(s string) (Threading, error) {
 	return 0, fmt.Errorf("engine: unknown threading mode %q (want parked or locked)", s)
 }
 
-// ResolveThreading returns t, else the mode RINGLOOP_THREADING names, else 0:
+// resolveThreading returns t, else the mode RINGLOOP_THREADING names, else 0:
 // the loop then runs its backend's DefaultThreading. An unknown value in the
 // variable is an error naming it.
-func ResolveThreading(t Threading) (Threading, error) {
+func resolveThreading(t Threading) (Threading, error) {
 	if t != 0 {
 		return t, nil
 	}

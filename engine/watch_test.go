@@ -231,7 +231,7 @@ func TestRegisterFDHandlerPanicEndsWatch(t *testing.T) {
 		bump(t, fd)
 		select {
 		case err := <-h.unreg:
-			require.ErrorIs(t, err, engine.ErrPanicked)
+			require.ErrorIs(t, err, tasks.ErrPanicked)
 		case <-time.After(5 * time.Second):
 			t.Fatal("a panicking fd handler was not unregistered")
 		}

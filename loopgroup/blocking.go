@@ -6,6 +6,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // NewExecutorGroup builds a group for blocking work (Netty's
@@ -62,7 +63,7 @@ type offloadTask[T any] struct {
 }
 
 // Run runs work on the executor loop, then done on the connection's loop. A
-// panic in work becomes done's error (wrapping engine.ErrPanicked).
+// panic in work becomes done's error (wrapping tasks.ErrPanicked).
 func (t *offloadTask[T]) Run() {
 	if t.back {
 		t.done(t.c, t.v, t.err)
@@ -72,7 +73,7 @@ func (t *offloadTask[T]) Run() {
 	defer func() {
 		if p := recover(); p != nil {
 			var zero T
-			t.v, t.err = zero, fmt.Errorf("%w: %v", engine.ErrPanicked, p)
+			t.v, t.err = zero, fmt.Errorf("%w: %v", tasks.ErrPanicked, p)
 		}
 		// Back on the connection's loop through its control ring (package
 		// loopctl), which a bounded task ring (WithMaxPendingTasks) cannot

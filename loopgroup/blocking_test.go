@@ -274,7 +274,7 @@ func TestOffloadErrors(t *testing.T) {
 			func(c *engine.Conn, v int, err error) { res <- outcome{c.Loop().InEventLoop(), err} }))
 		out := <-res
 		assert.True(t, out.onLoop, "done runs on the connection's loop")
-		assert.ErrorIs(t, out.err, engine.ErrPanicked)
+		assert.ErrorIs(t, out.err, tasks.ErrPanicked)
 
 		require.NoError(t, ex.Close())
 		err = loopgroup.Offload(ex, conn, func() (int, error) { return 1, nil },

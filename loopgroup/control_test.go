@@ -67,7 +67,7 @@ func TestOffloadDoneWithFullTaskRing(t *testing.T) {
 		defer release()
 		for i := 0; ; i++ {
 			if err := l.Execute(tasks.Func(func() {})); err != nil {
-				require.ErrorIs(t, err, engine.ErrRejected)
+				require.ErrorIs(t, err, tasks.ErrRejected)
 				break
 			}
 			require.Less(t, i, 1<<16, "the task ring never filled")

@@ -35,7 +35,6 @@ func TestNewDefaultsAndAccessors(t *testing.T) {
 			assert.Equal(t, i, g.Index(l))
 			assert.Equal(t, fmt.Sprintf("io-%d", i), l.Name())
 			assert.Equal(t, engine.NotStarted, l.State(), "loops start lazily")
-			assert.Equal(t, 50, l.IORatio(), "Netty's default")
 		}
 		other, err := engine.New(c.Options()...)
 		require.NoError(t, err)
@@ -52,7 +51,6 @@ func TestNewOptions(t *testing.T) {
 			loopgroup.WithEngineOptions(engine.WithMaxPendingTasks(16, tasks.Reject())))
 		require.Equal(t, 3, len(g.Loops()))
 		for _, l := range g.Loops() {
-			assert.Equal(t, 70, l.IORatio())
 			assert.Equal(t, c.Backend, l.Backend().Name)
 		}
 		// The bounded ring refuses once full: block the loop, fill it.
@@ -69,7 +67,7 @@ func TestNewOptions(t *testing.T) {
 			}
 		}
 		close(release)
-		assert.ErrorIs(t, rejected, engine.ErrRejected)
+		assert.ErrorIs(t, rejected, tasks.ErrRejected)
 
 		for _, bad := range []loopgroup.Option{
 			loopgroup.WithLoops(-1), loopgroup.WithEngineOptions(engine.WithIORatio(0)), loopgroup.WithEngineOptions(engine.WithMaxPendingTasks(-1, nil)),

@@ -134,6 +134,10 @@ func (c counting) Next() *engine.Loop {
 	return l
 }
 
+// Refused undoes the count raised when target was chosen for a connection
+// it then refused (it was shutting down; see engine.WithWorkers).
+func (c counting) Refused(target *engine.Loop) { c.addLoad(target, -1) }
+
 // listenPerLoop opens one SO_REUSEPORT listener per worker loop, all on the
 // port the first one got.
 func (s *Server) listenPerLoop(network, addr string, h engine.Handler, c *serverConfig) error {

@@ -27,14 +27,6 @@ func (t *tracker) ConnOpened(c *engine.Conn) {
 	}
 }
 
-// HandoffRefused undoes the count raised when target was chosen for a
-// connection it then refused (it was shutting down).
-func (t *tracker) HandoffRefused(target *engine.Loop) {
-	if t.reserved {
-		t.g.addLoad(target, -1)
-	}
-}
-
 func (t *tracker) ConnClosed(c *engine.Conn, _ error) {
 	t.g.addLoad(c.Loop(), -1)
 	if t.srv != nil {

@@ -10,7 +10,7 @@ import (
 
 // Dial connects to addr from loops.Next() (one *engine.Loop or a
 // *loopgroup.Group) and returns the connection, served by that loop. The
-// connect timeout is ctx's deadline, else engine.DefaultConnectTimeout.
+// connect timeout is ctx's deadline, else engine's default of 30 s.
 // Call it off the loops: it waits.
 func Dial(ctx context.Context, loops engine.Loops, network, addr string, opts ...Option) (*Conn, error) {
 	cfg, err := newConfig(opts)

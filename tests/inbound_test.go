@@ -23,6 +23,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/frame"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // digestFrames answers every frame with its length and SHA-256, so the peer
@@ -131,7 +132,7 @@ func TestKeepLimit(t *testing.T) {
 		require.NoError(t, err)
 		err = waitErr(t, d.closed)
 		require.ErrorIs(t, err, engine.ErrKeepLimit)
-		require.NotErrorIs(t, err, engine.ErrRejected, "a frame over the keep limit is no rejected task")
+		require.NotErrorIs(t, err, tasks.ErrRejected, "a frame over the keep limit is no rejected task")
 		require.Equal(t, "frame: an unfinished frame does not fit: engine: bytes kept over the connection's keep limit: 8197 bytes, limit 8192 (WithKeepLimit, Conn.SetKeepLimit)", err.Error())
 
 		d2 := newDigestFrames()

@@ -272,7 +272,7 @@ func TestAsyncWriteBackpressure(t *testing.T) {
 			case err == nil:
 				accepted.Write(p)
 			case errors.Is(err, engine.ErrWriteBufferFull):
-				require.ErrorIs(t, err, engine.ErrRejected)
+				require.ErrorIs(t, err, tasks.ErrRejected)
 				full = true
 			default:
 				t.Fatalf("AsyncWrite: %v", err)
@@ -415,7 +415,7 @@ func TestCallbackPanicEndsOnlyItsConnection(t *testing.T) {
 				if where == "OnClose" {
 					require.ErrorIs(t, err, engine.ErrConnClosed) // the panic comes after OnClose
 				} else {
-					require.ErrorIs(t, err, engine.ErrPanicked)
+					require.ErrorIs(t, err, tasks.ErrPanicked)
 					require.ErrorContains(t, err, where)
 				}
 				_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))

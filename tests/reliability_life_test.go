@@ -72,7 +72,7 @@ func TestLoopWaitsOnItselfFromHandler(t *testing.T) {
 				ln, peer := acceptOne(t, l, r)
 				_, err = peer.Write([]byte("x"))
 				require.NoError(t, err)
-				require.ErrorIs(t, recv(t, got, "the wait to return"), engine.ErrDeadlock)
+				require.ErrorIs(t, recv(t, got, "the wait to return"), tasks.ErrDeadlock)
 				recv(t, l.Done(), "the shutdown started on the loop to complete")
 				require.ErrorIs(t, waitErr(t, r.closed), engine.ErrShutdown)
 				require.ErrorIs(t, l.Execute(tasks.Func(func() {})), engine.ErrShutdown)

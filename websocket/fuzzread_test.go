@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/tasks"
 )
 
 // fuzzMaxMessage is the message limit of the fuzzed connections: small, so
@@ -283,7 +284,7 @@ func checkEnd(t *testing.T, h *fuzzHandler, sent int) {
 	switch {
 	case h.bad != "":
 		t.Fatal(h.bad)
-	case errors.Is(h.err, engine.ErrPanicked):
+	case errors.Is(h.err, tasks.ErrPanicked):
 		t.Fatalf("a callback panicked: %v", h.err)
 	case sent == 0 && h.code != CloseAbnormal:
 		t.Fatalf("no close frame sent, yet OnClose got %d %v", h.code, h.err)

@@ -114,8 +114,8 @@ const (
 // congested and the caller is not a member's OnMessage whose reads it
 // could pause: a member is over its high watermark within its slow-consumer
 // timeout, or a loop has a full backlog. The producer outruns the members;
-// BroadcastContext waits instead. It wraps engine.ErrRejected.
-var ErrHubBacklog = fmt.Errorf("websocket: hub congested (a member over its high watermark, or a loop's broadcast backlog full): %w", engine.ErrRejected)
+// BroadcastContext waits instead. It wraps tasks.ErrRejected.
+var ErrHubBacklog = fmt.Errorf("websocket: hub congested (a member over its high watermark, or a loop's broadcast backlog full): %w", tasks.ErrRejected)
 
 // HubOption configures NewHub.
 type HubOption func(*hubConfig) error
@@ -337,7 +337,7 @@ func (c *Conn) leaveHubs() {
 //
 // Called from a member's OnMessage it is not refused for congestion: the
 // member's reads are paused instead (see Hub). Anywhere else, while the hub
-// is congested, it returns ErrHubBacklog (an engine.ErrRejected), sending
+// is congested, it returns ErrHubBacklog (an tasks.ErrRejected), sending
 // nothing. It returns engine.ErrShutdown when every loop that held members
 // has shut down. When some loops refused the task (shut down, or a bounded
 // task ring full) and others took it, the error says how many missed it

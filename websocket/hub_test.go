@@ -419,7 +419,7 @@ func TestHubSlowConsumer(t *testing.T) {
 
 // TestHubBacklogAndShutdown: while both loops are busy, broadcasts from a
 // goroutine queue up to the hub's backlog (here 64) and the next is refused
-// with ErrHubBacklog (an engine.ErrRejected); BroadcastContext waits
+// with ErrHubBacklog (an tasks.ErrRejected); BroadcastContext waits
 // instead, returning its context's error if it ends first, or queuing the
 // message once the loops drain. Every client then gets every queued
 // broadcast in order. After the group shuts down the members have left and
@@ -445,7 +445,7 @@ func TestHubBacklogAndShutdown(t *testing.T) {
 		}
 		err := r.hub.Broadcast(websocket.Binary, []byte("one too many"))
 		require.ErrorIs(t, err, websocket.ErrHubBacklog)
-		require.ErrorIs(t, err, engine.ErrRejected)
+		require.ErrorIs(t, err, tasks.ErrRejected)
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		err = r.hub.BroadcastContext(ctx, websocket.Binary, []byte("gave up"))
 		cancel()

@@ -24,7 +24,7 @@ func FillTaskRing(t testing.TB, l *engine.Loop) (release func()) {
 	for i := 0; ; i++ {
 		err := l.Execute(tasks.Func(func() {}))
 		if err != nil {
-			if !errors.Is(err, engine.ErrRejected) {
+			if !errors.Is(err, tasks.ErrRejected) {
 				t.Fatalf("filling the task ring: %v, want ErrRejected", err)
 			}
 			break
