@@ -57,7 +57,7 @@ func (cs *conn) serveStd(r *Request) {
 		cfg := cs.s.cfg
 		cs.base = context.WithValue(cfg.baseCtx, http.LocalAddrContextKey, cs.c.LocalAddr())
 		if cfg.connCtx != nil {
-			if ctx := cfg.connCtx(cs.base, cs.c.ec); ctx != nil {
+			if ctx := cfg.connCtx(cs.base, cs.c); ctx != nil {
 				cs.base = ctx
 			}
 		}

@@ -3,12 +3,12 @@ package httpserver
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/looptls"
 )
 
 // lingerTime is how long a connection refused with an error status keeps
@@ -21,7 +21,7 @@ const lingerTime = 500 * time.Millisecond
 type conn struct {
 	s   *Server
 	ls  *loopState
-	c   link // the connection, over TLS or not
+	c   *engine.Conn // the connection, over TLS or not (its transport is looptls's)
 	idx int
 
 	buf []byte // received bytes not yet consumed; the current request starts at buf[0]
@@ -34,12 +34,13 @@ type conn struct {
 	rdeadline int64     // unix ns: the handler's read deadline for a streamed body (flagOwnReadDeadline); 0: none
 	stallAt   int64     // unix ns: when output over the high watermark since is cut (Timeouts.WriteStall); 0: none
 	inflight  *stdRequest
-	rb        *Body           // the current request's streamed body, until its response ends
-	deferred  *Deferred       // fast API: the response a handler finishes later
-	upgrade   any             // fast API: Upgrade's engine.Handler or UpgradeTLS's looptls.Handler, owed the connection
-	base      context.Context // adapter: the parent of every request's context
-	state     http.ConnState  // as last reported to WithConnState's hook
-	remote    string          // adapter: the client's address, formatted once
+	rb        *Body                // the current request's streamed body, until its response ends
+	deferred  *Deferred            // fast API: the response a handler finishes later
+	upgrade   engine.Handler       // fast API: Upgrade's handler, owed the connection
+	base      context.Context      // adapter: the parent of every request's context
+	state     http.ConnState       // as last reported to WithConnState's hook
+	remote    string               // adapter: the client's address, formatted once
+	tls       *tls.ConnectionState // over TLS: the handshake's outcome, made once (tlsState)
 }
 
 // connFlags is a connection's state, one bit each (as engine keeps a
@@ -78,7 +79,7 @@ func (cs *conn) setTo(f connFlags, on bool) {
 func (cs *conn) setState(st http.ConnState) {
 	if fn := cs.s.cfg.connState; fn != nil && (cs.state != st || st == http.StateNew) {
 		cs.state = st
-		fn(cs.c.ec, st)
+		fn(cs.c, st)
 	}
 }
 
@@ -334,7 +335,7 @@ func (cs *conn) streams(b []byte) bool {
 	if !ok {
 		return false
 	}
-	r := &Request{b: b[:p.headEnd], p: p, conn: cs.c.ec, tc: cs.c.tc}
+	r := &Request{b: b[:p.headEnd], p: p, conn: cs.c}
 	return st.StreamBody(r)
 }
 
@@ -357,16 +358,9 @@ func (cs *conn) serveStreamed(b []byte) int {
 func (cs *conn) handOver(pending []byte) {
 	h := cs.upgrade
 	cs.upgrade = nil
-	cs.c.release(cs) // the new handler starts with no value
-	var err error
-	switch h := h.(type) {
-	case engine.Handler:
-		err = cs.c.ec.SetHandler(h, pending)
-	case looptls.Handler:
-		err = cs.c.tc.SetHandler(h, pending)
-	}
-	if err != nil {
-		cs.c.hold(cs) // still the server's: its OnClose comes
+	cs.release() // the new handler starts with no value
+	if err := cs.c.SetHandler(h, pending); err != nil {
+		cs.hold() // still the server's: its OnClose comes
 		cs.set(flagLingering)
 		_ = cs.c.Abort()
 		return
@@ -374,13 +368,26 @@ func (cs *conn) handOver(pending []byte) {
 	cs.forget()
 }
 
+// release removes cs as the connection's value, once another handler has
+// the connection (Upgrade, Hijack): the server's state for it, parser
+// included, is not kept alive by it.
+func (cs *conn) release() {
+	if cs.c.Value() == cs {
+		cs.c.SetValue(nil)
+	}
+}
+
+// hold makes cs the connection's value again: a hand-over that failed
+// leaves the connection the server's.
+func (cs *conn) hold() { cs.c.SetValue(cs) }
+
 // forget lets go of a connection another handler took (Upgrade, Hijack):
 // no callback of the server's reaches it any more, it no longer counts for
 // Shutdown, and it reads again if the server had paused it.
 func (cs *conn) forget() {
 	cs.buf, cs.inflight, cs.deadline, cs.rb = nil, nil, 0, nil
 	cs.wdeadline, cs.stallAt = 0, 0
-	cs.c.release(cs)
+	cs.release()
 	cs.clear(flagBusy)
 	cs.set(flagClosed)
 	cs.ls.remove(cs)
@@ -425,7 +432,7 @@ func (cs *conn) dispatch(b []byte, bs *Body) {
 	cs.setState(http.StateActive)
 	ls := cs.ls
 	r := &ls.req
-	r.b, r.p, r.conn, r.tc, r.stream = b, &cs.p, cs.c.ec, cs.c.tc, bs
+	r.b, r.p, r.conn, r.stream = b, &cs.p, cs.c, bs
 	if cs.s.fast != nil {
 		w := &ls.resp
 		w.reset(cs, r)
@@ -437,7 +444,7 @@ func (cs *conn) dispatch(b []byte, bs *Body) {
 	} else {
 		cs.serveStd(r)
 	}
-	r.b, r.p, r.conn, r.tc, r.stream = nil, nil, nil, nil, nil
+	r.b, r.p, r.conn, r.stream = nil, nil, nil, nil
 }
 
 // serveFast runs the fast handler; a panic is logged and resets the
@@ -445,7 +452,7 @@ func (cs *conn) dispatch(b []byte, bs *Body) {
 func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(cs.s.logger(), p, cs.c.ec)
+			logPanic(cs.s.logger(), p, cs.c)
 			cs.set(flagLingering)
 			cs.clear(flagKeep)
 			_ = cs.c.Abort()

@@ -175,13 +175,13 @@
 // WithInlineHTTP it returns an error. The fast API's Response.Upgrade
 // answers 101 Switching Protocols and hands the connection to an
 // engine.Handler on the same loop, with no goroutine at all (the websocket
-// package builds on it); over TLS, UpgradeTLS hands it to a
-// looptls.Handler instead. An http.Handler does the same with Upgrade(w,
-// protocol, h) or UpgradeTLS: a 101 carrying w.Header()'s fields, then the
-// connection handed to a loop handler with the bytes behind the request,
-// reported as StateHijacked, while the handler's goroutine returns (the
-// websocket package's UpgradeHTTP builds on it); a writer that is not the
-// adapter's (net/http's own) gets ErrNotAdapter, and CanUpgrade asks first.
+// package builds on it), over TLS as over TCP. An http.Handler does the
+// same with Upgrade(w, protocol, h): a 101 carrying w.Header()'s fields,
+// then the connection handed to a loop handler with the bytes behind the
+// request, reported as StateHijacked, while the handler's goroutine
+// returns (the websocket package's UpgradeHTTP builds on it); a writer that
+// is not the adapter's (net/http's own) gets ErrNotAdapter, and CanUpgrade
+// asks first.
 // Either way the server no longer counts the connection (Shutdown does not
 // wait for it; the loop's shutdown closes it).
 // http.ResponseController's SetWriteDeadline and SetReadDeadline work per
@@ -231,19 +231,18 @@
 // ConnectionState per connection, shared by its requests; ServerName from
 // SNI, NegotiatedProtocol "http/1.1", PeerCertificates); r.URL has no
 // scheme and r.Host comes from the request, as in net/http. The fast API
-// has Request.TLS. The watermarks and Response.Flush's waits count the
-// ciphertext waiting for the socket. WithConnState and WithConnContext get
-// the engine connection under the TLS one, from the end of the handshake
-// (net/http reports StateNew at accept). Hijack works over TLS: its
-// net.Conn reads and writes plaintext, the records staying on the loop
-// (gorilla/websocket serves wss through it; net/http would return its
-// *tls.Conn). Response.Upgrade refuses a TLS connection (ErrUpgradeTLS):
-// its engine.Handler would write plaintext into the TLS stream;
-// Response.UpgradeTLS hands the TLS connection to a looptls.Handler on the
-// loop (looptls.Conn.SetHandler), records and all (package websocket
-// serves wss so). A client that ends its sending (close_notify, or
-// a FIN) after pipelined requests gets every answer before the connection
-// closes, as over TCP (TestHTTPSPipelinedThenClose).
+// has Request.TLS. The watermarks and Response.Flush's waits count what
+// waits for the socket, plaintext to encrypt and ciphertext. WithConnState
+// and WithConnContext get the connection, from the end of the handshake
+// (net/http reports StateNew at accept); looptls.State reads its TLS
+// state. Hijack works over TLS: its net.Conn reads and writes plaintext,
+// the records staying on the loop (gorilla/websocket serves wss through
+// it; net/http would return its *tls.Conn). Upgrade hands a TLS
+// connection over as a plain one: the new handler reads and writes
+// plaintext (package websocket serves wss so). A client that ends its
+// sending (close_notify, or a FIN) after pipelined requests gets every
+// answer before the connection closes, as over TCP
+// (TestHTTPSPipelinedThenClose).
 //
 // # Differences from net/http
 //

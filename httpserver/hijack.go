@@ -23,9 +23,8 @@ var errHijackInline = errors.New("httpserver: Hijack needs the handler on its ow
 // before Hijack is flushed first, as net/http does. As with net/http the
 // server no longer tracks the connection: Shutdown does not wait for it,
 // though it is closed when the loop shuts down. Over TLS the net.Conn reads
-// and writes plaintext (netconn.HijackTLS; records stay on the loop) where
-// net/http returns its *tls.Conn: a handler that needs the TLS state reads
-// r.TLS.
+// and writes plaintext (the records stay on the loop) where net/http
+// returns its *tls.Conn: a handler that needs the TLS state reads r.TLS.
 func (w *stdWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	sr := w.sr
 	switch {
@@ -73,13 +72,7 @@ func (cs *conn) hijack() (*netconn.Conn, error) {
 	if cs.receiving() {
 		return nil, errBodyHijack
 	}
-	var nc *netconn.Conn
-	var err error
-	if cs.c.tc != nil {
-		nc, err = netconn.HijackTLS(cs.c.tc, cs.buf)
-	} else {
-		nc, err = netconn.Hijack(cs.c.ec, cs.buf)
-	}
+	nc, err := netconn.Hijack(cs.c, cs.buf)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"net"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/looptls"
 )
 
 // Request is a view of one parsed request, valid only during the handler
@@ -15,7 +14,6 @@ type Request struct {
 	b      []byte // the request's bytes, from its first byte (a streamed body's: its head)
 	p      *parser
 	conn   *engine.Conn
-	tc     *looptls.Conn // over TLS
 	stream *Body
 }
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/looptls"
 )
 
 // Response is the fast API's response writer: status, headers and body are
@@ -28,7 +27,7 @@ type Response struct {
 	clientKeep bool  // the client allows keep-alive
 	cs         *conn
 	deferred   *Deferred
-	upgrade    any // Upgrade's engine.Handler or UpgradeTLS's looptls.Handler, once the 101 is sent
+	upgrade    engine.Handler // Upgrade's, once the 101 is sent
 	protocol   string
 }
 
@@ -154,38 +153,11 @@ func (w *Response) appendBody(out []byte) []byte {
 // on the connection is h's (engine.Conn.SetHandler): the server no longer
 // counts it, and its Shutdown does not wait for it (the loop's shutdown
 // closes it). It fails after Flush, with Defer, and for an HTTP/1.0
-// request; body bytes written are not sent (a 101 has none). Over TLS it
-// returns ErrUpgradeTLS: use UpgradeTLS.
+// request; body bytes written are not sent (a 101 has none). Over TLS
+// (ListenTLS) h reads and writes plaintext: the records stay on the loop.
 func (w *Response) Upgrade(protocol string, h engine.Handler) error {
-	if h == nil {
-		return errUpgradeArgs
-	}
-	if w.cs.c.tc != nil {
-		return ErrUpgradeTLS
-	}
-	return w.setUpgrade(protocol, h)
-}
-
-// UpgradeTLS is Upgrade on an HTTPS connection (ListenTLS): the 101 is
-// sent, and the TLS connection handed to h on this loop
-// (looptls.Conn.SetHandler), its records decrypted and encrypted there,
-// with no goroutine. On a plain connection it returns ErrUpgradeNotTLS: use
-// Upgrade.
-func (w *Response) UpgradeTLS(protocol string, h looptls.Handler) error {
-	if h == nil {
-		return errUpgradeArgs
-	}
-	if w.cs.c.tc == nil {
-		return ErrUpgradeNotTLS
-	}
-	return w.setUpgrade(protocol, h)
-}
-
-var errUpgradeArgs = errors.New("httpserver: Upgrade needs a handler and a protocol")
-
-func (w *Response) setUpgrade(protocol string, h any) error {
 	switch {
-	case protocol == "" || strings.ContainsAny(protocol, "\r\n"):
+	case h == nil || protocol == "" || strings.ContainsAny(protocol, "\r\n"):
 		return errUpgradeArgs
 	case w.started || w.deferred != nil:
 		return errors.New("httpserver: Upgrade after Flush or Defer")

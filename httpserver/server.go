@@ -339,16 +339,20 @@ type handler Server
 
 // OnOpen implements engine.Handler.
 func (h *handler) OnOpen(c *engine.Conn) {
-	cs := (*Server)(h).newConn(link{ec: c})
+	cs := (*Server)(h).newConn(c)
 	c.SetValue(cs)
+	if alpnRefused(c) {
+		_ = c.Close()
+		return
+	}
 	cs.open()
 }
 
 // newConn counts a new connection and makes its state (on its loop). The
 // caller attaches it to the connection and then calls open.
-func (s *Server) newConn(l link) *conn {
+func (s *Server) newConn(c *engine.Conn) *conn {
 	s.live.Add(1)
-	cs := &conn{s: s, ls: s.stateFor(l.Loop()), c: l, flags: flagKeep}
+	cs := &conn{s: s, ls: s.stateFor(c.Loop()), c: c, flags: flagKeep}
 	cs.p.lim = &s.cfg.limits
 	return cs
 }

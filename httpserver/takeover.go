@@ -7,10 +7,12 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
-	"github.com/ringloop/ringloop/looptls"
 )
 
-// ErrNotAdapter is what Upgrade, UpgradeTLS and CanUpgrade return for an
+// errUpgradeArgs: Upgrade needs both.
+var errUpgradeArgs = errors.New("httpserver: Upgrade needs a handler and a protocol")
+
+// ErrNotAdapter is what Upgrade and CanUpgrade return for an
 // http.ResponseWriter that is not this package's adapter's (NewHTTP), nor
 // a wrapper whose Unwrap leads to one: net/http's own, a test recorder. A
 // connection can be handed to a loop only where it already is on one; on
@@ -33,33 +35,58 @@ var errUpgradeStarted = errors.New("httpserver: Upgrade after WriteHeader, Write
 //
 // w may wrap the adapter's writer if it has an Unwrap method, as
 // http.ResponseController requires. It returns ErrNotAdapter for any other
-// writer, ErrUpgradeTLS on an HTTPS connection (use UpgradeTLS),
-// http.ErrHijacked after Hijack or an earlier Upgrade, and an error when
-// a status or body was already given, for an HTTP/1.0 request, for a
-// request whose body is still arriving, or when the connection is gone.
-// Inline (WithInlineHTTP) it runs on the loop and works the same.
+// writer, http.ErrHijacked after Hijack or an earlier Upgrade, and an
+// error when a status or body was already given, for an HTTP/1.0 request,
+// for a request whose body is still arriving, or when the connection is
+// gone. Inline (WithInlineHTTP) it runs on the loop and works the same.
+// Over TLS (ListenTLS) h reads and writes plaintext: the records stay on
+// the loop.
 func Upgrade(w http.ResponseWriter, protocol string, h engine.Handler) error {
-	if h == nil {
+	if h == nil || protocol == "" || strings.ContainsAny(protocol, "\r\n") {
 		return errUpgradeArgs
 	}
-	return upgradeStd(w, protocol, h, false)
-}
-
-// UpgradeTLS is Upgrade on an HTTPS connection (ListenTLS): the TLS
-// connection is handed to h on its loop (looptls.Conn.SetHandler), its
-// records decrypted and encrypted there, with no goroutine. On a plain
-// connection it returns ErrUpgradeNotTLS: use Upgrade.
-func UpgradeTLS(w http.ResponseWriter, protocol string, h looptls.Handler) error {
-	if h == nil {
-		return errUpgradeArgs
+	sw, err := adapterWriter(w)
+	if err != nil {
+		return err
 	}
-	return upgradeStd(w, protocol, h, true)
+	if err := sw.upgradable(); err != nil {
+		return err
+	}
+	sr := sw.sr
+	head := appendStatusLine(nil, http.StatusSwitchingProtocols)
+	head = appendHeader(head, sw.header, func(k string) bool {
+		switch k {
+		case "Connection", "Upgrade", "Content-Length", "Transfer-Encoding", "Trailer":
+			return true
+		}
+		return strings.HasPrefix(k, http.TrailerPrefix)
+	})
+	head = append(head, "Connection: Upgrade\r\nUpgrade: "...)
+	head = append(head, protocol...)
+	head = append(head, "\r\n\r\n"...)
+	t := &upgradeTask{cs: sr.cs, h: h, head: head, inline: sr.inline}
+	if sr.inline {
+		// On the loop, inside the request's dispatch: the connection is
+		// handed over once the handler returns, with the bytes behind the
+		// request, as the fast API's Upgrade is.
+		t.Run()
+	} else {
+		t.done = make(chan struct{})
+		if loopctl.Run(sr.loop, t) != nil {
+			return errConnGone
+		}
+		<-t.done
+	}
+	if t.err == nil {
+		sw.hijacked = true
+	}
+	return t.err
 }
 
-// CanUpgrade reports, before any answer is written, whether Upgrade or
-// UpgradeTLS can hand w's connection over: nil if so, ErrNotAdapter or
-// why not otherwise. A caller that refuses a request it cannot upgrade
-// anyway (package websocket's UpgradeHTTP answers 500) checks here first.
+// CanUpgrade reports, before any answer is written, whether Upgrade can
+// hand w's connection over: nil if so, ErrNotAdapter or why not otherwise.
+// A caller that refuses a request it cannot upgrade anyway (package
+// websocket's UpgradeHTTP answers 500) checks here first.
 func CanUpgrade(w http.ResponseWriter) error {
 	sw, err := adapterWriter(w)
 	if err != nil {
@@ -100,58 +127,10 @@ func (w *stdWriter) upgradable() error {
 	return nil
 }
 
-func upgradeStd(w http.ResponseWriter, protocol string, h any, overTLS bool) error {
-	if protocol == "" || strings.ContainsAny(protocol, "\r\n") {
-		return errUpgradeArgs
-	}
-	sw, err := adapterWriter(w)
-	if err != nil {
-		return err
-	}
-	if err := sw.upgradable(); err != nil {
-		return err
-	}
-	sr := sw.sr
-	switch isTLS := sr.req.TLS != nil; {
-	case isTLS && !overTLS:
-		return ErrUpgradeTLS
-	case !isTLS && overTLS:
-		return ErrUpgradeNotTLS
-	}
-	head := appendStatusLine(nil, http.StatusSwitchingProtocols)
-	head = appendHeader(head, sw.header, func(k string) bool {
-		switch k {
-		case "Connection", "Upgrade", "Content-Length", "Transfer-Encoding", "Trailer":
-			return true
-		}
-		return strings.HasPrefix(k, http.TrailerPrefix)
-	})
-	head = append(head, "Connection: Upgrade\r\nUpgrade: "...)
-	head = append(head, protocol...)
-	head = append(head, "\r\n\r\n"...)
-	t := &upgradeTask{cs: sr.cs, h: h, head: head, inline: sr.inline}
-	if sr.inline {
-		// On the loop, inside the request's dispatch: the connection is
-		// handed over once the handler returns, with the bytes behind the
-		// request, as the fast API's Upgrade is.
-		t.Run()
-	} else {
-		t.done = make(chan struct{})
-		if loopctl.Run(sr.loop, t) != nil {
-			return errConnGone
-		}
-		<-t.done
-	}
-	if t.err == nil {
-		sw.hijacked = true
-	}
-	return t.err
-}
-
 // upgradeTask writes the 101 and hands the connection over, on its loop.
 type upgradeTask struct {
 	cs     *conn
-	h      any // engine.Handler or looptls.Handler
+	h      engine.Handler
 	head   []byte
 	inline bool
 	err    error
@@ -181,16 +160,9 @@ func (t *upgradeTask) Run() {
 	}
 	// The handler ran on a goroutine: the request was dispatched long
 	// ago, and what the client sent since is in cs.buf.
-	cs.c.release(cs)
-	var err error
-	switch h := t.h.(type) {
-	case engine.Handler:
-		err = cs.c.ec.SetHandler(h, cs.buf)
-	case looptls.Handler:
-		err = cs.c.tc.SetHandler(h, cs.buf)
-	}
-	if err != nil {
-		cs.c.hold(cs) // still the server's: its OnClose comes
+	cs.release()
+	if err := cs.c.SetHandler(t.h, cs.buf); err != nil {
+		cs.hold() // still the server's: its OnClose comes
 		cs.set(flagLingering)
 		_ = cs.c.Abort()
 		t.err = err

@@ -16,31 +16,21 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
-	"github.com/ringloop/ringloop/looptls"
 )
 
 // byteEcho is a protocol after an upgrade: every byte back, on the loop.
 type byteEcho struct{ closed chan error }
 
-func (e byteEcho) OnOpen(*engine.Conn)                 {}
-func (e byteEcho) OnData(c *engine.Conn, b []byte)     { _, _ = c.Write(b) }
-func (e byteEcho) OnClose(_ *engine.Conn, err error)   { e.closed <- err }
-func (e byteEcho) tls() tlsByteEcho                    { return tlsByteEcho(e) }
-func (e tlsByteEcho) OnOpen(*looptls.Conn)             {}
-func (e tlsByteEcho) OnData(c *looptls.Conn, b []byte) { _, _ = c.Write(b) }
-func (e tlsByteEcho) OnClose(_ *looptls.Conn, err error) {
-	e.closed <- err
-}
-
-type tlsByteEcho struct{ closed chan error }
+func (e byteEcho) OnOpen(*engine.Conn)               {}
+func (e byteEcho) OnData(c *engine.Conn, b []byte)   { _, _ = c.Write(b) }
+func (e byteEcho) OnClose(_ *engine.Conn, err error) { e.closed <- err }
 
 // TestUpgradeFromHandler: an http.Handler served by the adapter hands its
-// connection to a loop handler with Upgrade (UpgradeTLS over HTTPS), on a
+// connection to a loop handler with Upgrade, over HTTP and HTTPS, on a
 // goroutine and inline: the 101 carries the handler's header fields but
 // not Content-Length, bytes the client sent right behind the request come
-// first, the connection is the new handler's (echoed) and Shutdown does
-// not wait for it. The wrong call for the connection, a writer that is not
-// the adapter's, and a second call are errors.
+// first, the connection is the new handler's (echoed, in plaintext over
+// TLS) and Shutdown does not wait for it. A second call is an error.
 func TestUpgradeFromHandler(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
@@ -58,15 +48,8 @@ func TestUpgradeFromHandler(t *testing.T) {
 				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("X-Proto", "echo")
 					w.Header().Set("Content-Length", "12")
-					if mode.useTLS {
-						errs <- httpserver.Upgrade(w, "echo", echo)
-						errs <- httpserver.UpgradeTLS(w, "echo", echo.tls())
-						errs <- httpserver.UpgradeTLS(w, "echo", echo.tls())
-					} else {
-						errs <- httpserver.UpgradeTLS(w, "echo", echo.tls())
-						errs <- httpserver.Upgrade(w, "echo", echo)
-						errs <- httpserver.Upgrade(w, "echo", echo)
-					}
+					errs <- httpserver.Upgrade(w, "echo", echo)
+					errs <- httpserver.Upgrade(w, "echo", echo)
 					_, err := w.Write([]byte("after"))
 					errs <- err
 				})
@@ -104,11 +87,6 @@ func TestUpgradeFromHandler(t *testing.T) {
 				require.Equal(t, "Upgrade", resp.Header.Get("Connection"))
 				require.Equal(t, "echo", resp.Header.Get("X-Proto"))
 				require.Empty(t, resp.Header.Values("Content-Length"))
-				if mode.useTLS {
-					require.ErrorIs(t, <-errs, httpserver.ErrUpgradeTLS)
-				} else {
-					require.ErrorIs(t, <-errs, httpserver.ErrUpgradeNotTLS)
-				}
 				require.NoError(t, <-errs)
 				require.ErrorIs(t, <-errs, http.ErrHijacked)
 				require.ErrorIs(t, <-errs, http.ErrHijacked)
@@ -143,7 +121,6 @@ func TestUpgradeFromHandler(t *testing.T) {
 func TestUpgradeNotAdapter(t *testing.T) {
 	rec := httptest.NewRecorder()
 	require.ErrorIs(t, httpserver.Upgrade(rec, "echo", byteEcho{}), httpserver.ErrNotAdapter)
-	require.ErrorIs(t, httpserver.UpgradeTLS(rec, "echo", tlsByteEcho{}), httpserver.ErrNotAdapter)
 	require.ErrorIs(t, httpserver.CanUpgrade(rec), httpserver.ErrNotAdapter)
 	require.Error(t, httpserver.Upgrade(rec, "echo", nil))
 	require.Error(t, httpserver.Upgrade(rec, "bad\r\nline", byteEcho{}))

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"crypto/tls"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -11,15 +12,6 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/loopgroup"
 	"github.com/ringloop/ringloop/looptls"
-)
-
-// ErrUpgradeTLS is Response.Upgrade's answer on a TLS connection: its
-// engine.Handler would write plaintext into the TLS stream; UpgradeTLS
-// takes a looptls.Handler instead. ErrUpgradeNotTLS is UpgradeTLS's on a
-// plain connection.
-var (
-	ErrUpgradeTLS    = errors.New("httpserver: Upgrade on a TLS connection (use UpgradeTLS)")
-	ErrUpgradeNotTLS = errors.New("httpserver: UpgradeTLS on a plain connection (use Upgrade)")
 )
 
 // WithTLSConfig sets the TLS configuration ListenTLS serves with, as
@@ -59,7 +51,7 @@ func (s *Server) ListenTLS(loops engine.Loops, network, addr, certFile, keyFile 
 	if d := s.handshakeTimeout(); d > 0 {
 		lopts = append(lopts, looptls.WithHandshakeTimeout(d))
 	}
-	return s.serve(loops, network, addr, looptls.Server((*tlsHandler)(s), cfg, lopts...), opts)
+	return s.serve(loops, network, addr, looptls.Server((*handler)(s), cfg, lopts...), opts)
 }
 
 // tlsConfig is ListenTLS's configuration: a clone of WithTLSConfig's, with
@@ -97,48 +89,16 @@ func (s *Server) handshakeTimeout() (d time.Duration) {
 	return d
 }
 
-// tlsHandler is the Server as looptls sees it: the connections it serves
-// once their handshake is done, through the same state as plain ones.
-type tlsHandler Server
-
-// OnOpen implements looptls.Handler. A protocol other than HTTP/1.x
-// negotiated by ALPN (a configuration shared with another service, such as
-// ACME's "acme-tls/1") closes the connection, as net/http does.
-func (h *tlsHandler) OnOpen(c *looptls.Conn) {
-	cs := (*Server)(h).newConn(link{ec: c.Engine(), tc: c})
-	c.SetValue(cs)
-	if p := c.NegotiatedProtocol(); p != "" && p != "http/1.1" && p != "http/1.0" {
-		_ = c.Close()
-		return
+// OnHandshakeError implements looptls.HandshakeErrorHandler: a failed
+// handshake is logged at warning level, as net/http logs it to ErrorLog;
+// a client that sent plain HTTP to the TLS port gets net/http's answer, a
+// 400 that says so, before the connection closes.
+func (h *handler) OnHandshakeError(c *engine.Conn, err error) {
+	var rh tls.RecordHeaderError
+	if errors.As(err, &rh) && rh.Conn != nil && looksLikeHTTP(rh.RecordHeader[:]) {
+		_, _ = io.WriteString(rh.Conn, plainToTLS)
 	}
-	cs.open()
-}
-
-// OnData implements looptls.Handler.
-func (*tlsHandler) OnData(c *looptls.Conn, b []byte) { c.Value().(*conn).onData(b) }
-
-// OnClose implements looptls.Handler.
-func (h *tlsHandler) OnClose(c *looptls.Conn, err error) {
-	(*Server)(h).closed(c.Value().(*conn), err)
-}
-
-// OnReadClosed implements looptls.HalfCloseHandler: the client's
-// close_notify (or FIN) after pipelined requests, which are still answered,
-// as over plain TCP.
-func (*tlsHandler) OnReadClosed(c *looptls.Conn) { c.Value().(*conn).onReadClosed() }
-
-// OnWritabilityChanged implements looptls.WritabilityHandler.
-func (*tlsHandler) OnWritabilityChanged(c *looptls.Conn, writable bool) {
-	c.Value().(*conn).onWritable(writable)
-}
-
-// OnPlaintext implements looptls.PlaintextHandler: a client that sends
-// plain HTTP to the TLS port gets net/http's answer, a 400 that says so,
-// before the connection closes.
-func (*tlsHandler) OnPlaintext(c *engine.Conn, head []byte) {
-	if looksLikeHTTP(head) {
-		_, _ = c.Write([]byte(plainToTLS))
-	}
+	(*Server)(h).logger().Warn("httpserver: TLS handshake error", slog.Any("remote", c.RemoteAddr()), slog.Any("err", err))
 }
 
 // plainToTLS is the answer to plain HTTP on the TLS port, as net/http's.
@@ -154,34 +114,33 @@ func looksLikeHTTP(head []byte) bool {
 	return false
 }
 
-// OnHandshakeError implements looptls.HandshakeErrorHandler: a failed
-// handshake is logged at warning level, as net/http logs it to ErrorLog (a
-// plain HTTP request to the TLS port is one, answered by OnPlaintext).
-func (h *tlsHandler) OnHandshakeError(c *engine.Conn, err error) {
-	(*Server)(h).logger().Warn("httpserver: TLS handshake error", slog.Any("remote", c.RemoteAddr()), slog.Any("err", err))
+// alpnRefused reports whether c negotiated by ALPN a protocol other than
+// HTTP/1.x (a configuration shared with another service, such as ACME's
+// "acme-tls/1"): net/http closes such a connection, and so does OnOpen.
+func alpnRefused(c *engine.Conn) bool {
+	st, ok := looptls.State(c)
+	p := st.NegotiatedProtocol
+	return ok && p != "" && p != "http/1.1" && p != "http/1.0"
 }
 
 // tlsState is the connection's TLS state, made once and shared by its
 // requests (as net/http's); nil on a plain connection.
 func (cs *conn) tlsState() *tls.ConnectionState {
-	if cs.c.tc == nil {
-		return nil
+	if cs.tls == nil {
+		st, ok := looptls.State(cs.c)
+		if !ok {
+			return nil
+		}
+		cs.tls = &st
 	}
-	if cs.c.state == nil {
-		st := cs.c.tc.ConnectionState()
-		cs.c.state = &st
-	}
-	return cs.c.state
+	return cs.tls
 }
 
 // TLS returns the connection's TLS state (version, cipher suite,
 // ServerName from SNI, NegotiatedProtocol, peer certificates), or nil on
 // a plain connection. It is made once per connection; do not modify it.
 func (r *Request) TLS() *tls.ConnectionState {
-	if r.tc == nil {
-		return nil
-	}
-	if cs, ok := r.tc.Value().(*conn); ok {
+	if cs, ok := r.conn.Value().(*conn); ok {
 		return cs.tlsState()
 	}
 	return nil // the connection was upgraded or hijacked

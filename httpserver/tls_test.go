@@ -56,16 +56,13 @@ var stdTLS = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	}
 })
 
-// fastTLS is fastEcho plus /tls, /upgrade (which reports Upgrade's
-// error) and /sum.
+// fastTLS is fastEcho plus /tls and /sum.
 var fastTLS = httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 	switch string(r.Path()) {
 	case "/tls":
 		_, _ = w.WriteString(tlsInfo(r.TLS(), "", string(r.Host())))
 	case "/sum":
 		_, _ = fmt.Fprintf(w, "n=%d sha256=%x err=<nil>", len(r.Body()), sha256.Sum256(r.Body()))
-	case "/upgrade":
-		_, _ = fmt.Fprintf(w, "upgrade: %v", w.Upgrade("x-test", &shoutProto{closed: make(chan error, 1)}))
 	default:
 		fastEcho.ServeRing(w, r)
 	}
@@ -198,10 +195,6 @@ func TestHTTPS(t *testing.T) {
 				require.Equal(t, 200, code)
 				require.True(t, got == streamed, "a 2 MB streamed response arrives whole and in order (%d bytes)", len(got))
 
-				if v.name == "fast" {
-					_, got = get(t, tr, "GET", "https://localhost/upgrade", nil)
-					require.Equal(t, "upgrade: "+httpserver.ErrUpgradeTLS.Error(), got)
-				}
 			})
 		}
 	})

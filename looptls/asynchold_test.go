@@ -10,23 +10,22 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
-	"github.com/ringloop/ringloop/looptls"
 )
 
 // holder hands its connection to the test and ignores what it reads.
-type holder chan *looptls.Conn
+type holder chan *engine.Conn
 
-func (h holder) OnOpen(c *looptls.Conn)               { h <- c }
-func (h holder) OnData(*looptls.Conn, []byte)         {}
-func (h holder) OnClose(*looptls.Conn, error)         {}
+func (h holder) OnOpen(c *engine.Conn)                { h <- c }
+func (h holder) OnData(*engine.Conn, []byte)          {}
+func (h holder) OnClose(*engine.Conn, error)          {}
 func (h holder) OnHandshakeError(*engine.Conn, error) {}
 
 // onLoop runs fn on c's loop and waits for it.
-func onLoop(t *testing.T, c *looptls.Conn, fn func()) {
+func onLoop(t *testing.T, c *engine.Conn, fn func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := engine.Submit(c.Engine().Loop(), func() (struct{}, error) { fn(); return struct{}{}, nil }).Await(ctx)
+	_, err := engine.Submit(c.Loop(), func() (struct{}, error) { fn(); return struct{}{}, nil }).Await(ctx)
 	require.NoError(t, err)
 }
 

@@ -18,7 +18,7 @@ import (
 // pinger is a client handler that sends a message, waits for the echo and
 // sends again, rounds times.
 type pinger struct {
-	c      *looptls.Conn
+	c      *engine.Conn
 	msg    []byte
 	got    int
 	rounds int
@@ -26,8 +26,8 @@ type pinger struct {
 	opened chan struct{}
 }
 
-func (p *pinger) OnOpen(c *looptls.Conn) { p.c = c; p.opened <- struct{}{} }
-func (p *pinger) OnData(c *looptls.Conn, b []byte) {
+func (p *pinger) OnOpen(c *engine.Conn) { p.c = c; p.opened <- struct{}{} }
+func (p *pinger) OnData(c *engine.Conn, b []byte) {
 	p.got += len(b)
 	if p.got < len(p.msg) {
 		return
@@ -39,13 +39,13 @@ func (p *pinger) OnData(c *looptls.Conn, b []byte) {
 	}
 	_, _ = c.Write(p.msg)
 }
-func (p *pinger) OnClose(*looptls.Conn, error) {}
+func (p *pinger) OnClose(*engine.Conn, error) {}
 
 type echo struct{}
 
-func (echo) OnOpen(*looptls.Conn)             {}
-func (echo) OnData(c *looptls.Conn, b []byte) { _, _ = c.Write(b) }
-func (echo) OnClose(*looptls.Conn, error)     {}
+func (echo) OnOpen(*engine.Conn)             {}
+func (echo) OnData(c *engine.Conn, b []byte) { _, _ = c.Write(b) }
+func (echo) OnClose(*engine.Conn, error)     {}
 
 // BenchmarkEcho: a looptls client and server on one loop exchange 1 KiB
 // messages; ns/op and allocs/op are per round trip (both sides: two

@@ -322,7 +322,7 @@ func TestKeep(t *testing.T) {
 		testenv.CheckLeaks(t)
 		r := newRecorder()
 		r.http, r.ackKeep = true, true
-		addr := serve(t, c, r, serverConfig(t, p), looptls.WithKeepLimit(64))
+		addr := serveWith(t, c, r, serverConfig(t, p), nil, engine.WithBufferLimits(engine.BufferLimits{Keep: 64}))
 		tc := dial(t, addr, clientConfig(p))
 		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
 		k := make([]byte, 1)
@@ -357,28 +357,34 @@ func TestKeep(t *testing.T) {
 }
 
 // plaintexter is a recorder that answers a peer speaking plaintext to
-// the TLS port, as a PlaintextHandler.
+// the TLS port from its OnHandshakeError, as net/http does: through the
+// tls.RecordHeaderError's Conn.
 type plaintexter struct {
 	*recorder
 	heads chan string
 }
 
-func (p plaintexter) OnPlaintext(c *engine.Conn, head []byte) {
-	p.heads <- string(head)
-	_, _ = c.Write([]byte("not TLS: " + string(head) + "\n"))
+func (p plaintexter) OnHandshakeError(c *engine.Conn, err error) {
+	var rh tls.RecordHeaderError
+	if errors.As(err, &rh) && rh.Conn != nil {
+		p.heads <- string(rh.RecordHeader[:])
+		_, _ = rh.Conn.Write([]byte("not TLS: " + string(rh.RecordHeader[:]) + "\n"))
+	}
+	p.recorder.OnHandshakeError(c, err)
 }
 
 // TestPlaintextPeer: a peer that sends plaintext to the TLS port fails the
-// handshake; a PlaintextHandler gets its first five bytes before the close
-// and its answer reaches the peer, then EOF; without one the peer gets
-// nothing but the close. A TLS peer never reaches OnPlaintext.
+// handshake; OnHandshakeError gets its first five bytes (the record header
+// crypto/tls refused) before the close and its answer reaches the peer,
+// then EOF; without one the peer gets nothing but the close. A TLS peer
+// never gets there.
 func TestPlaintextPeer(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		for _, answer := range []bool{true, false} {
 			r := newRecorder()
-			var h looptls.Handler = r
+			var h engine.Handler = r
 			pt := plaintexter{r, make(chan string, 4)}
 			if answer {
 				h = pt
@@ -404,27 +410,26 @@ func TestPlaintextPeer(t *testing.T) {
 			} else {
 				require.Empty(t, out)
 			}
-			require.Empty(t, pt.heads, "OnPlaintext once, for the plaintext peer only")
+			require.Empty(t, pt.heads, "an answer once, for the plaintext peer only")
 		}
 	})
 }
 
 // switcher hands its connection to next in OnData when a line "switch"
 // arrives, with the bytes behind it pending; before that it echoes with
-// "A:". It reports Keep's error after the hand-over, and Reading off the
-// loop, before the hand-over and after it.
+// "A:". It reports Reading off the loop, before the hand-over and after
+// it.
 type switcher struct {
-	next    looptls.Handler
-	keepErr chan error
+	next    engine.Handler
 	offLoop chan error
 	reading chan [3]bool
 }
 
-func (s *switcher) OnOpen(c *looptls.Conn) {
+func (s *switcher) OnOpen(c *engine.Conn) {
 	go func() { s.offLoop <- c.SetHandler(s.next, nil) }()
 }
 
-func (s *switcher) OnData(c *looptls.Conn, b []byte) {
+func (s *switcher) OnData(c *engine.Conn, b []byte) {
 	i := bytes.Index(b, []byte("switch\n"))
 	if i < 0 {
 		_, _ = c.Write(append([]byte("A:"), b...))
@@ -441,32 +446,30 @@ func (s *switcher) OnData(c *looptls.Conn, b []byte) {
 	}
 	r[2] = c.Reading()
 	s.reading <- r
-	s.keepErr <- c.Keep(b[i:])
 }
 
-func (s *switcher) OnClose(*looptls.Conn, error) {}
+func (s *switcher) OnClose(*engine.Conn, error) {}
 
 // prefixer echoes with "B:", says hello on open and records its close.
 type prefixer struct{ closes chan error }
 
-func (p *prefixer) OnOpen(c *looptls.Conn)           { _, _ = c.Write([]byte("B open\n")) }
-func (p *prefixer) OnData(c *looptls.Conn, b []byte) { _, _ = c.Write(append([]byte("B:"), b...)) }
-func (p *prefixer) OnClose(_ *looptls.Conn, err error) {
+func (p *prefixer) OnOpen(c *engine.Conn)           { _, _ = c.Write([]byte("B open\n")) }
+func (p *prefixer) OnData(c *engine.Conn, b []byte) { _, _ = c.Write(append([]byte("B:"), b...)) }
+func (p *prefixer) OnClose(_ *engine.Conn, err error) {
 	p.closes <- err
 }
 
 // TestSetHandler: SetHandler inside OnData hands the connection over: the
 // new handler's OnOpen runs at once, the bytes pending reach it first and
-// every later record too; the old handler can keep nothing more, and the
-// peer's close_notify ends the connection for the new handler. Off the
-// loop SetHandler is refused. Reading is true in OnData until the
-// hand-over, false after it and off the loop.
+// every later record too, and the peer's close_notify ends the connection
+// for the new handler. Off the loop SetHandler is refused. Reading is true
+// in OnData until the hand-over, false after it and off the loop.
 func TestSetHandler(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		b := &prefixer{closes: make(chan error, 1)}
-		a := &switcher{next: b, keepErr: make(chan error, 1), offLoop: make(chan error, 1), reading: make(chan [3]bool, 1)}
+		a := &switcher{next: b, offLoop: make(chan error, 1), reading: make(chan [3]bool, 1)}
 		addr := serve(t, c, a, serverConfig(t, p))
 		tc, err := tls.Dial("tcp", addr, clientConfig(p))
 		require.NoError(t, err)
@@ -489,7 +492,6 @@ func TestSetHandler(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, string(got))
 		require.Equal(t, [3]bool{false, true, false}, <-a.reading, "Reading off the loop, before and after the hand-over")
-		require.Error(t, <-a.keepErr, "Keep after the hand-over")
 
 		_, err = io.WriteString(tc, "def")
 		require.NoError(t, err)

@@ -19,7 +19,7 @@ type opened struct {
 	proto string
 }
 
-// recorder is a test server's looptls.Handler: it echoes (or, with http,
+// recorder is a test server's handler: it echoes (or, with http,
 // answers one HTTP request and closes) and reports what happened on
 // channels.
 type recorder struct {
@@ -34,11 +34,12 @@ func newRecorder() *recorder {
 	return &recorder{opens: make(chan opened, 1024), closes: make(chan error, 1024), hsErrs: make(chan error, 1024)}
 }
 
-func (r *recorder) OnOpen(c *looptls.Conn) {
-	r.opens <- opened{c.ConnectionState(), c.NegotiatedProtocol()}
+func (r *recorder) OnOpen(c *engine.Conn) {
+	st, _ := looptls.State(c)
+	r.opens <- opened{st, st.NegotiatedProtocol}
 }
 
-func (r *recorder) OnData(c *looptls.Conn, b []byte) {
+func (r *recorder) OnData(c *engine.Conn, b []byte) {
 	if !r.http {
 		_, _ = c.Write(b)
 		return
@@ -56,15 +57,21 @@ func (r *recorder) OnData(c *looptls.Conn, b []byte) {
 	_ = c.Close()
 }
 
-func (r *recorder) OnClose(_ *looptls.Conn, err error)         { r.closes <- err }
+func (r *recorder) OnClose(_ *engine.Conn, err error)          { r.closes <- err }
 func (r *recorder) OnHandshakeError(_ *engine.Conn, err error) { r.hsErrs <- err }
 
 // serve listens on a loop of combo c with h over TLS and returns the
 // address.
-func serve(t *testing.T, c testenv.Combo, h looptls.Handler, cfg *tls.Config, opts ...looptls.Option) string {
+func serve(t *testing.T, c testenv.Combo, h engine.Handler, cfg *tls.Config, opts ...looptls.Option) string {
+	t.Helper()
+	return serveWith(t, c, h, cfg, opts)
+}
+
+// serveWith is serve with the engine connections' options.
+func serveWith(t *testing.T, c testenv.Combo, h engine.Handler, cfg *tls.Config, opts []looptls.Option, copts ...engine.ConnOption) string {
 	t.Helper()
 	loop := newLoop(t, c)
-	ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", looptls.Server(h, cfg, opts...))
+	ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", looptls.Server(h, cfg, opts...), copts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
 	return ln.Addr().String()

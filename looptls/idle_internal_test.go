@@ -14,11 +14,11 @@ import (
 )
 
 // idleEcho echoes and hands each opened connection to the test.
-type idleEcho struct{ opens chan *Conn }
+type idleEcho struct{ opens chan *engine.Conn }
 
-func (h idleEcho) OnOpen(c *Conn)             { h.opens <- c }
-func (h idleEcho) OnData(c *Conn, b []byte)   { _, _ = c.Write(b) }
-func (h idleEcho) OnClose(c *Conn, err error) {}
+func (h idleEcho) OnOpen(c *engine.Conn)             { h.opens <- c }
+func (h idleEcho) OnData(c *engine.Conn, b []byte)   { _, _ = c.Write(b) }
+func (h idleEcho) OnClose(c *engine.Conn, err error) {}
 
 // TestIdleKeepsNoCiphertext: an established connection that has gone idle
 // holds no ciphertext buffer of its own, whether its handshake was fed in
@@ -33,7 +33,7 @@ func TestIdleKeepsNoCiphertext(t *testing.T) {
 		loop, err := engine.New(c.Options()...)
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, loop.Close()) })
-		h := idleEcho{opens: make(chan *Conn, 1)}
+		h := idleEcho{opens: make(chan *engine.Conn, 1)}
 		ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", Server(h, cfg))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = ln.Close() })
@@ -44,7 +44,10 @@ func TestIdleKeepsNoCiphertext(t *testing.T) {
 		sc := <-h.opens
 		held := func() int {
 			ch := make(chan int, 1)
-			require.NoError(t, loop.Execute(tasks.Func(func() { ch <- cap(sc.tr.buf) + len(sc.tr.src) })))
+			require.NoError(t, loop.Execute(tasks.Func(func() {
+				tr := sc.Transport().(*transport)
+				ch <- cap(tr.p.buf) + len(tr.p.src)
+			})))
 			return <-ch
 		}
 		echo := func(n int) {

@@ -108,7 +108,7 @@ func TestCloseNotify(t *testing.T) {
 	})
 }
 
-// clientRec is a looptls client's handler: it sends hello on open and
+// clientRec is a TLS client's handler: it sends hello on open and
 // reports what it reads.
 type clientRec struct {
 	opens  chan tls.ConnectionState
@@ -120,15 +120,16 @@ func newClientRec() *clientRec {
 	return &clientRec{opens: make(chan tls.ConnectionState, 16), data: make(chan string, 1024), closes: make(chan error, 16)}
 }
 
-func (r *clientRec) OnOpen(c *looptls.Conn) {
-	r.opens <- c.ConnectionState()
+func (r *clientRec) OnOpen(c *engine.Conn) {
+	st, _ := looptls.State(c)
+	r.opens <- st
 	_, _ = c.Write([]byte("hello from the loop"))
 }
-func (r *clientRec) OnData(c *looptls.Conn, b []byte) {
+func (r *clientRec) OnData(c *engine.Conn, b []byte) {
 	r.data <- string(b)
 	_ = c.Close()
 }
-func (r *clientRec) OnClose(_ *looptls.Conn, err error) { r.closes <- err }
+func (r *clientRec) OnClose(_ *engine.Conn, err error) { r.closes <- err }
 
 // TestClient: a looptls client on engine.Dial talks to Go's TLS server
 // and to a looptls server, verifies them, resumes its session with a
@@ -188,12 +189,12 @@ type pauser struct {
 	paused atomic.Bool
 	wrong  atomic.Int32
 	got    atomic.Int64
-	resume chan *looptls.Conn
+	resume chan *engine.Conn
 	closes chan error
 }
 
-func (h *pauser) OnOpen(c *looptls.Conn) {}
-func (h *pauser) OnData(c *looptls.Conn, b []byte) {
+func (h *pauser) OnOpen(c *engine.Conn) {}
+func (h *pauser) OnData(c *engine.Conn, b []byte) {
 	if h.paused.Load() {
 		h.wrong.Add(1)
 	}
@@ -203,7 +204,7 @@ func (h *pauser) OnData(c *looptls.Conn, b []byte) {
 	c.PauseRead()
 	h.resume <- c
 }
-func (h *pauser) OnClose(_ *looptls.Conn, err error) { h.closes <- err }
+func (h *pauser) OnClose(_ *engine.Conn, err error) { h.closes <- err }
 
 // TestPauseAndAsyncWrite: PauseRead holds the records already received
 // until ResumeRead (off the loop) delivers them; AsyncWrite from another
@@ -212,7 +213,7 @@ func TestPauseAndAsyncWrite(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		h := &pauser{resume: make(chan *looptls.Conn, 1024), closes: make(chan error, 1)}
+		h := &pauser{resume: make(chan *engine.Conn, 1024), closes: make(chan error, 1)}
 		addr := serve(t, c, h, serverConfig(t, p))
 		tc := dial(t, addr, clientConfig(p))
 		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
@@ -224,7 +225,7 @@ func TestPauseAndAsyncWrite(t *testing.T) {
 				}
 			}
 		}()
-		var sc *looptls.Conn
+		var sc *engine.Conn
 		for h.got.Load() < total {
 			sc = <-h.resume
 			h.paused.Store(false)
@@ -296,18 +297,19 @@ type flood struct {
 	changes chan bool
 }
 
-func (f *flood) OnOpen(c *looptls.Conn) {
+func (f *flood) OnOpen(c *engine.Conn) {
 	_, _ = c.Write(payload(2 << 20))
 	_, _ = c.Write(payload(2 << 20))
 }
-func (f *flood) OnData(*looptls.Conn, []byte) {}
-func (f *flood) OnClose(*looptls.Conn, error) {}
-func (f *flood) OnWritabilityChanged(_ *looptls.Conn, w bool) {
+func (f *flood) OnData(*engine.Conn, []byte) {}
+func (f *flood) OnClose(*engine.Conn, error) {}
+func (f *flood) OnWritabilityChanged(_ *engine.Conn, w bool) {
 	f.changes <- w
 }
 
-// TestWritability: the engine connection's watermarks count ciphertext,
-// and a WritabilityHandler learns of their crossings.
+// TestWritability: the watermarks count what waits for the socket
+// (plaintext to encrypt and ciphertext), and a WritabilityHandler learns
+// of their crossings.
 func TestWritability(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
@@ -333,8 +335,8 @@ type halfCloser struct {
 	closes chan error
 }
 
-func (h *halfCloser) OnOpen(*looptls.Conn) {}
-func (h *halfCloser) OnData(c *looptls.Conn, b []byte) {
+func (h *halfCloser) OnOpen(*engine.Conn) {}
+func (h *halfCloser) OnData(c *engine.Conn, b []byte) {
 	if string(b) == "bye" {
 		_, _ = c.Write([]byte("ok"))
 		_ = c.CloseWrite()
@@ -342,7 +344,7 @@ func (h *halfCloser) OnData(c *looptls.Conn, b []byte) {
 	}
 	h.data <- string(b)
 }
-func (h *halfCloser) OnClose(_ *looptls.Conn, err error) { h.closes <- err }
+func (h *halfCloser) OnClose(_ *engine.Conn, err error) { h.closes <- err }
 
 // TestCloseWrite: CloseWrite sends what was written and close_notify (the
 // client reads a clean EOF), and the server still reads what the client
@@ -369,17 +371,17 @@ func TestCloseWrite(t *testing.T) {
 }
 
 // counter counts what it receives and, once the peer has finished
-// sending, answers with the count and closes: a looptls.HalfCloseHandler.
+// sending, answers with the count and closes: an engine.HalfCloseHandler.
 type counter struct {
 	n      int
 	ends   chan struct{}
 	closes chan error
 }
 
-func (h *counter) OnOpen(*looptls.Conn)               { h.n = 0 }
-func (h *counter) OnData(_ *looptls.Conn, b []byte)   { h.n += len(b) }
-func (h *counter) OnClose(_ *looptls.Conn, err error) { h.closes <- err }
-func (h *counter) OnReadClosed(c *looptls.Conn) {
+func (h *counter) OnOpen(*engine.Conn)               { h.n = 0 }
+func (h *counter) OnData(_ *engine.Conn, b []byte)   { h.n += len(b) }
+func (h *counter) OnClose(_ *engine.Conn, err error) { h.closes <- err }
+func (h *counter) OnReadClosed(c *engine.Conn) {
 	h.ends <- struct{}{}
 	_, _ = fmt.Fprintf(c, "got %d", h.n)
 	_ = c.Close()

@@ -18,7 +18,7 @@ import (
 // down.
 type byeRecorder struct{ *recorder }
 
-func (r byeRecorder) OnShutdown(c *looptls.Conn) { _, _ = c.Write([]byte("bye")) }
+func (r byeRecorder) OnShutdown(c *engine.Conn) { _, _ = c.Write([]byte("bye")) }
 
 // TestShutdownSendsCloseNotify: when the loop shuts down, an established
 // connection sends what its ShutdownHandler writes, then close_notify (in
@@ -29,11 +29,11 @@ func TestShutdownSendsCloseNotify(t *testing.T) {
 	p := testenv.NewPKI(t)
 	handlers := []struct {
 		name string
-		h    func(r *recorder) looptls.Handler
+		h    func(r *recorder) engine.Handler
 		want string
 	}{
-		{"ShutdownHandler", func(r *recorder) looptls.Handler { return byeRecorder{r} }, "bye"},
-		{"plain", func(r *recorder) looptls.Handler { return r }, ""},
+		{"ShutdownHandler", func(r *recorder) engine.Handler { return byeRecorder{r} }, "bye"},
+		{"plain", func(r *recorder) engine.Handler { return r }, ""},
 	}
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		for _, hc := range handlers {

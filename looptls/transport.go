@@ -1,301 +1,221 @@
 package looptls
 
 import (
-	"net"
-	"sync"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
+	"github.com/ringloop/ringloop/internal/workers"
 )
 
-// errWouldBlock is what the transport's Read returns, once the connection is
-// established, when the ciphertext the loop handed over is used up. It is a
-// temporary net.Error: crypto/tls then keeps the partial record it holds and
-// does not fail the connection, so the next delivery resumes the record
-// where it stopped.
-var errWouldBlock net.Error = wouldBlock{}
-
-type wouldBlock struct{}
-
-func (wouldBlock) Error() string   { return "looptls: no more ciphertext until the next delivery" }
-func (wouldBlock) Timeout() bool   { return false }
-func (wouldBlock) Temporary() bool { return true }
-
-// transport is the net.Conn a tls.Conn runs over: Read returns the
-// ciphertext the loop received, Write hands ciphertext to the engine
-// connection (on the loop a copy into its outbound buffer; from the
-// handshake goroutine a copy the loop writes, in order: see flight).
-//
-// During the handshake Read blocks until the loop feeds bytes or the
-// transport is closed (the handshake timeout, or the connection ended);
-// once established it never blocks: it returns errWouldBlock instead.
+// transport is a TLS connection's engine.Transport: crypto/tls's tls.Conn
+// over a pipe, its handshake on a worker goroutine, its records read and
+// written on the loop.
 type transport struct {
-	ec *engine.Conn
+	s    *side
+	w    engine.Wire
+	c    *engine.Conn
+	tc   *tls.Conn
+	p    pipe
+	st   trState
+	done atomic.Bool // the handshake completed: State may read tc from any goroutine
 
-	mu      sync.Mutex
-	buf     []byte // ciphertext received and not yet read (owned)
-	off     int    // read position in buf
-	src     []byte // established: the delivery being read (the engine's buffer)
-	steady  bool   // established: Read never blocks
-	err     error  // closed: what Read returns once buf is empty
-	paused  bool   // the handshake side paused the engine connection's reading
-	limit   int    // bytes buffered during the handshake before reading pauses
-	wake    chan struct{}
-	waiting bool // the handshake goroutine waits on wake
-
-	rec records // the inbound stream's record boundaries
+	hsErr    error // the handshake goroutine's result, read by hsDone on the loop
+	closeErr error // the connection's end, when it came during the handshake
+	hsDone   hsDone
 }
 
-func (t *transport) init(ec *engine.Conn, limit int) {
-	t.ec, t.limit = ec, limit
-	t.wake = make(chan struct{}, 1)
+type trState uint8
+
+const (
+	stHandshake trState = iota
+	stOpen
+	stFailed // the handshake or a record failed: no close_notify follows crypto/tls's alert
+	stClosed // the engine connection closed
+)
+
+func (s *side) newTransport(w engine.Wire) engine.Transport {
+	t := &transport{s: s, w: w, c: w.Conn()}
+	t.p.init(w, s.o.maxHandshake)
+	if s.client {
+		t.tc = tls.Client(&t.p, s.cfg)
+	} else {
+		t.tc = tls.Server(&t.p, s.cfg)
+	}
+	t.hsDone.t = t
+	return t
 }
 
-// pending is the number of buffered bytes not yet read (t.mu held).
-func (t *transport) pending() int { return len(t.buf) - t.off }
-
-// feed appends ciphertext received during the handshake and wakes the
-// handshake goroutine; past the limit it pauses reading until the
-// handshake has read them (a peer cannot make a handshake hold more).
-// On the loop.
-func (t *transport) feed(b []byte) {
-	t.mu.Lock()
-	if t.err == nil {
-		t.buf = append(t.buf, b...)
-		t.rec.frame(b)
-	}
-	over := t.pending() > t.limit && !t.steady
-	if over {
-		t.paused = true
-	}
-	wake := t.waiting
-	t.waiting = false
-	t.mu.Unlock()
-	if over {
-		t.ec.PauseRead() // on the loop: at once; called again on each delivery past the limit
-	}
-	if wake {
-		t.signal()
-	}
+// Open starts the handshake on one of the loop's workers and holds the
+// handler's OnOpen back until it completes (hsDone).
+func (t *transport) Open() bool {
+	workers.For(t.c.Loop()).Go(handshakeJob{t})
+	return false
 }
 
-func (t *transport) signal() {
-	select {
-	case t.wake <- struct{}{}:
+// handshakeJob runs a connection's handshake on one of its loop's workers,
+// a goroutine whose stack crypto/tls has grown already (package
+// internal/workers).
+type handshakeJob struct{ t *transport }
+
+func (j handshakeJob) Run() { j.t.handshake() }
+
+// handshake runs on a goroutine: crypto/tls's handshake cannot be resumed
+// after its reader fails, so it must block for the peer's flights where
+// blocking is allowed. The loop feeds it (Decode); it ends within the
+// handshake timeout, or when the connection closes.
+//
+// The timeout closes the pipe, as crypto/tls does when a context ends; a
+// context with a deadline would cost a watching goroutine per handshake
+// inside crypto/tls, and a timer besides.
+func (t *transport) handshake() {
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(t.s.o.handshakeTimeout, func() {
+		timedOut.Store(true)
+		_ = t.p.Close()
+	})
+	err := t.tc.HandshakeContext(context.Background())
+	if !timer.Stop() || timedOut.Load() { // fired: the pipe is closed, even if the handshake got through
+		err = ErrHandshakeTimeout
+	}
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	t.hsErr = err
+	// Refused only once the loop has shut down, which closed the
+	// connection: nothing is left to do.
+	_ = loopctl.Run(t.c.Loop(), &t.hsDone)
+}
+
+// hsDone carries the handshake's result to the loop, behind the ciphertext
+// the handshake wrote (both ride on the loop's control ring, in order).
+type hsDone struct{ t *transport }
+
+func (d *hsDone) Run() {
+	t := d.t
+	switch {
+	case t.st == stClosed: // the connection ended during the handshake
+		t.failed(t.closeErr)
+	case t.hsErr != nil:
+		t.st = stFailed
+		defer func() { _ = t.c.CloseWithError(t.hsErr) }() // after the handler's answer, even if it panics
+		t.failed(nil)
 	default:
+		t.p.establish()
+		// The handshake's flights grew the engine connection's outbound
+		// buffers past what an established connection usually writes:
+		// an idle one keeps none of them.
+		t.c.ReleaseSendBuffers()
+		t.st = stOpen
+		t.done.Store(true)
+		t.w.Open()
 	}
 }
 
-// Read gives crypto/tls the ciphertext received: during the handshake all
-// of it, blocking until there is some; once established whole records
-// only, never blocking (and all of it once the transport is closed, for
-// crypto/tls to judge a truncated record). Only the handshake goroutine
-// reads steady unlocked before it is set, and nothing sets it meanwhile.
-func (t *transport) Read(p []byte) (int, error) {
-	if t.steady && t.err == nil {
-		return t.readWhole(p)
+// failed tells the handler of a handshake that did not complete (on the
+// loop, once the handshake goroutine has ended).
+func (t *transport) failed(closeErr error) {
+	if t.s.hh == nil {
+		return
 	}
-	t.mu.Lock()
-	for {
-		if t.pending() > 0 {
-			n := copy(p, t.buf[t.off:])
-			t.rec.given += int64(n)
-			t.off += n
-			if t.off == len(t.buf) {
-				t.buf, t.off = t.buf[:0], 0
-			}
-			resume := t.paused && !t.steady && t.pending() <= t.limit/2
-			if resume {
-				t.paused = false
-			}
-			t.mu.Unlock()
-			if resume {
-				t.ec.ResumeRead() // off the loop: handed to it
-			}
-			return n, nil
-		}
-		if len(t.src) > 0 {
-			n := copy(p, t.src)
-			t.rec.given += int64(n)
-			t.src = t.src[n:]
-			t.mu.Unlock()
-			return n, nil
-		}
-		if t.err != nil {
-			err := t.err
-			t.mu.Unlock()
-			return 0, err
-		}
-		t.waiting = true
-		t.mu.Unlock()
-		<-t.wake
-		t.mu.Lock()
+	err := t.hsErr
+	if err == nil { // the handshake completed as the connection closed
+		err = closeErr
 	}
+	if !errors.Is(err, ErrHandshake) {
+		err = fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	t.s.hh.OnHandshakeError(t.c, err)
 }
 
-// An established transport is the loop's alone: the handshake goroutine
-// has ended (hsDone runs after it), its timer stopped before firing, and
-// only the loop calls what follows, with no lock.
+// maxPlaintext is the most plaintext a record carries: a read of
+// crypto/tls's given room for it takes a whole record's.
+const maxPlaintext = 16384
 
-// readWhole is Read once established: whole records only, first those
-// stashed, then the delivery's.
-func (t *transport) readWhole(p []byte) (int, error) {
-	lim := t.rec.wholeEnd - t.rec.given
-	if lim <= 0 {
-		// crypto/tls asks past the whole records: it has read them.
-		t.rec.consumed = t.rec.whole
-		return 0, errWouldBlock
+// Decode feeds the handshake while it runs; once established it decrypts
+// the whole records received (the pipe holds a record's start until its
+// end arrives) into out, as many as fit whole, reading the engine's buffer
+// in place and stashing what it does not read. The peer's close_notify,
+// or its FIN at a record boundary, is io.EOF; a FIN inside a record
+// io.ErrUnexpectedEOF; a record that fails closes the connection behind
+// the alert crypto/tls wrote.
+func (t *transport) Decode(in []byte, eof bool, out []byte) (int, error) {
+	switch t.st {
+	case stHandshake:
+		if len(in) > 0 {
+			t.p.feed(in)
+		}
+		if eof {
+			// The handshake may still complete on what came before the
+			// FIN (a client's Finished and its first requests, sent in
+			// one go); those records are then delivered before the end.
+			t.p.closeWith(io.EOF)
+		}
+		return 0, nil
+	case stOpen:
+	default:
+		return 0, nil
 	}
-	if int64(len(p)) > lim {
-		p = p[:lim]
+	t.p.deliver(in)
+	if eof {
+		t.p.closeWith(io.EOF) // crypto/tls judges whether the stream stopped inside a record
 	}
 	n := 0
-	if t.pending() > 0 {
-		n = copy(p, t.buf[t.off:])
-		t.off += n
-		if t.off == len(t.buf) {
-			t.buf, t.off = t.buf[:0], 0
-		}
-	}
-	if n < len(p) && len(t.src) > 0 {
-		m := copy(p[n:], t.src)
-		t.src = t.src[m:]
+	for len(out)-n >= maxPlaintext && t.p.more() {
+		m, err := t.tc.Read(out[n:])
 		n += m
+		if m > 0 {
+			t.p.readOne()
+		}
+		if err == nil {
+			continue
+		}
+		if err == errWouldBlock {
+			break
+		}
+		t.p.stash()
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return n, err
+		}
+		t.st = stFailed
+		return n, fmt.Errorf("looptls: %w", err)
 	}
-	t.rec.given += int64(n)
+	t.p.stash()
 	return n, nil
 }
 
-// deliver makes b, the engine's buffer, what Read returns next (on the
-// loop, established).
-func (t *transport) deliver(b []byte) {
-	t.src = b
-	t.rec.frame(b)
+// Encode encrypts p into records written below the transport.
+func (t *transport) Encode(p []byte) error {
+	if t.st != stOpen {
+		return engine.ErrConnClosed
+	}
+	_, err := t.tc.Write(p)
+	return err
 }
 
-// more reports whether crypto/tls may have a whole record left to read,
-// or the end of the stream to hear of (on the loop, established).
-func (t *transport) more() bool {
-	return t.rec.consumed < t.rec.whole || t.err != nil
-}
-
-// readOne counts a record crypto/tls surely read: a read of its that
-// returned plaintext, into room for a whole record's, read at least one.
-func (t *transport) readOne() {
-	if t.rec.consumed < t.rec.whole {
-		t.rec.consumed++
+// CloseWrite sends close_notify, unless the handshake or a record failed.
+func (t *transport) CloseWrite() {
+	if t.st == stOpen {
+		_ = t.tc.CloseWrite()
 	}
 }
 
-// stash copies what crypto/tls did not read of the delivery (a partial
-// record, or reading paused) so that it outlives the engine's buffer (on
-// the loop, established). A partial record goes into a pooled buffer of a
-// record's size; a buffer left empty is let go: an established connection
-// reads from the engine's buffer and needs its own only for what is left,
-// so an idle one holds none.
-func (t *transport) stash() {
-	if len(t.src) > 0 {
-		if t.buf == nil && len(t.src) <= recordBufSize {
-			t.buf = recordPool.Get().(*[recordBufSize]byte)[:0]
-		}
-		t.buf = append(t.buf, t.src...)
+// Close follows the engine connection's close: a handshake under way
+// reads what the peer sent before it went (an alert, most often) and then
+// err, and hsDone reports it; an established connection lets its buffers
+// go.
+func (t *transport) Close(err error) {
+	st := t.st
+	t.st, t.closeErr = stClosed, err
+	if st == stHandshake {
+		t.p.closeWith(err)
+		return
 	}
-	t.src = nil
-	if t.pending() == 0 {
-		if cap(t.buf) == recordBufSize {
-			recordPool.Put((*[recordBufSize]byte)(t.buf[:recordBufSize]))
-		}
-		t.buf, t.off = nil, 0
-	}
+	t.p.release()
 }
-
-// recordBufSize holds the largest record: what a stream split between
-// deliveries leaves behind each time.
-const recordBufSize = 5 + maxRecordBody
-
-var recordPool = sync.Pool{New: func() any { return new([recordBufSize]byte) }}
-
-// establish makes Read non-blocking and resumes reading if the handshake
-// had paused it (on the loop).
-func (t *transport) establish() {
-	t.mu.Lock()
-	t.steady = true
-	resume := t.paused
-	t.paused = false
-	// The handshake goroutine has ended (its timer stopped before it
-	// fired) and Read no longer waits: nothing sends on wake any more,
-	// and signal skips a nil channel.
-	t.wake = nil
-	t.mu.Unlock()
-	if resume {
-		t.ec.ResumeRead()
-	}
-}
-
-// maxIdleBuf caps the buffers an established connection keeps for reuse
-// once they are empty (AsyncWrite's plaintext, the kept plaintext).
-const maxIdleBuf = 16 << 10
-
-// Write hands ciphertext to the engine connection: on the loop at once;
-// from the handshake goroutine as a flight the loop writes.
-func (t *transport) Write(p []byte) (int, error) {
-	if t.ec.Loop().InEventLoop() {
-		return t.ec.Write(p)
-	}
-	f := &flight{ec: t.ec, b: append([]byte(nil), p...)}
-	if err := loopctl.Run(t.ec.Loop(), f); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// flight is ciphertext the handshake goroutine wrote (a whole flight:
-// crypto/tls buffers a flight's messages and writes them at once), which
-// the loop copies into the engine connection's outbound buffer. It rides
-// the loop's control ring, as hsDone does, so it keeps its place before
-// the handshake's outcome. engine.Conn.AsyncWrite would keep its buffer
-// for the next batch, and an established connection never writes through
-// it again: this copy is garbage once written, so an idle connection
-// holds none. The handshake bounds how much is in flight: a server writes
-// its flight, then waits for the client's.
-type flight struct {
-	ec *engine.Conn
-	b  []byte
-}
-
-func (f *flight) Run() { _, _ = f.ec.Write(f.b) } // closed: the handshake's next read fails
-
-// Close ends a Read under way and every later one (the handshake timeout,
-// or the engine connection ended). It does not close the engine
-// connection: the loop does.
-func (t *transport) Close() error {
-	t.mu.Lock()
-	if t.err == nil {
-		t.err = net.ErrClosed
-	}
-	t.buf, t.off, t.src = nil, 0, nil
-	t.mu.Unlock()
-	t.signal()
-	return nil
-}
-
-// closeWith ends the transport once the bytes buffered are read: Read
-// returns them, then err (the engine connection closed).
-func (t *transport) closeWith(err error) {
-	t.mu.Lock()
-	if t.err == nil {
-		t.err = err
-	}
-	t.mu.Unlock()
-	t.signal()
-}
-
-func (t *transport) LocalAddr() net.Addr  { return t.ec.LocalAddr() }
-func (t *transport) RemoteAddr() net.Addr { return t.ec.RemoteAddr() }
-
-// Deadlines do not apply: the handshake has its own timeout and an
-// established connection never blocks.
-func (t *transport) SetDeadline(time.Time) error      { return nil }
-func (t *transport) SetReadDeadline(time.Time) error  { return nil }
-func (t *transport) SetWriteDeadline(time.Time) error { return nil }

@@ -45,7 +45,7 @@ type Conn struct {
 	done           chan struct{} // closed by Close
 	rdl, wdl       *deadline
 
-	c                                   stream // loop side only
+	c                                   *engine.Conn // loop side only
 	moveT, resumeT, closeT, closeWriteT connTask
 }
 
@@ -277,20 +277,7 @@ func (nc *Conn) opError(op string, err error) error {
 // callbacks or as its tasks.
 
 // attach binds the engine connection (OnOpen).
-// stream is a Conn's loop side: an engine connection, or a TLS connection
-// on one (HijackTLS). Its methods are the ones the two share.
-type stream interface {
-	Write(p []byte) (int, error)
-	Writable() bool
-	PauseRead()
-	ResumeRead()
-	Close() error
-	CloseWrite() error
-	LocalAddr() net.Addr
-	RemoteAddr() net.Addr
-}
-
-func (nc *Conn) attach(c stream, addrs bool) {
+func (nc *Conn) attach(c *engine.Conn, addrs bool) {
 	nc.c = c
 	if addrs {
 		nc.laddr, nc.raddr = c.LocalAddr(), c.RemoteAddr()

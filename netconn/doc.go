@@ -12,10 +12,9 @@
 // package net's (os.ErrDeadlineExceeded, also for calls already waiting),
 // Read and Write may run at the same time from different goroutines, and
 // CloseWrite half-closes. Go's nettest.TestConn suite passes on every
-// backend and kernel profile. Hijack and HijackTLS turn a connection an
-// engine or looptls handler serves into a Conn (an HTTP server's
-// http.Hijacker; over TLS the Conn carries plaintext, the records staying
-// on the loop).
+// backend and kernel profile. Hijack turns a connection an engine handler
+// serves into a Conn (an HTTP server's http.Hijacker; over TLS, package
+// looptls, the Conn carries plaintext, the records staying on the loop).
 //
 // A Listener accepts on one loop and serves each connection on the loop its
 // chooser picks: pass one *engine.Loop, or a *loopgroup.Group to spread

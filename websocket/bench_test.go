@@ -121,7 +121,7 @@ func (p *pinger) OnClose(c *websocket.Conn, code int, reason string, err error) 
 // (the client masks each frame with a fresh key).
 func BenchmarkDialEcho128(b *testing.B) { benchDialEcho(b, false) }
 
-// BenchmarkDialEchoTLS128 is BenchmarkDialEcho128 over wss (TLSHandler
+// BenchmarkDialEchoTLS128 is BenchmarkDialEcho128 over wss (EngineHandler
 // behind looptls.Server, Dial wss://): allocs/op adds crypto/tls's own on
 // both sides.
 func BenchmarkDialEchoTLS128(b *testing.B) { benchDialEcho(b, true) }
@@ -142,7 +142,7 @@ func benchDialEcho(b *testing.B, secure bool) {
 	url := "ws://"
 	if secure {
 		pki := testenv.NewPKI(b)
-		wh, err := websocket.TLSHandler(newEcho())
+		wh, err := websocket.EngineHandler(newEcho())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/looptls"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -92,7 +91,7 @@ var (
 // Conn is a WebSocket connection served by one loop. Methods that send say
 // what they do off the loop.
 type Conn struct {
-	t           transport // the engine connection (its loop, watermarks) and, for wss, the TLS one on it
+	ec          *engine.Conn // its loop, watermarks; for wss, TLS is its transport (package looptls)
 	h           Handler
 	cfg         *config
 	subprotocol string
@@ -141,21 +140,17 @@ type Conn struct {
 }
 
 // Conn returns the engine connection underneath (its loop, addresses,
-// Buffered...). Writing raw bytes to it breaks the framing. Over wss it
-// carries the TLS records: its value (SetValue) is looptls's, and the TLS
-// connection (TLSConn) is the one to pause or close.
-func (c *Conn) Conn() *engine.Conn { return c.t.ec }
-
-// TLSConn returns the TLS connection a wss connection runs on (its
-// ConnectionState: the peer's certificates, ALPN, SNI), nil for ws.
-func (c *Conn) TLSConn() *looptls.Conn { return c.t.tc }
+// Buffered...). Writing raw bytes to it breaks the framing. Over wss TLS
+// is its transport: looptls.State(c.Conn()) tells the peer's
+// certificates, ALPN and SNI.
+func (c *Conn) Conn() *engine.Conn { return c.ec }
 
 // Subprotocol returns the subprotocol selected at the upgrade, or "".
 func (c *Conn) Subprotocol() string { return c.subprotocol }
 
 // Writable reports whether the bytes not yet sent are under the high
 // watermark; safe from any goroutine.
-func (c *Conn) Writable() bool { return c.t.ec.Writable() }
+func (c *Conn) Writable() bool { return c.ec.Writable() }
 
 // WriteMessage sends p as one frame of kind. On the loop the frame is
 // copied into the connection's output and never refused for size (past the
@@ -166,7 +161,7 @@ func (c *Conn) WriteMessage(kind MessageKind, p []byte) error {
 	if kind != Text && kind != Binary {
 		return errBadKind
 	}
-	if !c.t.ec.Loop().InEventLoop() {
+	if !c.ec.Loop().InEventLoop() {
 		return c.AsyncWriteMessage(kind, p)
 	}
 	if c.wr.open && !c.closeSent && !c.closeDone {
@@ -182,7 +177,7 @@ func (c *Conn) writeFrame(op opcode, p []byte) error {
 	}
 	if c.compress(op, p) {
 		bp, f := c.deflatedFrame(op, p)
-		err := c.t.Write(f)
+		err := c.write(f)
 		putFrame(bp)
 		return err
 	}
@@ -198,10 +193,7 @@ func (c *Conn) writeRaw(fin, rsv1 bool, op opcode, p []byte) error {
 	if rsv1 {
 		h[0] |= 0x40
 	}
-	if c.t.tc != nil {
-		return c.t.stage(h, p, c.client, key)
-	}
-	if _, err := c.t.ec.Write(h); err != nil {
+	if _, err := c.ec.Write(h); err != nil {
 		return err
 	}
 	switch {
@@ -209,7 +201,7 @@ func (c *Conn) writeRaw(fin, rsv1 bool, op opcode, p []byte) error {
 	case c.client:
 		return c.writeMasked(key, p)
 	default:
-		if _, err := c.t.ec.Write(p); err != nil {
+		if _, err := c.ec.Write(p); err != nil {
 			return err
 		}
 	}
@@ -221,20 +213,35 @@ func (c *Conn) writeRaw(fin, rsv1 bool, op opcode, p []byte) error {
 // as they are and nothing is allocated.
 const maskChunk = 4 << 10
 
-// writeMasked writes p masked with key to the engine connection (over
-// TLS, stage masks).
+// writeMasked writes p masked with key to the engine connection.
 func (c *Conn) writeMasked(key [4]byte, p []byte) error {
 	var buf [maskChunk]byte
 	for len(p) > 0 {
 		n := copy(buf[:], p)
 		maskBytes(key, 0, buf[:n]) // maskChunk is a multiple of 4: each chunk starts at key[0]
-		if _, err := c.t.ec.Write(buf[:n]); err != nil {
+		if _, err := c.ec.Write(buf[:n]); err != nil {
 			return err
 		}
 		p = p[n:]
 	}
 	return nil
 }
+
+// write writes p, whole frames, on the loop.
+func (c *Conn) write(p []byte) error {
+	_, err := c.ec.Write(p)
+	return err
+}
+
+// engineSide is the engine.Handler of a connection, ws or wss alike: the
+// same struct as Conn, with the engine's callbacks kept off Conn's API.
+type engineSide Conn
+
+func (s *engineSide) OnOpen(ec *engine.Conn)                      { (*Conn)(s).opened(ec) }
+func (s *engineSide) OnData(_ *engine.Conn, b []byte)             { (*Conn)(s).data(b) }
+func (s *engineSide) OnClose(_ *engine.Conn, err error)           { (*Conn)(s).closed(err) }
+func (s *engineSide) OnShutdown(*engine.Conn)                     { (*Conn)(s).shutdown() }
+func (s *engineSide) OnWritabilityChanged(_ *engine.Conn, w bool) { (*Conn)(s).writability(w) }
 
 // appendHeader appends the header of a frame this side sends: a client's
 // is masked with a fresh key, returned for the payload.
@@ -303,7 +310,7 @@ func (c *Conn) asyncFrame(op opcode, p []byte) error {
 	c.amu.Lock()
 	err := ErrClosed
 	if !c.asyncShut {
-		err = c.t.AsyncWrite(b)
+		err = c.ec.AsyncWrite(b)
 	}
 	c.amu.Unlock()
 	putFrame(bp)
@@ -359,7 +366,7 @@ func (c *Conn) Ping(p []byte) error {
 	if len(p) > maxControlPayload {
 		return errControlSize
 	}
-	if !c.t.ec.Loop().InEventLoop() {
+	if !c.ec.Loop().InEventLoop() {
 		return c.asyncFrame(opPing, p)
 	}
 	return c.writeFrame(opPing, p)
@@ -373,8 +380,8 @@ func (c *Conn) Close(code int, reason string) error {
 	if !validCloseCode(code) || len(reason) > maxCloseReason || !utf8.ValidString(reason) {
 		return errCloseArgs
 	}
-	if !c.t.ec.Loop().InEventLoop() {
-		return c.t.ec.Loop().Execute(tasks.Func(func() { c.startClose(code, reason) }))
+	if !c.ec.Loop().InEventLoop() {
+		return c.ec.Loop().Execute(tasks.Func(func() { c.startClose(code, reason) }))
 	}
 	if c.closeSent || c.closeDone {
 		return ErrClosed
@@ -391,7 +398,7 @@ func (c *Conn) startClose(code int, reason string) {
 	}
 	c.closeSent = true
 	c.closeCode, c.closeWhy = code, reason
-	t, err := c.t.ec.Loop().Schedule(tasks.Func(c.closeTimedOut), c.cfg.closeTimeout)
+	t, err := c.ec.Loop().Schedule(tasks.Func(c.closeTimedOut), c.cfg.closeTimeout)
 	if err != nil {
 		c.shut(CloseAbnormal, "", err)
 		return
@@ -410,7 +417,7 @@ func (c *Conn) sendClose() {
 	if c.closeDone || c.queueClose(c.closeCode, c.closeWhy) {
 		return
 	}
-	_, _ = c.t.ec.Loop().Schedule(tasks.Func(c.sendClose), closeRetry)
+	_, _ = c.ec.Loop().Schedule(tasks.Func(c.sendClose), closeRetry)
 }
 
 func (c *Conn) closeTimedOut() {
@@ -436,15 +443,15 @@ func (c *Conn) queueClose(code int, reason string) bool {
 		// The close frame ends the fragmented message unfinished; the
 		// frames held behind it cannot follow it and are dropped (OnClose
 		// reports it: ErrAsyncDropped).
-		c.dropped += c.t.DiscardAsync()
+		c.dropped += c.ec.DiscardAsync()
 		c.wr.end()
-		return c.t.Write(f) == nil
+		return c.write(f) == nil
 	}
 	if c.usedAsync.Load() {
 		// The close frame goes behind the async frames already accepted.
-		return c.t.AsyncWrite(f) == nil
+		return c.ec.AsyncWrite(f) == nil
 	}
-	return c.t.Write(f) == nil
+	return c.write(f) == nil
 }
 
 // shut closes the TCP connection (after what was written is sent) and
@@ -456,9 +463,9 @@ func (c *Conn) shut(code int, reason string, err error) {
 	c.closeDone = true
 	c.closeCode, c.closeWhy, c.closeErr = code, reason, err
 	if err != nil {
-		_ = c.t.CloseWithError(err)
+		_ = c.ec.CloseWithError(err)
 	} else {
-		_ = c.t.Close()
+		_ = c.ec.Close()
 	}
 }
 

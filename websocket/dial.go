@@ -112,7 +112,7 @@ func DialAsync(ctx context.Context, loops engine.Loops, rawURL string, h Handler
 	d := &dialing{h: h, cfg: cfg, req: req, accept: accept, p: tasks.NewPromise[*Conn](l)}
 	var eh engine.Handler = d
 	if tgt.tls != nil {
-		eh = looptls.Client((*tlsDialing)(d), tgt.tls, looptls.WithHandshakeTimeout(cfg.handshakeTimeout))
+		eh = looptls.Client(d, tgt.tls, looptls.WithHandshakeTimeout(cfg.handshakeTimeout))
 	}
 	connected := engine.DialAsync(ctx, l, "tcp", tgt.addr, eh, cfg.connOpts...)
 	connected.AddListener(l, func(f tasks.Future[*engine.Conn]) {
@@ -131,7 +131,7 @@ func DialAsync(ctx context.Context, loops engine.Loops, rawURL string, h Handler
 		// Refused only once the loop has shut down, which closes the
 		// connection and ends the handshake itself.
 		_ = l.Execute(tasks.Func(func() {
-			if d.t.ec == nil && d.ec != nil && !d.finished { // in the TLS handshake: cut it short
+			if d.oc == nil && d.ec != nil && !d.finished { // in the TLS handshake: cut it short
 				_ = d.ec.CloseWithError(err)
 			}
 			d.fail(err)
@@ -237,23 +237,22 @@ func tlsFor(cfg *tls.Config, host string) *tls.Config {
 	return cfg
 }
 
-// dialing is the engine.Handler of a dialed ws:// connection until the
-// answer is checked (tlsDialing is its looptls.Handler for wss://); then
-// the connection is handed to the Conn (SetHandler). Loop only, but for
-// done.
+// dialing is the engine.Handler of a dialed connection (ws:// or, under
+// looptls.Client, wss://) until the answer is checked; then the connection
+// is handed to the Conn (SetHandler). Loop only, but for done.
 type dialing struct {
 	h        Handler
 	cfg      *config
 	req      []byte
 	accept   string
-	t        transport // the connection, once open (TLS: once its handshake is done)
+	oc       *engine.Conn // the connection, once open (TLS: once its handshake is done)
 	timer    tasks.Future[struct{}]
 	finished bool
 	ec       *engine.Conn          // once connected (the TLS handshake may still run)
 	p        *tasks.Promise[*Conn] // the dial's outcome
 }
 
-func (d *dialing) OnOpen(ec *engine.Conn) { d.opened(transport{ec: ec}) }
+func (d *dialing) OnOpen(ec *engine.Conn) { d.opened(ec) }
 
 func (d *dialing) OnData(ec *engine.Conn, b []byte) {
 	if c, end := d.answer(b); c != nil {
@@ -264,40 +263,26 @@ func (d *dialing) OnData(ec *engine.Conn, b []byte) {
 // OnClose: the connection ended before the answer.
 func (d *dialing) OnClose(ec *engine.Conn, err error) { d.fail(err) }
 
-// tlsDialing is dialing as the looptls.Handler of a wss:// connection.
-type tlsDialing dialing
-
-func (d *tlsDialing) OnOpen(tc *looptls.Conn) {
-	(*dialing)(d).opened(transport{ec: tc.Engine(), tc: tc})
-}
-
-func (d *tlsDialing) OnData(tc *looptls.Conn, b []byte) {
-	if c, end := (*dialing)(d).answer(b); c != nil {
-		(*dialing)(d).handOver(c, b[end:], tc.SetHandler((*tlsSide)(c), b[end:]))
-	}
-}
-
-func (d *tlsDialing) OnClose(tc *looptls.Conn, err error) { (*dialing)(d).fail(err) }
-
 // OnHandshakeError implements looptls.HandshakeErrorHandler: the TLS
-// handshake failed (its error wraps looptls.ErrHandshake and crypto/tls's).
-func (d *tlsDialing) OnHandshakeError(ec *engine.Conn, err error) { (*dialing)(d).fail(err) }
+// handshake of a wss:// connection failed (its error wraps
+// looptls.ErrHandshake and crypto/tls's).
+func (d *dialing) OnHandshakeError(ec *engine.Conn, err error) { d.fail(err) }
 
 // opened sends the request on the open connection and starts the wait for
 // the answer.
-func (d *dialing) opened(t transport) {
-	d.t = t
+func (d *dialing) opened(ec *engine.Conn) {
+	d.oc = ec
 	if d.finished { // cancelled before the connection was opened
-		_ = t.Close()
+		_ = ec.Close()
 		return
 	}
-	tm, err := t.ec.Loop().Schedule(tasks.Func(d.timedOut), d.cfg.handshakeTimeout)
+	tm, err := ec.Loop().Schedule(tasks.Func(d.timedOut), d.cfg.handshakeTimeout)
 	if err != nil {
 		d.fail(err)
 		return
 	}
 	d.timer = tm
-	if err := t.Write(d.req); err != nil {
+	if _, err := ec.Write(d.req); err != nil {
 		d.fail(err)
 	}
 	d.req = nil
@@ -321,7 +306,7 @@ func (d *dialing) answer(b []byte) (*Conn, int) {
 		case len(b) >= maxResponseHead:
 			d.fail(&HandshakeError{Reason: fmt.Sprintf("answer head over %d bytes", maxResponseHead)})
 		default:
-			if err := d.t.Keep(b); err != nil {
+			if err := d.oc.Keep(b); err != nil {
 				d.fail(err)
 			}
 		}
@@ -414,8 +399,8 @@ func (d *dialing) fail(err error) {
 	d.finished = true
 	d.stopTimer()
 	d.p.Fail(err)
-	if d.t.ec != nil {
-		_ = d.t.CloseWithError(err)
+	if d.oc != nil {
+		_ = d.oc.CloseWithError(err)
 	}
 }
 

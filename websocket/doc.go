@@ -6,9 +6,9 @@
 // Upgrade answers a handshake from httpserver's fast API (over HTTP or
 // HTTPS); UpgradeHTTP from an http.Handler served by httpserver's adapter
 // (httpserver.NewHTTP, over HTTP or HTTPS); EngineHandler reads it itself
-// on a plain engine listener, and TLSHandler on a TLS one (looptls.Server,
-// or TLSServer, which builds it). Each of them hands the connection to the
-// Handler on its loop, where it stays: no goroutine per connection.
+// on an engine listener, plain or under looptls.Server (TLSServer builds
+// that). Each of them hands the connection to the Handler on its loop,
+// where it stays: no goroutine per connection.
 //
 //	func serve(w *httpserver.Response, r *httpserver.Request) {
 //		if err := websocket.Upgrade(w, r, echo{}); err != nil {
@@ -30,7 +30,7 @@
 // into a loop-native WebSocket, so one http.ServeMux, with its middleware,
 // serves ordinary routes and WebSockets on one port. The handler's
 // goroutine returns to the adapter's pool once the 101 is queued; over
-// ListenTLS the connection stays on its looptls transport (wss):
+// ListenTLS the connection keeps its TLS transport (wss):
 //
 //	mux := http.NewServeMux()
 //	mux.Handle("/", http.FileServer(http.Dir("static")))
@@ -78,10 +78,10 @@
 // # Handshake timeout
 //
 // A client that connects and sends nothing, or trickles its request, is
-// cut on every path: EngineHandler and TLSHandler close a connection whose
-// request head is not whole within WithHandshakeTimeout (default
+// cut on every path: EngineHandler closes a connection whose request head
+// is not whole within WithHandshakeTimeout (default
 // DefaultHandshakeTimeout, 10 s, httpserver's DefaultReadHeaderTimeout),
-// counted from its opening (TLSHandler: from its TLS handshake's end).
+// counted from its opening (over TLS: from its TLS handshake's end).
 // TLSServer bounds the TLS handshake by the same timeout, and then the
 // request head, as net/http bounds both by ReadHeaderTimeout:
 //
@@ -100,8 +100,8 @@
 // Options are checked by the call they are given to: an option for
 // another kind of call (WithConnOptions, WithTLSConfig or WithHeader, which
 // are Dial's, given to a server; an origin option given to Dial) is an
-// error naming it, returned at construction by EngineHandler, TLSHandler,
-// TLSServer and Dial. Upgrade and UpgradeHTTP, called per request, return
+// error naming it, returned at construction by EngineHandler, TLSServer
+// and Dial. Upgrade and UpgradeHTTP, called per request, return
 // it and answer 500, so the mistake shows on the first request and never
 // as a 200.
 //
@@ -141,28 +141,29 @@
 //
 // # wss
 //
-// WebSocket over TLS runs on package looptls: crypto/tls's records are
-// decrypted and encrypted on the connection's loop, and the frames ride on
-// the looptls connection exactly as they do on the engine connection for
-// ws (the same code: a Conn writes to either), so a wss connection costs
-// no goroutine either once its TLS handshake (on one of the loop's kept goroutines)
-// is done. Upgrade over httpserver's ListenTLS hands the connection over
-// with Response.UpgradeTLS, UpgradeHTTP with httpserver.UpgradeTLS;
-// TLSHandler serves a looptls listener (TLSServer builds it, bounding the
-// TLS handshake by WithHandshakeTimeout):
+// WebSocket over TLS runs on package looptls, the engine connection's
+// transport: crypto/tls's records are decrypted and encrypted on the
+// connection's loop, and the frames are read and written exactly as for
+// ws (the same code, the same *engine.Conn), so a wss connection costs no
+// goroutine either once its TLS handshake (on one of the loop's kept
+// goroutines) is done. Upgrade and UpgradeHTTP over httpserver's ListenTLS
+// hand the connection over as over ListenTLS's plain sibling;
+// EngineHandler serves a looptls listener (TLSServer builds it, bounding
+// the TLS handshake by WithHandshakeTimeout):
 //
-//	wh, err := websocket.TLSHandler(h)
+//	wh, err := websocket.EngineHandler(h)
 //	ln, err := engine.Listen(loop, "tcp", ":8443", looptls.Server(wh, tlsConfig))
 //
-// Conn.TLSConn gives the TLS connection (ConnectionState: peer
-// certificates, ALPN, SNI). The watermarks and the slow-consumer policy
-// count ciphertext waiting for the socket. Every close sends close_notify
-// after the close frame (a failed connection's too; not CloseSlow's drop,
-// which aborts), and the loop's shutdown after its 1001. A frame's header
-// and payload reach crypto/tls in one write, 16 KiB at a time (a small
-// frame is one record, not two); the only steady-state allocations are
-// crypto/tls's own (BenchmarkDialEchoTLS128).
-// A broadcast (Hub) is encrypted per wss member.
+// looptls.State(c.Conn()) gives the TLS state (peer certificates, ALPN,
+// SNI). The watermarks and the slow-consumer policy count what waits for
+// the socket. Every close sends close_notify after the close frame (a
+// failed connection's too; not CloseSlow's drop, which aborts), and the
+// loop's shutdown after its 1001. What a connection writes in one loop
+// iteration (a frame's header and payload, several frames) is encrypted
+// together, so a small frame is one record, not two; the only
+// steady-state allocations are crypto/tls's own
+// (BenchmarkDialEchoTLS128). A broadcast (Hub) is encrypted per wss
+// member.
 //
 // # Client
 //

@@ -135,7 +135,7 @@ func (f fastRequest) values(name string, fn func([]byte) bool) bool {
 
 // Upgrade checks r is a WebSocket opening handshake (RFC 6455 §4.2.1)
 // and answers 101, handing the connection to h on this loop (no goroutine;
-// see httpserver.Response.Upgrade, and UpgradeTLS over HTTPS: wss). A
+// see httpserver.Response.Upgrade; over HTTPS, wss). A
 // request that is not one is answered with 400, 403 (an Origin the policy
 // refuses: by default any other host than the request's; see
 // WithAllowedOrigins), 405 (not GET) or 426 (another Sec-WebSocket-Version,
@@ -177,12 +177,7 @@ func Upgrade(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...O
 	if a.deflate {
 		w.AddHeader("Sec-WebSocket-Extensions", extensionAnswer)
 	}
-	if r.TLS() != nil {
-		err = w.UpgradeTLS("websocket", (*tlsSide)(c)) // wss: the frames ride on the TLS connection
-	} else {
-		err = w.Upgrade("websocket", (*engineSide)(c))
-	}
-	if err != nil {
+	if err := w.Upgrade("websocket", (*engineSide)(c)); err != nil { // wss too: TLS is the connection's transport
 		w.SetStatus(http.StatusBadRequest)
 		return fmt.Errorf("%w: %w", ErrHandshake, err)
 	}

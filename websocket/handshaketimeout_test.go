@@ -237,8 +237,6 @@ func TestHandshakeTimeoutDefault(t *testing.T) {
 	require.Equal(t, httpserver.DefaultReadHeaderTimeout, websocket.DefaultHandshakeTimeout)
 	_, err := websocket.EngineHandler(silentEcho{}, websocket.WithHandshakeTimeout(time.Second))
 	require.NoError(t, err)
-	_, err = websocket.TLSHandler(silentEcho{}, websocket.WithHandshakeTimeout(time.Second))
-	require.NoError(t, err)
 	_, err = websocket.EngineHandler(silentEcho{}, websocket.WithHandshakeTimeout(0))
 	require.ErrorContains(t, err, "handshake timeout 0s")
 }

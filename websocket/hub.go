@@ -221,7 +221,7 @@ type hubMember struct {
 // added, and a member leaves by itself when it closes (before its OnClose).
 // Adding a member twice has no effect.
 func (h *Hub) Add(c *Conn) {
-	l := c.t.ec.Loop()
+	l := c.ec.Loop()
 	if !l.InEventLoop() {
 		_ = l.Execute(tasks.Func(func() { h.Add(c) })) // fails only when the loop is gone, and c with it
 		return
@@ -243,7 +243,7 @@ func (h *Hub) Add(c *Conn) {
 	if c.deflate {
 		h.deflated.Add(1)
 	}
-	if !c.t.ec.Writable() {
+	if !c.ec.Writable() {
 		hl.writability(m, false) // already over its high watermark
 	}
 }
@@ -252,7 +252,7 @@ func (h *Hub) Add(c *Conn) {
 // Call it on c's loop (OnClose, OnMessage...); off the loop it hands
 // itself to the loop. A member whose reads the hub paused has them resumed.
 func (h *Hub) Remove(c *Conn) {
-	l := c.t.ec.Loop()
+	l := c.ec.Loop()
 	if !l.InEventLoop() {
 		_ = l.Execute(tasks.Func(func() { h.Remove(c) }))
 		return

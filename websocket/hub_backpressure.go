@@ -127,14 +127,14 @@ func (r *hubResume) Run() {
 func (c *Conn) hubPause() {
 	c.hubPauses++
 	if c.hubPauses == 1 && !c.paused {
-		c.t.PauseRead()
+		c.ec.PauseRead()
 	}
 }
 
 func (c *Conn) hubResume() {
 	c.hubPauses--
 	if c.hubPauses == 0 && !c.paused {
-		c.t.ResumeRead()
+		c.ec.ResumeRead()
 	}
 }
 

@@ -227,7 +227,7 @@ func (hl *hubLoop) deliver(f *hubFrame) (dropped int) {
 			_ = c.writeFrame(f.op, f.plain[f.hdr:])
 			continue
 		}
-		_ = c.t.Write(f.frameFor(c)) // fails only once closing: nothing to deliver
+		_ = c.write(f.frameFor(c)) // fails only once closing: nothing to deliver
 	}
 	return dropped
 }
@@ -248,7 +248,7 @@ func (c *Conn) holdFrame(f *hubFrame) error {
 		return c.asyncFrame(f.op, f.plain[f.hdr:])
 	}
 	c.usedAsync.Store(true) // the close frame goes behind it
-	return c.t.AsyncWrite(f.frameFor(c))
+	return c.ec.AsyncWrite(f.frameFor(c))
 }
 
 // compact closes the holes Remove left during a delivery.

@@ -66,23 +66,23 @@ var ErrHandshakeTimeout = fmt.Errorf("websocket: opening handshake timed out: %w
 // pending is a listener's connection until its handshake is answered: the
 // timer that closes it when the head is late.
 type pending struct {
-	t     transport
+	ec    *engine.Conn
 	timer tasks.Future[struct{}]
 }
 
 // Run is the handshake timeout.
 func (p *pending) Run() {
 	p.timer = nil
-	_ = p.t.CloseWithError(ErrHandshakeTimeout)
+	_ = p.ec.CloseWithError(ErrHandshakeTimeout)
 }
 
 // start arms the handshake timeout; the loop is shutting down when it
 // cannot, and the connection is closed.
-func (s *handshaker) start(t transport) *pending {
-	p := &pending{t: t}
-	tm, err := t.ec.Loop().Schedule(p, s.cfg.handshakeTimeout)
+func (s *handshaker) start(ec *engine.Conn) *pending {
+	p := &pending{ec: ec}
+	tm, err := ec.Loop().Schedule(p, s.cfg.handshakeTimeout)
 	if err != nil {
-		_ = t.CloseWithError(err)
+		_ = ec.CloseWithError(err)
 		return nil
 	}
 	p.timer = tm
@@ -98,7 +98,7 @@ func (p *pending) stop() {
 }
 
 func (s *handshaker) OnOpen(ec *engine.Conn) {
-	if p := s.start(transport{ec: ec}); p != nil {
+	if p := s.start(ec); p != nil {
 		ec.SetValue(p)
 	}
 }
@@ -106,7 +106,7 @@ func (s *handshaker) OnOpen(ec *engine.Conn) {
 // OnData reads the handshake and hands the connection to its Conn.
 func (s *handshaker) OnData(ec *engine.Conn, b []byte) {
 	p, _ := ec.Value().(*pending)
-	c, end, done := s.read(transport{ec: ec}, b)
+	c, end, done := s.read(ec, b)
 	if !done {
 		return
 	}
@@ -125,30 +125,13 @@ func (s *handshaker) OnClose(ec *engine.Conn, err error) {
 	p.stop()
 }
 
-// TLSHandler is EngineHandler for wss: the looptls.Handler that reads each
-// TLS connection's opening handshake, in plaintext on the loop, and hands
-// the connection to h there, its records staying on the loop. The
-// handshake timeout counts from the TLS handshake's end; the TLS handshake
-// has looptls.WithHandshakeTimeout's (TLSServer sets both at once).
-//
-//	wh, err := websocket.TLSHandler(chat)
-//	if err != nil {
-//		log.Fatal(err)
-//	}
-//	ln, err := engine.Listen(loop, "tcp", ":8443", looptls.Server(wh, tlsConfig))
-func TLSHandler(h Handler, opts ...Option) (looptls.Handler, error) {
-	s, err := newHandshaker("TLSHandler", h, opts)
-	if err != nil {
-		return nil, err
-	}
-	return (*tlsHandshaker)(s), nil
-}
-
-// TLSServer is looptls.Server over TLSHandler: the engine.Handler of a wss
-// listener, whose TLS handshake and then WebSocket request head are each
-// bounded by WithHandshakeTimeout (as net/http bounds a TLS handshake and
-// then the request head by ReadHeaderTimeout), so one option cuts a
+// TLSServer is looptls.Server over EngineHandler: the engine.Handler of a
+// wss listener, whose TLS handshake and then WebSocket request head are
+// each bounded by WithHandshakeTimeout (as net/http bounds a TLS handshake
+// and then the request head by ReadHeaderTimeout), so one option cuts a
 // client that stalls at either. cfg is used as looptls.Server uses it.
+// EngineHandler under looptls.Server serves wss too, with looptls's own
+// handshake timeout.
 //
 //	h, err := websocket.TLSServer(chat, tlsConfig, websocket.WithHandshakeTimeout(5*time.Second))
 //	ln, err := engine.Listen(loop, "tcp", ":8443", h)
@@ -160,68 +143,39 @@ func TLSServer(h Handler, cfg *tls.Config, opts ...Option) (engine.Handler, erro
 	if cfg == nil {
 		return nil, errors.New("websocket: TLSServer needs a TLS configuration (nil)")
 	}
-	return looptls.Server((*tlsHandshaker)(s), cfg, looptls.WithHandshakeTimeout(s.cfg.handshakeTimeout)), nil
-}
-
-// tlsHandshaker is the handshaker as a looptls.Handler.
-type tlsHandshaker handshaker
-
-func (s *tlsHandshaker) OnOpen(tc *looptls.Conn) {
-	if p := (*handshaker)(s).start(transport{ec: tc.Engine(), tc: tc}); p != nil {
-		tc.SetValue(p)
-	}
-}
-
-func (s *tlsHandshaker) OnData(tc *looptls.Conn, b []byte) {
-	p, _ := tc.Value().(*pending)
-	c, end, done := (*handshaker)(s).read(transport{ec: tc.Engine(), tc: tc}, b)
-	if !done {
-		return
-	}
-	p.stop()
-	tc.SetValue(nil)
-	if c != nil {
-		if err := tc.SetHandler((*tlsSide)(c), b[end:]); err != nil {
-			_ = tc.CloseWithError(err)
-		}
-	}
-}
-
-func (s *tlsHandshaker) OnClose(tc *looptls.Conn, err error) {
-	p, _ := tc.Value().(*pending)
-	p.stop()
+	return looptls.Server(s, cfg, looptls.WithHandshakeTimeout(s.cfg.handshakeTimeout)), nil
 }
 
 // read waits for the whole request head, then answers it: done once it is
 // answered (or the connection failed), and then, on a valid handshake, the
 // Conn to hand the connection to and where the bytes behind the head start
 // (nil when refused and closing).
-func (s *handshaker) read(t transport, b []byte) (c *Conn, end int, done bool) {
+func (s *handshaker) read(ec *engine.Conn, b []byte) (c *Conn, end int, done bool) {
 	end = bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 {
 		if len(b) >= maxRequestHead {
-			s.refuse(t, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
+			s.refuse(ec, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
 			return nil, 0, true
 		}
-		if err := t.Keep(b); err != nil {
-			_ = t.CloseWithError(err)
+		if err := ec.Keep(b); err != nil {
+			_ = ec.CloseWithError(err)
 			return nil, 0, true
 		}
 		return nil, 0, false
 	}
 	end += 4
 	if end > maxRequestHead {
-		s.refuse(t, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
+		s.refuse(ec, &refusal{status: http.StatusRequestHeaderFieldsTooLarge, why: "request head too large"})
 		return nil, 0, true
 	}
 	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:end])))
 	if err != nil {
-		s.refuse(t, &refusal{status: http.StatusBadRequest, why: "malformed request"})
+		s.refuse(ec, &refusal{status: http.StatusBadRequest, why: "malformed request"})
 		return nil, 0, true
 	}
 	a, ref := check(stdRequest{req}, s.cfg)
 	if ref != nil {
-		s.refuse(t, ref)
+		s.refuse(ec, ref)
 		return nil, 0, true
 	}
 	out := append([]byte(nil), "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
@@ -234,14 +188,14 @@ func (s *handshaker) read(t transport, b []byte) (c *Conn, end int, done bool) {
 		out = append(out, "\r\nSec-WebSocket-Extensions: "+extensionAnswer...)
 	}
 	out = append(out, "\r\n\r\n"...)
-	if err := t.Write(out); err != nil {
+	if _, err := ec.Write(out); err != nil {
 		return nil, 0, true
 	}
 	return &Conn{h: s.h, cfg: s.cfg, subprotocol: a.subprotocol, deflate: a.deflate}, end, true
 }
 
 // refuse answers an error status and closes the connection.
-func (s *handshaker) refuse(t transport, ref *refusal) {
+func (s *handshaker) refuse(ec *engine.Conn, ref *refusal) {
 	body := ref.why + "\n"
 	out := append([]byte(nil), "HTTP/1.1 "...)
 	out = strconv.AppendInt(out, int64(ref.status), 10)
@@ -257,8 +211,8 @@ func (s *handshaker) refuse(t transport, ref *refusal) {
 	}
 	out = append(out, "\r\n\r\n"...)
 	out = append(out, body...)
-	_ = t.Write(out)
-	_ = t.CloseWithError(ref)
+	_, _ = ec.Write(out)
+	_ = ec.CloseWithError(ref)
 }
 
 // stdRequest is a parsed net/http request as a handshakeRequest.

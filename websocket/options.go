@@ -11,9 +11,9 @@ import (
 	"github.com/ringloop/ringloop/engine"
 )
 
-// Option configures Upgrade, UpgradeHTTP, EngineHandler, TLSHandler,
-// TLSServer or Dial. Most apply to every one of them; the origin options are
-// the servers' only, WithHeader, WithConnOptions and WithTLSConfig Dial's
+// Option configures Upgrade, UpgradeHTTP, EngineHandler, TLSServer or
+// Dial. Most apply to every one of them; the origin options are the
+// servers' only, WithHeader, WithConnOptions and WithTLSConfig Dial's
 // only, and WithHandshakeTimeout is for the calls that read or wait for a
 // handshake themselves (Dial and the listener handlers: Upgrade's request
 // head is read by httpserver, under its Timeouts.ReadHeader). A call given
@@ -45,7 +45,7 @@ const (
 	DefaultMaxMessageSize = 16 << 20
 	DefaultCloseTimeout   = 5 * time.Second
 	// DefaultHandshakeTimeout bounds Dial's wait for the 101 answer once
-	// connected, and on a listener (EngineHandler, TLSHandler, TLSServer)
+	// connected, and on a listener (EngineHandler, TLSServer)
 	// the wait for a connection's whole request head: as
 	// httpserver.DefaultReadHeaderTimeout, which bounds it behind Upgrade
 	// and UpgradeHTTP.
@@ -80,7 +80,7 @@ type site uint8
 
 const (
 	siteDial     site = 1 << iota // Dial, DialAsync
-	siteListener                  // EngineHandler, TLSHandler, TLSServer
+	siteListener                  // EngineHandler, TLSServer
 	siteUpgrade                   // Upgrade, UpgradeHTTP
 
 	siteServers = siteListener | siteUpgrade
@@ -123,9 +123,9 @@ func whereTaken(sites site) string {
 	case siteDial:
 		return "it is a Dial option (a server's connections take the listener's settings)"
 	case siteServers:
-		return "it is a server option (Upgrade, UpgradeHTTP, EngineHandler, TLSHandler, TLSServer)"
+		return "it is a server option (Upgrade, UpgradeHTTP, EngineHandler, TLSServer)"
 	case siteDial | siteListener:
-		return "it is for Dial, EngineHandler, TLSHandler and TLSServer; behind Upgrade and UpgradeHTTP the HTTP server reads the request head, bounded by its Timeouts.ReadHeader"
+		return "it is for Dial, EngineHandler and TLSServer; behind Upgrade and UpgradeHTTP the HTTP server reads the request head, bounded by its Timeouts.ReadHeader"
 	}
 	return "not taken here"
 }
@@ -209,7 +209,7 @@ func WithCompression(on bool) Option {
 // WithHandshakeTimeout bounds a handshake (default DefaultHandshakeTimeout).
 // On Dial it is the wait for the server's answer once the TCP connection
 // is up (and the TLS handshake's, for wss); Dial's context bounds the whole
-// of it as well. On EngineHandler and TLSHandler it is the time from a
+// of it as well. On EngineHandler and TLSServer it is the time from a
 // connection's opening (over TLS: from its TLS handshake's end) to the end
 // of its request head: a client that sends nothing, or trickles its
 // request, is closed without an answer once it passes, as net/http's

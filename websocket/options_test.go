@@ -28,7 +28,7 @@ var dialOnly = []struct {
 	{"WithHeader", websocket.WithHeader(http.Header{"Authorization": {"Bearer x"}})},
 }
 
-// TestListenerOptionsChecked: EngineHandler, TLSHandler and TLSServer
+// TestListenerOptionsChecked: EngineHandler and TLSServer
 // refuse a Dial-only option at construction, naming it and why, and a nil
 // handler, Option or TLS configuration.
 func TestListenerOptionsChecked(t *testing.T) {
@@ -36,10 +36,6 @@ func TestListenerOptionsChecked(t *testing.T) {
 	builders := map[string]func(h websocket.Handler, opts ...websocket.Option) error{
 		"EngineHandler": func(h websocket.Handler, opts ...websocket.Option) error {
 			_, err := websocket.EngineHandler(h, opts...)
-			return err
-		},
-		"TLSHandler": func(h websocket.Handler, opts ...websocket.Option) error {
-			_, err := websocket.TLSHandler(h, opts...)
 			return err
 		},
 		"TLSServer": func(h websocket.Handler, opts ...websocket.Option) error {

@@ -53,7 +53,7 @@ var upgradePaths = []upgradePath{
 	{"Upgrade", false, serveFast},
 	{"Upgrade-TLS", true, serveFast},
 	{"EngineHandler", false, serveEngine},
-	{"TLSServer", true, serveEngine}, // TLSHandler under looptls.Server
+	{"TLSServer", true, serveEngine}, // EngineHandler under looptls.Server
 	{"UpgradeHTTP", false, serveAdapter(false)},
 	{"UpgradeHTTP-TLS", true, serveAdapter(false)},
 	{"UpgradeHTTP-inline", false, serveAdapter(true)},

@@ -13,11 +13,11 @@ import (
 // messages: a large message's buffer is given back.
 const maxIdleMessage = 64 << 10
 
-// opened starts a connection on its transport.
-func (c *Conn) opened(t transport) {
-	c.t = t
+// opened starts a connection on its engine connection.
+func (c *Conn) opened(ec *engine.Conn) {
+	c.ec = ec
 	if d := c.cfg.pingInterval; d > 0 {
-		if t, err := c.t.ec.Loop().ScheduleAtFixedRate(tasks.Func(c.keepalive), d, d); err == nil {
+		if t, err := c.ec.Loop().ScheduleAtFixedRate(tasks.Func(c.keepalive), d, d); err == nil {
 			c.pingTimer = t
 		}
 	}
@@ -45,11 +45,11 @@ func (c *Conn) data(b []byte) {
 	c.pingOut = false
 	overLimit := false
 	for len(b) > 0 && !c.closeDone {
-		if !overLimit && !c.t.Reading() {
+		if !overLimit && !c.ec.Reading() {
 			// Paused: the rest waits for ResumeRead, unless it is more
 			// than the engine keeps (bytes that arrived while the pause
 			// took effect), which is parsed now rather than lost.
-			if c.t.Keep(b) == nil {
+			if c.ec.Keep(b) == nil {
 				return
 			}
 			overLimit = true
@@ -96,7 +96,7 @@ func (c *Conn) data(b []byte) {
 		}
 	}
 	if len(b) > 0 && !c.closeDone {
-		if err := c.t.Keep(b); err != nil {
+		if err := c.ec.Keep(b); err != nil {
 			c.fail(fmt.Errorf("websocket: %d bytes unread: %w", len(b), err))
 		}
 	}
@@ -299,11 +299,11 @@ func (c *Conn) writability(writable bool) {
 		c.dropSlow()
 	case !writable && !c.paused:
 		c.paused = true
-		c.t.PauseRead()
+		c.ec.PauseRead()
 	case writable && c.paused:
 		c.paused = false
 		if c.hubPauses == 0 { // else a hub holds its reads: it resumes them
-			c.t.ResumeRead()
+			c.ec.ResumeRead()
 		}
 	}
 	if len(c.hubs) > 0 {
@@ -323,5 +323,5 @@ func (c *Conn) dropSlow() {
 	}
 	c.closeDone = true
 	c.closeCode, c.closeWhy, c.closeErr = ClosePolicyViolation, "slow consumer", ErrSlowConsumer
-	_ = c.t.Abort()
+	_ = c.ec.Abort()
 }

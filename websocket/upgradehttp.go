@@ -71,12 +71,7 @@ func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, opts ...Opti
 	if a.deflate {
 		hdr.Set("Sec-WebSocket-Extensions", extensionAnswer)
 	}
-	if r.TLS != nil {
-		err = httpserver.UpgradeTLS(w, "websocket", (*tlsSide)(c)) // wss: the frames ride on the TLS connection
-	} else {
-		err = httpserver.Upgrade(w, "websocket", (*engineSide)(c))
-	}
-	if err != nil {
+	if err := httpserver.Upgrade(w, "websocket", (*engineSide)(c)); err != nil { // wss too: TLS is the connection's transport
 		// Not handed over (a body still arriving, the connection gone):
 		// the handler's return must not answer 200 with an accept key.
 		hdr.Del("Sec-WebSocket-Accept")

@@ -72,7 +72,7 @@ func (c *Conn) NextWriter(kind MessageKind) (*MessageWriter, error) {
 	switch {
 	case kind != Text && kind != Binary:
 		return nil, errBadKind
-	case !c.t.ec.Loop().InEventLoop():
+	case !c.ec.Loop().InEventLoop():
 		return nil, errWriterOffLoop
 	case c.closeSent || c.closeDone || c.ended:
 		return nil, ErrClosed
@@ -86,7 +86,7 @@ func (c *Conn) NextWriter(kind MessageKind) (*MessageWriter, error) {
 		d.fw.Reset(&d.buf)
 		c.wr.d = d
 	}
-	c.t.HoldAsync()
+	c.ec.HoldAsync()
 	return &c.wr, nil
 }
 
@@ -133,7 +133,7 @@ func (w *MessageWriter) usable() error {
 	switch {
 	case c == nil:
 		return errWriterDone
-	case !c.t.ec.Loop().InEventLoop():
+	case !c.ec.Loop().InEventLoop():
 		return errWriterOffLoop
 	case c.closeSent || c.closeDone:
 		return ErrClosed
@@ -181,5 +181,5 @@ func (w *MessageWriter) end() {
 		}
 		deflaters.Put(d)
 	}
-	w.c.t.ReleaseAsync()
+	w.c.ec.ReleaseAsync()
 }

@@ -384,7 +384,8 @@ func openMore(errs chan error) *scripted {
 	})
 }
 
-// TestNextWriterWSS: over wss (the frames held by looptls's async writes)
+// TestNextWriterWSS: over wss (the frames held by the engine connection's
+// async writes, encrypted when released)
 // gorilla reads the fragmented messages, compressed, and an
 // AsyncWriteMessage sent during an open message whole after it.
 func TestNextWriterWSS(t *testing.T) {

@@ -162,7 +162,7 @@ func TestWSSGorillaEcho(t *testing.T) {
 		addr := serveTLS(t, c, p, e, nil)
 		ws, raw := dialGorillaTLS(t, p, addr, false)
 		st := <-e.states
-		require.NotNil(t, st, "TLSConn is the looptls connection")
+		require.NotNil(t, st, "looptls.State tells the TLS state")
 		require.True(t, st.HandshakeComplete)
 		echoGorilla(t, ws)
 
@@ -197,8 +197,7 @@ type tlsEcho struct {
 
 func (e *tlsEcho) OnOpen(c *websocket.Conn) {
 	var st *tls.ConnectionState
-	if tc := c.TLSConn(); tc != nil {
-		s := tc.ConnectionState()
+	if s, ok := looptls.State(c.Conn()); ok {
 		st = &s
 	}
 	e.states <- st
@@ -231,15 +230,15 @@ func TestWSSCompressionGorilla(t *testing.T) {
 	})
 }
 
-// TestWSSTLSHandler: TLSHandler on a plain engine listener behind
+// TestWSSEngineHandler: EngineHandler on an engine listener behind
 // looptls.Server reads the handshake itself; the first frame sent right
 // behind the request is served, and gorilla's client echoes over it.
-func TestWSSTLSHandler(t *testing.T) {
+func TestWSSEngineHandler(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		e := newEcho()
-		wh, err := websocket.TLSHandler(e, websocket.WithCompression(true))
+		wh, err := websocket.EngineHandler(e, websocket.WithCompression(true))
 		require.NoError(t, err)
 		loop := newLoop(t, c)
 		ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", looptls.Server(wh, serverTLS(t, p)))
@@ -303,11 +302,12 @@ func TestWSSDial(t *testing.T) {
 			cl := newClient()
 			ws := dial(t, loop, "wss://"+addr+"/echo", cl, wssClient(p), websocket.WithCompression(comp))
 			require.Equal(t, comp, websocket.Deflate(ws))
-			require.NotNil(t, ws.TLSConn())
+			st, ok := looptls.State(ws.Conn())
+			require.True(t, ok)
 			// Verified against 127.0.0.1, the URL's host: crypto/tls refuses a
 			// client configuration with neither ServerName nor
 			// InsecureSkipVerify.
-			require.NotEmpty(t, ws.TLSConn().ConnectionState().VerifiedChains)
+			require.NotEmpty(t, st.VerifiedChains)
 			for i, n := range echoSizes {
 				kind := websocket.Binary
 				if i%2 == 0 {
@@ -446,12 +446,12 @@ func TestWSSIdleGoroutines(t *testing.T) {
 
 // TestWSSShutdownGoingAway: when the loop shuts down, a wss client reads
 // what OnShutdown sent, then the 1001 close frame, then close_notify;
-// behind Upgrade (ListenTLS) and behind TLSHandler. OnClose gets 1001 and
+// behind Upgrade (ListenTLS) and behind EngineHandler. OnClose gets 1001 and
 // engine.ErrShutdown.
 func TestWSSShutdownGoingAway(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		for _, via := range []string{"Upgrade", "TLSHandler"} {
+		for _, via := range []string{"Upgrade", "EngineHandler"} {
 			t.Run(via, func(t *testing.T) {
 				testenv.CheckLeaks(t)
 				e := newEcho()
@@ -459,8 +459,8 @@ func TestWSSShutdownGoingAway(t *testing.T) {
 				loop, err := engine.New(c.Options()...)
 				require.NoError(t, err)
 				var addr string
-				if via == "TLSHandler" {
-					wh, err := websocket.TLSHandler(h)
+				if via == "EngineHandler" {
+					wh, err := websocket.EngineHandler(h)
 					require.NoError(t, err)
 					ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", looptls.Server(wh, serverTLS(t, p)))
 					require.NoError(t, err)

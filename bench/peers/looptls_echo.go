@@ -13,9 +13,9 @@ func init() {
 // loopTLSEcho echoes the plaintext it receives, on the loop.
 type loopTLSEcho struct{}
 
-func (loopTLSEcho) OnOpen(*looptls.Conn)             {}
-func (loopTLSEcho) OnData(c *looptls.Conn, b []byte) { _, _ = c.Write(b) }
-func (loopTLSEcho) OnClose(*looptls.Conn, error)     {}
+func (loopTLSEcho) OnOpen(*engine.Conn)             {}
+func (loopTLSEcho) OnData(c *engine.Conn, b []byte) { _, _ = c.Write(b) }
+func (loopTLSEcho) OnClose(*engine.Conn, error)     {}
 
 func startLoopTLSEcho(b engine.Backend, c Config) (Server, error) {
 	cfg, err := TLSServerConfig()
