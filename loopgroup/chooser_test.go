@@ -38,11 +38,15 @@ func TestRoundRobinConcurrent(t *testing.T) {
 		require.NoError(t, err)
 		const per = 3000
 		counts := make([]atomic.Int64, n)
+		index := map[*engine.Loop]int{}
+		for i, l := range g.Loops() {
+			index[l] = i
+		}
 		done := make(chan struct{})
 		for range 4 {
 			go func() {
 				for range per * n / 4 {
-					counts[g.Index(g.Next())].Add(1)
+					counts[index[g.Next()]].Add(1)
 				}
 				done <- struct{}{}
 			}()
@@ -76,7 +80,7 @@ func TestLeastConnectionsSkew(t *testing.T) {
 		}
 		defer func() { closeAll(conns) }()
 		assert.Equal(t, []int{4, 4}, h.perLoop(g))
-		assert.Equal(t, []int{4, 4}, []int{g.Connections(0), g.Connections(1)})
+		assert.Equal(t, []int{4, 4}, []int{g.Connections(g.Loops()[0]), g.Connections(g.Loops()[1])})
 
 		// Close three connections served by loop 0: the skew.
 		closed := 0
@@ -88,12 +92,12 @@ func TestLeastConnectionsSkew(t *testing.T) {
 			}
 		}
 		require.Equal(t, 3, closed)
-		testenv.Eventually(t, 5*time.Second, "closes counted", func() bool { return g.Connections(0) == 1 })
+		testenv.Eventually(t, 5*time.Second, "closes counted", func() bool { return g.Connections(g.Loops()[0]) == 1 })
 
 		for i := range 3 {
 			conns = append(conns, echoOnce(t, addr, 100+i))
 		}
-		assert.Equal(t, []int{4, 4}, []int{g.Connections(0), g.Connections(1)}, "the new ones filled loop 0")
+		assert.Equal(t, []int{4, 4}, []int{g.Connections(g.Loops()[0]), g.Connections(g.Loops()[1])}, "the new ones filled loop 0")
 		assert.Equal(t, []int{7, 4}, h.perLoop(g), "opened per loop in total")
 	})
 }

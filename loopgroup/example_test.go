@@ -43,8 +43,8 @@ func Example() {
 		io.ReadFull(c, buf) // echoed: the connection is served
 		clients = append(clients, c)
 	}
-	for i, l := range workers.Loops() {
-		fmt.Printf("%s serves %d connections\n", l.Name(), workers.Connections(i))
+	for _, l := range workers.Loops() {
+		fmt.Printf("%s serves %d connections\n", l.Name(), workers.Connections(l))
 	}
 	for _, c := range clients {
 		c.Close()

@@ -139,8 +139,9 @@ func groupOf(l *engine.Loop) *Group {
 // its length is the group's executorCount).
 func (g *Group) Loops() []*engine.Loop { return append([]*engine.Loop(nil), g.loops...) }
 
-// Index returns l's index in the group, or -1 if l is not one of its loops.
-func (g *Group) Index(l *engine.Loop) int {
+// indexOf returns l's index in the group, or -1 if l is not one of its
+// loops.
+func (g *Group) indexOf(l *engine.Loop) int {
 	if i, ok := g.index[l]; ok {
 		return i
 	}
@@ -148,9 +149,14 @@ func (g *Group) Index(l *engine.Loop) int {
 }
 
 // Connections returns how many connections the group's servers and Dial have
-// placed on loop i and not closed yet, hand-offs in flight included (the
-// least-connections chooser reads it).
-func (g *Group) Connections(i int) int { return int(g.load[i].n.Load()) }
+// placed on loop l and not closed yet, hand-offs in flight included (the
+// least-connections chooser reads it); 0 for a loop of another group.
+func (g *Group) Connections(l *engine.Loop) int {
+	if i := g.indexOf(l); i >= 0 {
+		return int(g.load[i].n.Load())
+	}
+	return 0
+}
 
 func (g *Group) addLoad(l *engine.Loop, d int64) {
 	if i, ok := g.index[l]; ok {

@@ -32,14 +32,14 @@ func TestNewDefaultsAndAccessors(t *testing.T) {
 		loops[0] = nil // a copy: the group is unaffected
 		for i, l := range g.Loops() {
 			assert.NotNil(t, l)
-			assert.Equal(t, i, g.Index(l))
+			assert.Equal(t, 0, g.Connections(l))
 			assert.Equal(t, fmt.Sprintf("io-%d", i), l.Name())
 			assert.Equal(t, engine.NotStarted, l.State(), "loops start lazily")
 		}
 		other, err := engine.New(c.Options()...)
 		require.NoError(t, err)
 		defer other.Close()
-		assert.Equal(t, -1, g.Index(other))
+		assert.Equal(t, 0, g.Connections(other))
 		assert.False(t, g.InEventLoop())
 	})
 }

@@ -78,8 +78,8 @@ func TestHandoffDuringWorkerShutdown(t *testing.T) {
 		require.NoError(t, workers.Shutdown(ctx))
 		// Every connection a worker was chosen for was served and closed,
 		// or refused: none is still counted against a loop.
-		for i := range len(workers.Loops()) {
-			assert.Zero(t, workers.Connections(i), "loop %d's connection count", i)
+		for _, l := range workers.Loops() {
+			assert.Zero(t, workers.Connections(l), "%s's connection count", l.Name())
 		}
 	})
 }

@@ -53,12 +53,12 @@ func TestMainSubHandoff(t *testing.T) {
 					assert.Equal(t, engine.HandoffStats{Task: uint64(n)}, st)
 				}
 				assert.Equal(t, n, s.Connections())
-				assert.Equal(t, n/2, workers.Connections(0))
-				assert.Equal(t, n/2, workers.Connections(1))
+				assert.Equal(t, n/2, workers.Connections(workers.Loops()[0]))
+				assert.Equal(t, n/2, workers.Connections(workers.Loops()[1]))
 				closeAll(conns)
 				shutdownServer(t, s)
 				assert.Equal(t, 0, s.Connections())
-				assert.Equal(t, 0, workers.Connections(0)+workers.Connections(1))
+				assert.Equal(t, 0, workers.Connections(workers.Loops()[0])+workers.Connections(workers.Loops()[1]))
 			})
 		}
 	})
@@ -155,7 +155,7 @@ func TestListenerPerLoop(t *testing.T) {
 		// 64 connections hashed over two sockets: all on one has odds 2^-63.
 		assert.Positive(t, per[0])
 		assert.Positive(t, per[1])
-		assert.Equal(t, per, []int{g.Connections(0), g.Connections(1)})
+		assert.Equal(t, per, []int{g.Connections(g.Loops()[0]), g.Connections(g.Loops()[1])})
 		for _, ln := range lns {
 			st := ln.HandoffStats()
 			assert.Zero(t, st.Task+st.MsgRing, "no hand-off")
@@ -285,7 +285,7 @@ func TestServerClose(t *testing.T) {
 		defer closeAll(conns)
 		require.NoError(t, s.Close())
 		assert.Equal(t, 5, h.closedCount())
-		assert.Equal(t, 0, g.Connections(0)+g.Connections(1))
+		assert.Equal(t, 0, g.Connections(g.Loops()[0])+g.Connections(g.Loops()[1]))
 	})
 }
 
@@ -338,13 +338,13 @@ func TestGroupDial(t *testing.T) {
 		}
 		assert.Equal(t, g.Loops()[0], cs[0].Loop())
 		assert.Equal(t, g.Loops()[1], cs[1].Loop())
-		assert.Equal(t, 2, g.Connections(0))
-		assert.Equal(t, 2, g.Connections(1))
+		assert.Equal(t, 2, g.Connections(g.Loops()[0]))
+		assert.Equal(t, 2, g.Connections(g.Loops()[1]))
 		for _, conn := range cs {
 			require.NoError(t, conn.Close())
 		}
 		testenv.Eventually(t, 5*time.Second, "dialled connections closed", func() bool {
-			return g.Connections(0)+g.Connections(1) == 0
+			return g.Connections(g.Loops()[0])+g.Connections(g.Loops()[1]) == 0
 		})
 
 		// A refused dial leaves no count behind.
@@ -355,7 +355,7 @@ func TestGroupDial(t *testing.T) {
 		_, err = g.Dial(ctx, "tcp", addr, h)
 		require.Error(t, err)
 		assert.True(t, errors.Is(err, errConnRefused()), "got %v", err)
-		assert.Equal(t, 0, g.Connections(0)+g.Connections(1))
+		assert.Equal(t, 0, g.Connections(g.Loops()[0])+g.Connections(g.Loops()[1]))
 	})
 }
 

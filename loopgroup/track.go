@@ -59,7 +59,7 @@ func newConnSet(g *Group) *connSet {
 }
 
 func (s *connSet) shard(c *engine.Conn) *connShard {
-	i := s.g.Index(c.Loop())
+	i := s.g.indexOf(c.Loop())
 	if i < 0 {
 		i = 0
 	}

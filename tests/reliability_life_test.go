@@ -264,7 +264,7 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 			require.NoError(t, err)
 			defer peer.Close()
 			require.Equal(t, engine.ReadIdle, recv(t, h.idle, "OnIdle"))
-			require.Equal(t, 1, g.Connections(g.Index(conn.Loop())))
+			require.Equal(t, 1, g.Connections(conn.Loop()))
 			_, err = peer.Write([]byte("request"))
 			require.NoError(t, err)
 			require.NoError(t, peer.(*net.TCPConn).CloseWrite())
@@ -280,8 +280,8 @@ func TestGroupKeepsOptionalHandlerInterfaces(t *testing.T) {
 
 func groupConns(g *loopgroup.Group) int {
 	n := 0
-	for i := range len(g.Loops()) {
-		n += g.Connections(i)
+	for _, l := range g.Loops() {
+		n += g.Connections(l)
 	}
 	return n
 }

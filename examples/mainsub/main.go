@@ -47,8 +47,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for i, l := range workers.Loops() {
-		fmt.Printf("  %s serves %d connections\n", l.Name(), workers.Connections(i))
+	for _, l := range workers.Loops() {
+		fmt.Printf("  %s serves %d connections\n", l.Name(), workers.Connections(l))
 	}
 	st := srv.HandoffStats()
 	fmt.Printf("  hand-offs: %d by MSG_RING, %d by task ring (backend %s)\n",

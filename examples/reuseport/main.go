@@ -46,8 +46,8 @@ func main() {
 		}
 		conns = append(conns, c)
 	}
-	for i, l := range g.Loops() {
-		fmt.Printf("  %s accepted and serves %d connections\n", l.Name(), g.Connections(i))
+	for _, l := range g.Loops() {
+		fmt.Printf("  %s accepted and serves %d connections\n", l.Name(), g.Connections(l))
 	}
 	for _, c := range conns {
 		c.Close()
