@@ -46,9 +46,9 @@ const (
 	// defaultCloseTimeout bounds a graceful Close against a peer that does
 	// not read: past it the connection is aborted (ErrCloseTimeout).
 	defaultCloseTimeout = 5 * time.Second
-	// DefaultAsyncWriteLimit bounds the bytes a connection holds for
+	// defaultAsyncWriteLimit bounds the bytes a connection holds for
 	// AsyncWrite (queued and not yet sent).
-	DefaultAsyncWriteLimit = 4 << 20
+	defaultAsyncWriteLimit = 4 << 20
 )
 
 func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
@@ -60,8 +60,8 @@ func newConnConfig(network string, opts []ConnOption) (*connConfig, error) {
 		lowWater:  defaultLowWatermark,
 
 		closeTimeout: defaultCloseTimeout,
-		asyncLimit:   DefaultAsyncWriteLimit,
-		keepLimit:    DefaultKeepLimit,
+		asyncLimit:   defaultAsyncWriteLimit,
+		keepLimit:    defaultKeepLimit,
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -142,11 +142,12 @@ type BufferLimits struct {
 	// turns writable again. Writes on the loop are never refused.
 	LowWatermark, HighWatermark int
 	// Keep bounds the bytes a connection keeps between deliveries (Keep;
-	// default DefaultKeepLimit).
+	// default 1 MiB: a 100 KB value split across reads fits, and a thousand
+	// peers sending half a frame cannot take a gigabyte).
 	Keep int
 	// AsyncWrite bounds the bytes a connection holds for AsyncWrite: those
-	// queued by it and those written and not yet sent (default
-	// DefaultAsyncWriteLimit). An AsyncWrite that would pass it fails with
+	// queued by it and those written and not yet sent (default 4 MiB). An
+	// AsyncWrite that would pass it fails with
 	// ErrWriteBufferFull and accepts nothing.
 	AsyncWrite int
 }

@@ -15,7 +15,7 @@ func TestReliabilityOptionsValidate(t *testing.T) {
 	cfg, err := newConnConfig("tcp", nil)
 	require.NoError(t, err)
 	require.Equal(t, defaultCloseTimeout, cfg.closeTimeout, "a close is bounded by default")
-	require.Equal(t, DefaultAsyncWriteLimit, cfg.asyncLimit, "AsyncWrite is bounded by default")
+	require.Equal(t, defaultAsyncWriteLimit, cfg.asyncLimit, "AsyncWrite is bounded by default")
 	for _, o := range []ConnOption{WithTimeouts(Timeouts{Close: -time.Second}), WithBufferLimits(BufferLimits{AsyncWrite: -1})} {
 		_, err := newConnConfig("tcp", []ConnOption{o})
 		require.Error(t, err)
@@ -65,7 +65,7 @@ func TestOptionZeroKeepsDefault(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [2]int{0, 0}, [2]int{cfg.sndBuf, cfg.rcvBuf}, "the kernel's buffer sizes")
 	require.Equal(t, [2]int{defaultLowWatermark, defaultHighWatermark}, [2]int{cfg.lowWater, cfg.highWater})
-	require.Equal(t, [2]int{DefaultKeepLimit, DefaultAsyncWriteLimit}, [2]int{cfg.keepLimit, cfg.asyncLimit})
+	require.Equal(t, [2]int{defaultKeepLimit, defaultAsyncWriteLimit}, [2]int{cfg.keepLimit, cfg.asyncLimit})
 	require.False(t, cfg.idle(), "idle timeouts are off by default")
 	require.Equal(t, defaultCloseTimeout, cfg.closeTimeout)
 	require.True(t, cfg.noDelay, "TCP_NODELAY is on by default")

@@ -14,10 +14,10 @@ import (
 // tail a handler keeps is copied, once, and the next bytes are appended to
 // it, so a frame that spans reads is assembled in one buffer and parsed once.
 
-// DefaultKeepLimit bounds the bytes a connection keeps between deliveries
+// defaultKeepLimit bounds the bytes a connection keeps between deliveries
 // (BufferLimits.Keep): big enough for a 100 KB value split across reads, small
 // enough that a thousand peers sending half a frame cannot take a gigabyte.
-const DefaultKeepLimit = 1 << 20
+const defaultKeepLimit = 1 << 20
 
 // maxIdleKeep caps the inbound buffer a connection holds on to once it has
 // nothing kept: a large frame's buffer is given back.
@@ -64,7 +64,7 @@ var errKeepOutsideOnData = errors.New("engine: Keep called outside OnData")
 //
 // Keep may be called only from OnData; elsewhere it returns an error and
 // keeps nothing. More than the keep limit (BufferLimits.Keep, default
-// DefaultKeepLimit) returns ErrKeepLimit and keeps nothing; the handler
+// 1 MiB) returns ErrKeepLimit and keeps nothing; the handler
 // decides what to do (typically CloseWithError).
 //
 // A connection reading more bytes only delivers kept ones with them, with
