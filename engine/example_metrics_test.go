@@ -19,7 +19,7 @@ func ExampleLoop_Metrics() {
 	defer loop.Close()
 
 	m := loop.Metrics()
-	fmt.Println(loop.Name(), loop.Backend().Name, loop.Threading(), m.Connections, m.Panics)
+	fmt.Println(loop.Name(), loop.Backend().Name, loop.Backend().Threading, m.Connections, m.Panics)
 	b, _ := json.Marshal(m)
 	var fields map[string]any
 	_ = json.Unmarshal(b, &fields)

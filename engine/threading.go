@@ -115,5 +115,3 @@ func WithThreading(t Threading) Option {
 	}
 }
 
-// Threading returns the loop's threading mode.
-func (l *Loop) Threading() Threading { return l.threading }

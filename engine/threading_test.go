@@ -39,16 +39,16 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	b := l.Backend().Name
-	require.Equal(t, engine.DefaultThreading(b), l.Threading(), "auto chose %s", b)
+	require.Equal(t, engine.DefaultThreading(b), l.Backend().Threading, "auto chose %s", b)
 	le, err := engine.New(engine.WithBackend(engine.BackendEpoll))
 	require.NoError(t, err)
 	defer le.Close()
-	require.Equal(t, engine.ThreadingParked, le.Threading())
+	require.Equal(t, engine.ThreadingParked, le.Backend().Threading)
 	if testenv.RunsUring(t) {
 		lu, err := engine.New(engine.WithBackend(engine.BackendUring))
 		require.NoError(t, err)
 		defer lu.Close()
-		require.Equal(t, engine.ThreadingParked, lu.Threading())
+		require.Equal(t, engine.ThreadingParked, lu.Backend().Threading)
 		require.Equal(t, engine.ThreadingParked, lu.Backend().Threading)
 	}
 
@@ -59,7 +59,7 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	l2, err := engine.New()
 	require.NoError(t, err)
 	defer l2.Close()
-	require.Equal(t, engine.ThreadingLocked, l2.Threading(), "the environment chose")
+	require.Equal(t, engine.ThreadingLocked, l2.Backend().Threading, "the environment chose")
 	require.Equal(t, engine.ThreadingLocked, l2.Backend().Threading)
 	require.Contains(t, l2.Backend().String(), "locked")
 	require.NotContains(t, l2.Backend().Details(), "parked loop")
@@ -70,7 +70,7 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	l3, err := engine.New(engine.WithThreading(engine.ThreadingLocked))
 	require.NoError(t, err, "an option wins over a bad environment")
 	defer l3.Close()
-	require.Equal(t, engine.ThreadingLocked, l3.Threading())
+	require.Equal(t, engine.ThreadingLocked, l3.Backend().Threading)
 }
 
 // TestInEventLoopAndThreadID: InEventLoop is true exactly on the loop's

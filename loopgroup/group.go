@@ -87,7 +87,7 @@ func New(opts ...Option) (*Group, error) {
 			return nil, fmt.Errorf("loopgroup: building loop %d of %d: %w", i, n, err)
 		}
 		if i == 0 {
-			th = l.Threading()
+			th = l.Backend().Threading
 			if n == 0 {
 				n = defaultLoopsFor(th)
 			}

@@ -24,7 +24,7 @@ func TestNewDefaultsAndAccessors(t *testing.T) {
 		testenv.CheckLeaks(t)
 		g := newGroup(t, c, loopgroup.WithName("io"))
 		want := runtime.GOMAXPROCS(0)
-		if g.Loops()[0].Threading() == engine.ThreadingLocked {
+		if g.Loops()[0].Backend().Threading == engine.ThreadingLocked {
 			want = max(1, want-1) // locked loops leave a P for the scheduler
 		}
 		require.Len(t, g.Loops(), want)

@@ -32,7 +32,7 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, defaultLoops(th), len(g.Loops()))
 		for _, l := range g.Loops() {
-			require.Equal(t, th, l.Threading())
+			require.Equal(t, th, l.Backend().Threading)
 		}
 		require.NoError(t, g.Close())
 	}
@@ -48,7 +48,7 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 		th := engine.DefaultThreading(b)
 		require.Equal(t, defaultLoops(th), len(g.Loops()), "%v", b)
 		for _, l := range g.Loops() {
-			require.Equal(t, th, l.Threading(), "%v", b)
+			require.Equal(t, th, l.Backend().Threading, "%v", b)
 		}
 		require.NoError(t, g.Close())
 	}
@@ -57,7 +57,7 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 	if testenv.RunsUring(t) {
 		require.NoError(t, err)
 		require.Equal(t, defaultLoops(engine.ThreadingLocked), len(g.Loops()), "the environment chose")
-		require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Threading())
+		require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Backend().Threading)
 		require.NoError(t, g.Close())
 	}
 	t.Setenv(engine.ThreadingEnv, "")
@@ -66,12 +66,12 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 	// option.
 	g, err = loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithThreads(loopgroup.Threads{CPUs: []int{0}}))
 	require.NoError(t, err)
-	require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Threading())
+	require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Backend().Threading)
 	require.NotZero(t, g.Loops()[0].ThreadID())
 	require.NoError(t, g.Close())
 	g, err = loopgroup.New(loopgroup.WithLoops(1), loopgroup.WithEngineOptions(engine.WithThreading(engine.ThreadingParked)),
 		loopgroup.WithThreads(loopgroup.Threads{Names: true}))
 	require.NoError(t, err)
-	require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Threading())
+	require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Backend().Threading)
 	require.NoError(t, g.Close())
 }

@@ -64,6 +64,6 @@ func Automatic() (Info, error) {
 		return Info{}, err
 	}
 	bi := l.Backend()
-	info := Info{Backend: bi.Name.String(), Threading: l.Threading().String(), Detail: bi.Reason}
+	info := Info{Backend: bi.Name.String(), Threading: bi.Threading.String(), Detail: bi.Reason}
 	return info, l.Close()
 }

@@ -32,5 +32,5 @@ func startLoopTLSEcho(b engine.Backend, c Config) (Server, error) {
 		return nil, err
 	}
 	bi := loop.Backend()
-	return &ringloopServer{loop, ln, Info{Backend: bi.Name.String(), Threading: loop.Threading().String(), Detail: "crypto/tls 1.3 on the loop, ECDSA P-256, " + bi.Features.String()}}, nil
+	return &ringloopServer{loop, ln, Info{Backend: bi.Name.String(), Threading: bi.Threading.String(), Detail: "crypto/tls 1.3 on the loop, ECDSA P-256, " + bi.Features.String()}}, nil
 }

@@ -22,7 +22,7 @@ func startOnNetconn(b engine.Backend, c Config, detail string, serve func(net.Li
 	}
 	stop := serve(ln)
 	bi := loop.Backend()
-	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name.String(), Threading: loop.Threading().String(), Detail: detail + " on netconn; " + bi.Features.String()},
+	return &closer{addr: ln.Addr().String(), info: Info{Backend: bi.Name.String(), Threading: bi.Threading.String(), Detail: detail + " on netconn; " + bi.Features.String()},
 		close: func() error {
 			_ = stop()
 			return loop.Close()

@@ -27,7 +27,7 @@ func startRingloopEcho(b engine.Backend, c Config) (Server, error) {
 		return nil, err
 	}
 	bi := loop.Backend()
-	return &ringloopServer{loop, ln, Info{Backend: bi.Name.String(), Threading: loop.Threading().String(), Detail: bi.Features.String()}}, nil
+	return &ringloopServer{loop, ln, Info{Backend: bi.Name.String(), Threading: bi.Threading.String(), Detail: bi.Features.String()}}, nil
 }
 
 func (s *ringloopServer) Addr() string { return s.ln.Addr().String() }

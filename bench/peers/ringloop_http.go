@@ -61,7 +61,7 @@ func startRingloopHTTP(b engine.Backend, c Config, adapter bool, tlsCfg *tls.Con
 		return nil, err
 	}
 	bi := loop.Backend()
-	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name.String(), Threading: loop.Threading().String(), Detail: bi.Features.String()}}, nil
+	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name.String(), Threading: bi.Threading.String(), Detail: bi.Features.String()}}, nil
 }
 
 func (s *ringloopHTTP) Addr() string { return s.addr }

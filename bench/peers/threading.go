@@ -15,7 +15,7 @@ func RingloopModes() []string {
 // benchLoop builds the one loop a ringloop server runs on: in the mode the
 // flag names, else none, so that RINGLOOP_THREADING or the engine's default
 // for its backend decides, as for any program (servers report the mode
-// their loop runs: Loop.Threading).
+// their loop runs: BackendInfo.Threading).
 func benchLoop(c Config, opts ...engine.Option) (*engine.Loop, error) {
 	var t engine.Threading
 	if err := t.UnmarshalText([]byte(c.Threading)); err != nil {

@@ -57,5 +57,5 @@ func startRingloopWS(b engine.Backend, c Config) (Server, error) {
 		return nil, err
 	}
 	bi := loop.Backend()
-	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name.String(), Threading: loop.Threading().String(), Detail: bi.Features.String()}}, nil
+	return &ringloopHTTP{loop, srv, a.String(), Info{Backend: bi.Name.String(), Threading: bi.Threading.String(), Detail: bi.Features.String()}}, nil
 }
