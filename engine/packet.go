@@ -1,0 +1,402 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/internal/driver"
+	"github.com/ringloop/ringloop/internal/taskq"
+)
+
+// PacketHandler receives a datagram socket's events, on its loop, one at a
+// time (see the package doc's Datagrams section).
+type PacketHandler interface {
+	// OnPacket is called for each datagram received: b is its payload,
+	// valid during the call only (copy what you keep), and from its source.
+	// On a unixgram socket from is the zero AddrPort: SourceAddr returns
+	// the sender's path, and Reply answers it.
+	OnPacket(pc *PacketConn, b []byte, from netip.AddrPort)
+	// OnPacketError reports what the socket survives: a datagram lost, or
+	// an error the kernel queued. Each is a *net.OpError: Op "read" for a
+	// datagram over PacketOptions.MaxSize (its Err wraps ErrTruncated;
+	// during the call SourceAddr and Reply refer to that datagram) and for
+	// ICMP errors on a connected socket (syscall.ECONNREFUSED...), Op
+	// "write" for a queued datagram the kernel refused (it is dropped).
+	OnPacketError(pc *PacketConn, err error)
+	// OnPacketClose is the last call, once the socket is closed: err is nil
+	// after Close, ErrShutdown after the loop's shutdown, an error wrapping
+	// a *tasks.PanicError after a callback panicked, else why the socket
+	// failed.
+	OnPacketClose(pc *PacketConn, err error)
+}
+
+// ErrTruncated is in the error OnPacketError reports for a datagram longer
+// than PacketOptions.MaxSize: it is not delivered cut, it is dropped.
+var ErrTruncated = errors.New("engine: datagram truncated")
+
+// errPacketClosed is what writes to a closed datagram socket return.
+var errPacketClosed = fmt.Errorf("engine: datagram socket closed: %w", net.ErrClosed)
+
+// PacketConn is a datagram socket (UDP or unixgram) served by one loop:
+// the loop receives in batches and calls the handler for each datagram,
+// and sends what WriteTo queued once per iteration, in batches. Its fields
+// are the loop's, except the async queue and the atomics.
+type PacketConn struct {
+	loop      *Loop
+	h         PacketHandler
+	fd        int
+	family    int
+	network   string
+	laddr     net.Addr
+	raddr     net.Addr // DialPacket's peer
+	unlink    string   // the unixgram path Listen bound, removed at close
+	connected bool
+	cfg       packetConfig
+	limit     int // bytes held unsent (queued on the loop and by other goroutines)
+	io        datagramIO
+	pl        *packetLoop
+	idx, gen  uint32
+
+	st         packetState
+	closeErr   error
+	poll       uint32 // events of the live poll op
+	polling    bool   // a poll op is live (until its final completion)
+	cancelling bool   // that poll is being cancelled to change its events
+	paused     bool   // PauseRead
+	readQueued bool   // a read continuation is queued
+	delivering bool   // a datagram is being delivered: curName, curNameLen and curCtrl are its
+	curName    *unix.RawSockaddrAny
+	curNameLen uint32
+	curCtrl    []byte
+
+	out         packetQueue
+	flushQueued bool // a flush is queued on the control ring
+	blocked     bool // the kernel's send buffer was full: waiting for POLLOUT
+	idleOut     int  // writability reports in a row that sent nothing
+	retrying    bool // a timed send retry is pending (instead of POLLOUT)
+	sendErrs    []error
+
+	outBytes    atomic.Int64 // out.bytes, published for the async bound
+	closeCalled atomic.Bool
+	pauseReq    atomic.Int32 // 1 pause, 2 resume: the latest off-loop request
+	pauseQueued atomic.Bool
+	async       packetAsync
+
+	flushT, readT, drainT, closeT, pauseT, retryT packetTask
+}
+
+type packetState uint8
+
+const (
+	packetOpen    packetState = iota
+	packetClosing             // cancelling the poll
+	packetCloseFD             // CloseFD submitted
+	packetClosed
+)
+
+// packetTask runs one of a socket's steps on its loop; each socket keeps its
+// own, so queueing one allocates nothing.
+type packetTask struct {
+	pc *PacketConn
+	fn func(*PacketConn)
+}
+
+func (t *packetTask) Run() { t.fn(t.pc) }
+
+// ListenPacket opens a datagram socket bound to addr on loop l and serves it
+// with h: network is "udp", "udp4", "udp6" or "unixgram" (a path, or
+// "@name" for Linux's abstract namespace; a path it bound is removed at
+// close). "udp" on a wildcard address serves IPv4 and IPv6. ConnOptions that
+// apply: WithPacketOptions, and of the others the socket buffers, the
+// async write limit (the bytes the socket holds unsent) and SO_REUSEPORT
+// (one socket per loop of a group on one port, the kernel spreading the
+// peers). Safe from any goroutine; a host name is resolved on the caller's.
+// Errors are *net.OpError with Op "listen", as net.ListenPacket's.
+func ListenPacket(l *Loop, network, addr string, h PacketHandler, opts ...ConnOption) (*PacketConn, error) {
+	return openPacket(l, "listen", network, addr, h, opts)
+}
+
+// DialPacket opens a datagram socket connected to raddr on loop l: it
+// receives only from raddr, WriteTo with the zero AddrPort sends there, and
+// ICMP errors about what it sent reach OnPacketError (a closed port:
+// syscall.ECONNREFUSED). A unixgram socket is bound to an autobound
+// abstract name, so the peer can answer it. Otherwise as ListenPacket;
+// errors have Op "dial".
+func DialPacket(l *Loop, network, raddr string, h PacketHandler, opts ...ConnOption) (*PacketConn, error) {
+	return openPacket(l, "dial", network, raddr, h, opts)
+}
+
+func openPacket(l *Loop, op, network, addr string, h PacketHandler, opts []ConnOption) (*PacketConn, error) {
+	if h == nil {
+		return nil, errNilHandler
+	}
+	cfg, err := newConnConfig(network, opts)
+	if err != nil {
+		return nil, opError(op, network, nil, nil, err)
+	}
+	pcfg := cfg.packet.withDefaults()
+	family, sa, err := resolvePacket(network, addr)
+	if err != nil {
+		return nil, opError(op, network, nil, nil, err)
+	}
+	fail := func(err error) (*PacketConn, error) {
+		return nil, opError(op, network, nil, packetAddr(sa, network), err)
+	}
+	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fail(os.NewSyscallError("socket", err))
+	}
+	pc := &PacketConn{loop: l, h: h, fd: fd, family: family, network: network, cfg: pcfg,
+		limit: cfg.asyncLimit, io: mmsgIO{}}
+	if err := pc.setup(op, sa, cfg); err != nil {
+		unix.Close(fd)
+		return fail(err)
+	}
+	if lsa, err := unix.Getsockname(fd); err == nil {
+		pc.laddr = packetAddr(lsa, network)
+	}
+	pc.flushT = packetTask{pc, (*PacketConn).flushTask}
+	pc.readT = packetTask{pc, (*PacketConn).readTask}
+	pc.drainT = packetTask{pc, (*PacketConn).drainAsync}
+	pc.closeT = packetTask{pc, func(pc *PacketConn) { pc.closeWith(nil) }}
+	pc.pauseT = packetTask{pc, (*PacketConn).pauseTask}
+	pc.retryT = packetTask{pc, (*PacketConn).retryTask}
+	if err := l.onLoop(pc.register); err != nil {
+		unix.Close(fd)
+		if pc.unlink != "" {
+			os.Remove(pc.unlink)
+		}
+		return fail(err)
+	}
+	return pc, nil
+}
+
+// register adds the socket to its loop and starts receiving (on the loop).
+func (pc *PacketConn) register() error {
+	l := pc.loop
+	if l.State() >= ShuttingDown {
+		return ErrShutdown
+	}
+	pc.pl = acquirePacketLoop(l, pc.cfg)
+	pc.idx, pc.gen = l.reg.add(pc)
+	pc.updateInterest()
+	return nil
+}
+
+func (pc *PacketConn) tag(k opKind) driver.Tag { return makeTag(pc.idx, pc.gen, k) }
+
+// LocalAddr returns the address the socket is bound to: a *net.UDPAddr or
+// a *net.UnixAddr.
+func (pc *PacketConn) LocalAddr() net.Addr { return pc.laddr }
+
+// Loop returns the loop that serves the socket.
+func (pc *PacketConn) Loop() *Loop { return pc.loop }
+
+// Close closes the socket: what WriteTo and WriteToAddr accepted is handed
+// to the kernel once more (what it does not take at once is dropped), the
+// fd is closed, and OnPacketClose(nil) follows. Safe from any goroutine; a
+// second Close returns an error wrapping net.ErrClosed.
+func (pc *PacketConn) Close() error {
+	if pc.closeCalled.Swap(true) {
+		return errPacketClosed
+	}
+	if pc.loop.InEventLoop() {
+		pc.closeWith(nil)
+		return nil
+	}
+	// Refused only once the loop has shut down, which closed the socket.
+	_ = pc.loop.control(&pc.closeT)
+	return nil
+}
+
+// PauseRead stops receiving (Netty's autoRead off): datagrams wait in the
+// kernel's receive buffer, which drops what overflows it (counted in
+// /proc/net/snmp's RcvbufErrors). Datagrams of a batch already received
+// are still delivered. Off the loop it hands itself to the loop, where the
+// latest of PauseRead and ResumeRead called off the loop wins.
+func (pc *PacketConn) PauseRead() { pc.setPaused(true) }
+
+// ResumeRead starts receiving again; off the loop as PauseRead.
+func (pc *PacketConn) ResumeRead() { pc.setPaused(false) }
+
+func (pc *PacketConn) setPaused(p bool) {
+	if pc.loop.InEventLoop() {
+		pc.applyPause(p)
+		return
+	}
+	v := int32(2)
+	if p {
+		v = 1
+	}
+	pc.pauseReq.Store(v)
+	if !pc.pauseQueued.Swap(true) {
+		_ = pc.loop.control(&pc.pauseT)
+	}
+}
+
+func (pc *PacketConn) pauseTask() {
+	pc.pauseQueued.Store(false)
+	if v := pc.pauseReq.Swap(0); v != 0 {
+		pc.applyPause(v == 1)
+	}
+}
+
+func (pc *PacketConn) applyPause(p bool) {
+	if pc.st != packetOpen || pc.paused == p {
+		return
+	}
+	pc.paused = p
+	pc.updateInterest()
+}
+
+// want is the readiness the socket waits for now.
+func (pc *PacketConn) want() uint32 {
+	if pc.st != packetOpen {
+		return 0
+	}
+	var ev uint32
+	if !pc.paused {
+		ev |= unix.POLLIN
+	}
+	if pc.blocked && !pc.retrying {
+		ev |= unix.POLLOUT
+	}
+	return ev
+}
+
+// updateInterest brings the poll op in line with want: one poll at a time
+// per fd (the driver contract), so a change of events cancels the live poll
+// and arms the new one at its final completion. A closing socket with no
+// poll left goes on to close its fd.
+func (pc *PacketConn) updateInterest() {
+	w := pc.want()
+	if pc.polling {
+		if pc.poll != w && !pc.cancelling {
+			pc.cancelling = true
+			pc.loop.drv.Cancel(pc.fd, pc.tag(opPoll))
+		}
+		return
+	}
+	switch {
+	case w != 0:
+		pc.poll, pc.polling = w, true
+		pc.loop.drv.Poll(pc.fd, pc.tag(opPoll), w)
+	case pc.st == packetClosing:
+		pc.st = packetCloseFD
+		pc.loop.drv.CloseFD(pc.fd, pc.tag(opClose))
+	}
+}
+
+// complete handles the socket's completions: readiness of its poll, and
+// the close of its fd.
+func (pc *PacketConn) complete(k opKind, c *driver.Completion) {
+	switch k {
+	case opPoll:
+		if c.Res > 0 && pc.st == packetOpen {
+			pc.ready(uint32(c.Res))
+		}
+		if c.More {
+			return
+		}
+		pc.polling, pc.cancelling, pc.poll = false, false, 0
+		if c.Res < 0 && c.Res != -int32(unix.ECANCELED) && pc.st == packetOpen {
+			pc.closeWith(os.NewSyscallError("poll", c.Err()))
+		}
+		pc.updateInterest()
+	case opClose:
+		pc.finish()
+	}
+}
+
+// ready handles a readiness report: a blocked send goes on, then receive.
+func (pc *PacketConn) ready(ev uint32) {
+	if ev&(unix.POLLOUT|unix.POLLERR|unix.POLLHUP) != 0 && pc.blocked && !pc.retrying {
+		pc.writable()
+	}
+	if ev&(unix.POLLIN|unix.POLLERR|unix.POLLHUP) != 0 && !pc.paused && pc.st == packetOpen {
+		pc.readable()
+	}
+}
+
+// closeWith starts closing: AsyncWriteTo's accepted datagrams join the
+// queue, the queue gets one more try, the poll is cancelled, then the fd
+// is closed through the driver and OnPacketClose(err) follows.
+func (pc *PacketConn) closeWith(err error) {
+	if pc.st != packetOpen {
+		return
+	}
+	pc.closeCalled.Store(true)
+	pc.drainAsyncWith(errPacketClosed)
+	pc.st = packetClosing
+	pc.closeErr = err
+	if !pc.blocked && !pc.out.empty() {
+		_ = pc.io.send(pc)
+	}
+	pc.sendErrs = pc.sendErrs[:0]
+	pc.out.reset()
+	pc.outBytes.Store(0)
+	pc.blocked = false
+	pc.updateInterest()
+}
+
+// finish releases the socket once its fd is closed and calls
+// OnPacketClose.
+func (pc *PacketConn) finish() {
+	if pc.st == packetClosed {
+		return
+	}
+	pc.st = packetClosed
+	pc.loop.reg.remove(pc.idx, pc.gen)
+	releasePacketLoop(pc.loop, pc.pl)
+	if pc.unlink != "" {
+		os.Remove(pc.unlink)
+	}
+	defer pc.loop.recoverHook("OnPacketClose")
+	pc.h.OnPacketClose(pc, pc.closeErr)
+}
+
+// shutdown closes the socket because its loop shuts down.
+func (pc *PacketConn) shutdown() { pc.closeWith(ErrShutdown) }
+
+// abandon finishes the socket without the driver (the loop is about to
+// release it).
+func (pc *PacketConn) abandon() {
+	if pc.st == packetClosed {
+		return
+	}
+	if pc.closeErr == nil {
+		pc.closeErr = pc.loop.fault
+	}
+	pc.st = packetCloseFD
+	unix.Close(pc.fd)
+	pc.finish()
+}
+
+// recoverCallback is deferred around the handler's callbacks: a panic is
+// reported and closes the socket with an error wrapping a
+// *tasks.PanicError.
+func (pc *PacketConn) recoverCallback(what string) {
+	if p := recover(); p != nil {
+		pc.delivering = false
+		pc.loop.reportPanic(what, p)
+		pc.closeWith(fmt.Errorf("engine: %s: %w", what, taskq.NewPanicError(p)))
+	}
+}
+
+// packetError wraps err as net's errors are: op "read" or "write", the
+// socket's network and local address, and the peer when known.
+func (pc *PacketConn) packetError(op string, peer net.Addr, err error) error {
+	return &net.OpError{Op: op, Net: pc.network, Source: pc.laddr, Addr: peer, Err: err}
+}
+
+// reportError calls OnPacketError (on the loop).
+func (pc *PacketConn) reportError(err error) {
+	defer pc.recoverCallback("OnPacketError")
+	pc.h.OnPacketError(pc, err)
+}

@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// PacketOptions are the settings of the datagram sockets ListenPacket and
+// DialPacket open. A zero field keeps its value: the default unless an
+// earlier option set it.
+type PacketOptions struct {
+	// MaxSize is the longest datagram received whole, in bytes (default
+	// 65535, the most UDP carries). A longer one is dropped and reported
+	// to OnPacketError (ErrTruncated). A loop's sockets share their
+	// receive buffers: Batch slots of the largest MaxSize among them.
+	MaxSize int
+	// Batch is how many datagrams one recvmmsg or sendmmsg system call
+	// moves at most (default 32, at most 1024).
+	Batch int
+	// TOS is the IPv4 TOS or IPv6 traffic class byte of what the socket
+	// sends (DSCP and ECN bits; IP_TOS, IPV6_TCLASS).
+	TOS int
+	// HopLimit is the IPv4 TTL or IPv6 hop limit of unicast datagrams
+	// sent (IP_TTL, IPV6_UNICAST_HOPS; default the kernel's).
+	HopLimit int
+	// MulticastHopLimit is the same for multicast datagrams (default 1:
+	// they stay on the link).
+	MulticastHopLimit int
+	// MulticastInterface names the interface multicast datagrams leave by
+	// (default: the kernel's route for the group).
+	MulticastInterface string
+	// ReceiveInfo asks the kernel for each datagram's destination address,
+	// interface and TOS byte (IP_PKTINFO and IP_RECVTOS, or
+	// IPV6_RECVPKTINFO and IPV6_RECVTCLASS): Info reports them during
+	// OnPacket, and Reply answers from the address the datagram was sent
+	// to, which a server bound to a wildcard address on a multi-homed host
+	// needs.
+	ReceiveInfo bool
+}
+
+// packetConfig is PacketOptions after defaults.
+type packetConfig struct {
+	maxSize, batch   int
+	tos, hops, mhops int
+	mcastIf          string
+	info             bool
+}
+
+const (
+	defaultPacketMaxSize = 65535
+	defaultPacketBatch   = 32
+	maxPacketBatch       = 1024 // UIO_MAXIOV: the kernel's limit on vlen
+)
+
+func (c packetConfig) withDefaults() packetConfig {
+	c.maxSize = cmp.Or(c.maxSize, defaultPacketMaxSize)
+	c.batch = cmp.Or(c.batch, defaultPacketBatch)
+	return c
+}
+
+// WithPacketOptions sets datagram socket options (ListenPacket,
+// DialPacket); a zero field keeps its value. Stream sockets ignore it.
+func WithPacketOptions(o PacketOptions) ConnOption {
+	return func(c *connConfig) error {
+		if o.MaxSize < 0 || o.Batch < 0 || o.Batch > maxPacketBatch || o.TOS < 0 || o.TOS > 255 ||
+			o.HopLimit < 0 || o.HopLimit > 255 || o.MulticastHopLimit < 0 || o.MulticastHopLimit > 255 {
+			return fmt.Errorf("engine: packet options %+v (expected MaxSize >= 0, Batch 0..%d, TOS and hop limits 0..255; 0 keeps the default)",
+				o, maxPacketBatch)
+		}
+		p := &c.packet
+		p.maxSize = cmp.Or(o.MaxSize, p.maxSize)
+		p.batch = cmp.Or(o.Batch, p.batch)
+		p.tos = cmp.Or(o.TOS, p.tos)
+		p.hops = cmp.Or(o.HopLimit, p.hops)
+		p.mhops = cmp.Or(o.MulticastHopLimit, p.mhops)
+		p.mcastIf = cmp.Or(o.MulticastInterface, p.mcastIf)
+		p.info = p.info || o.ReceiveInfo
+		return nil
+	}
+}
+
+// resolvePacket turns a datagram network and address into a socket family
+// and sockaddr.
+func resolvePacket(network, addr string) (int, unix.Sockaddr, error) {
+	switch network {
+	case "udp", "udp4", "udp6":
+	case "unixgram":
+		return unix.AF_UNIX, &unix.SockaddrUnix{Name: addr}, nil
+	default:
+		return 0, nil, fmt.Errorf("engine: unsupported network %q (want udp, udp4, udp6 or unixgram)", network)
+	}
+	ua, err := net.ResolveUDPAddr(network, addr)
+	if err != nil {
+		return 0, nil, err
+	}
+	ap := ua.AddrPort()
+	a := ap.Addr()
+	switch {
+	case !a.IsValid() || a.IsUnspecified() && a.Zone() == "":
+		if network == "udp4" || network == "udp" && a.Is4() {
+			return unix.AF_INET, &unix.SockaddrInet4{Port: int(ap.Port())}, nil
+		}
+		return unix.AF_INET6, &unix.SockaddrInet6{Port: int(ap.Port())}, nil
+	case a.Unmap().Is4() && network != "udp6":
+		return unix.AF_INET, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.Unmap().As4()}, nil
+	case a.Is4() || a.Is4In6():
+		return 0, nil, fmt.Errorf("engine: %s address %s is not IPv6", network, a)
+	case network == "udp4":
+		return 0, nil, fmt.Errorf("engine: %s address %s is not IPv4", network, a)
+	}
+	sa := &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
+	if z := a.Zone(); z != "" {
+		id, err := zoneIndex(z)
+		if err != nil {
+			return 0, nil, err
+		}
+		sa.ZoneId = id
+	}
+	return unix.AF_INET6, sa, nil
+}
+
+// packetAddr is sa as net names a datagram socket's address.
+func packetAddr(sa unix.Sockaddr, network string) net.Addr {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)))
+	case *unix.SockaddrInet6:
+		ip := netip.AddrFrom16(a.Addr)
+		if a.ZoneId != 0 {
+			ip = ip.WithZone(zoneName(a.ZoneId))
+		}
+		return net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(a.Port)))
+	case *unix.SockaddrUnix:
+		return &net.UnixAddr{Name: a.Name, Net: "unixgram"}
+	}
+	return nil
+}
+
+// setup sets the socket's options, then binds it (op "listen") or connects
+// it (op "dial") to sa.
+func (pc *PacketConn) setup(op string, sa unix.Sockaddr, cfg *connConfig) error {
+	fd, c := pc.fd, &pc.cfg
+	type opt struct {
+		level, name, v int
+		what           string
+	}
+	var opts []opt
+	if pc.family == unix.AF_INET6 {
+		opts = append(opts, opt{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, boolInt(pc.network == "udp6"), "IPV6_V6ONLY"})
+	}
+	if cfg.reusePort && op == "listen" && pc.family != unix.AF_UNIX {
+		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_REUSEPORT, 1, "SO_REUSEPORT"})
+	}
+	if op == "listen" && bindsGroup(sa) {
+		// Several sockets may bind one group's address, as with net.ListenMulticastUDP.
+		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_REUSEADDR, 1, "SO_REUSEADDR"})
+	}
+	if cfg.sndBuf > 0 {
+		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_SNDBUF, cfg.sndBuf, "SO_SNDBUF"})
+	}
+	if cfg.rcvBuf > 0 {
+		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_RCVBUF, cfg.rcvBuf, "SO_RCVBUF"})
+	}
+	switch pc.family {
+	case unix.AF_INET:
+		opts = appendIf(opts, c.tos > 0, opt{unix.IPPROTO_IP, unix.IP_TOS, c.tos, "IP_TOS"})
+		opts = appendIf(opts, c.hops > 0, opt{unix.IPPROTO_IP, unix.IP_TTL, c.hops, "IP_TTL"})
+		opts = appendIf(opts, c.mhops > 0, opt{unix.IPPROTO_IP, unix.IP_MULTICAST_TTL, c.mhops, "IP_MULTICAST_TTL"})
+		opts = appendIf(opts, c.info, opt{unix.IPPROTO_IP, unix.IP_PKTINFO, 1, "IP_PKTINFO"})
+		opts = appendIf(opts, c.info, opt{unix.IPPROTO_IP, unix.IP_RECVTOS, 1, "IP_RECVTOS"})
+	case unix.AF_INET6:
+		// A dual-stack socket's IPv4 datagrams follow the IPv4 options.
+		dual := pc.network != "udp6"
+		opts = appendIf(opts, c.tos > 0, opt{unix.IPPROTO_IPV6, unix.IPV6_TCLASS, c.tos, "IPV6_TCLASS"})
+		opts = appendIf(opts, c.tos > 0 && dual, opt{unix.IPPROTO_IP, unix.IP_TOS, c.tos, "IP_TOS"})
+		opts = appendIf(opts, c.hops > 0, opt{unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS, c.hops, "IPV6_UNICAST_HOPS"})
+		opts = appendIf(opts, c.hops > 0 && dual, opt{unix.IPPROTO_IP, unix.IP_TTL, c.hops, "IP_TTL"})
+		opts = appendIf(opts, c.mhops > 0, opt{unix.IPPROTO_IPV6, unix.IPV6_MULTICAST_HOPS, c.mhops, "IPV6_MULTICAST_HOPS"})
+		opts = appendIf(opts, c.info, opt{unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1, "IPV6_RECVPKTINFO"})
+		opts = appendIf(opts, c.info, opt{unix.IPPROTO_IPV6, unix.IPV6_RECVTCLASS, 1, "IPV6_RECVTCLASS"})
+	}
+	for _, o := range opts {
+		if err := unix.SetsockoptInt(fd, o.level, o.name, o.v); err != nil {
+			return os.NewSyscallError("setsockopt "+o.what, err)
+		}
+	}
+	if c.mcastIf != "" && pc.family != unix.AF_UNIX {
+		ifi, err := net.InterfaceByName(c.mcastIf)
+		if err != nil {
+			return fmt.Errorf("engine: multicast interface: %w", err)
+		}
+		if err := setMulticastInterface(fd, pc.family, pc.network, ifi.Index); err != nil {
+			return err
+		}
+	}
+	if op == "listen" {
+		if u, ok := sa.(*unix.SockaddrUnix); ok && u.Name != "" && u.Name[0] != '@' {
+			pc.unlink = u.Name
+		}
+		if err := unix.Bind(fd, sa); err != nil {
+			pc.unlink = ""
+			return os.NewSyscallError("bind", err)
+		}
+		return nil
+	}
+	if pc.family == unix.AF_UNIX {
+		// Autobind (an abstract name the kernel picks), so the peer can answer.
+		if err := unix.Bind(fd, &unix.SockaddrUnix{}); err != nil {
+			return os.NewSyscallError("bind", err)
+		}
+	}
+	if err := unix.Connect(fd, sa); err != nil {
+		return os.NewSyscallError("connect", err)
+	}
+	pc.connected, pc.raddr = true, packetAddr(sa, pc.network)
+	return nil
+}
+
+// bindsGroup reports whether sa is a multicast group's address.
+func bindsGroup(sa unix.Sockaddr) bool {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrFrom4(a.Addr).IsMulticast()
+	case *unix.SockaddrInet6:
+		return netip.AddrFrom16(a.Addr).IsMulticast()
+	}
+	return false
+}
+
+func appendIf[T any](s []T, ok bool, v T) []T {
+	if ok {
+		return append(s, v)
+	}
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func setMulticastInterface(fd, family int, network string, index int) error {
+	if family == unix.AF_INET || network != "udp6" {
+		if err := unix.SetsockoptIPMreqn(fd, unix.IPPROTO_IP, unix.IP_MULTICAST_IF, &unix.IPMreqn{Ifindex: int32(index)}); err != nil {
+			return os.NewSyscallError("setsockopt IP_MULTICAST_IF", err)
+		}
+	}
+	if family == unix.AF_INET6 {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_MULTICAST_IF, index); err != nil {
+			return os.NewSyscallError("setsockopt IPV6_MULTICAST_IF", err)
+		}
+	}
+	return nil
+}
+
+// JoinGroup joins the multicast group on interface ifi (nil: the one the
+// kernel's route for the group picks), so the socket receives datagrams
+// sent to the group on its port. From then on it receives only the groups
+// it is in: JoinGroup turns Linux's IP_MULTICAST_ALL (or
+// IPV6_MULTICAST_ALL) off, under which a socket bound to the port would
+// receive every group any socket of the host joined. An IPv4 group may be
+// joined on a dual-stack "udp" socket. Safe from any goroutine.
+func (pc *PacketConn) JoinGroup(ifi *net.Interface, group netip.Addr) error {
+	return pc.membership(true, ifi, group)
+}
+
+// LeaveGroup leaves a group JoinGroup joined. Safe from any goroutine.
+func (pc *PacketConn) LeaveGroup(ifi *net.Interface, group netip.Addr) error {
+	return pc.membership(false, ifi, group)
+}
+
+func (pc *PacketConn) membership(join bool, ifi *net.Interface, group netip.Addr) error {
+	op := "leave group"
+	if join {
+		op = "join group"
+	}
+	if !group.IsMulticast() {
+		return pc.packetError(op, nil, fmt.Errorf("engine: %v is not a multicast address", group))
+	}
+	index := 0
+	if ifi != nil {
+		index = ifi.Index
+	}
+	err := pc.loop.onLoop(func() error {
+		if pc.st != packetOpen {
+			return errPacketClosed
+		}
+		switch g := group.Unmap(); {
+		case pc.family == unix.AF_UNIX:
+			return errors.New("engine: multicast needs a UDP socket")
+		case g.Is4():
+			name, what := unix.IP_ADD_MEMBERSHIP, "IP_ADD_MEMBERSHIP"
+			if !join {
+				name, what = unix.IP_DROP_MEMBERSHIP, "IP_DROP_MEMBERSHIP"
+			}
+			if join {
+				if err := unix.SetsockoptInt(pc.fd, unix.IPPROTO_IP, unix.IP_MULTICAST_ALL, 0); err != nil {
+					return os.NewSyscallError("setsockopt IP_MULTICAST_ALL", err)
+				}
+			}
+			m := &unix.IPMreqn{Multiaddr: g.As4(), Ifindex: int32(index)}
+			return os.NewSyscallError("setsockopt "+what, unix.SetsockoptIPMreqn(pc.fd, unix.IPPROTO_IP, name, m))
+		case pc.family != unix.AF_INET6:
+			return fmt.Errorf("engine: IPv6 group %v on an IPv4 socket", group)
+		default:
+			name, what := unix.IPV6_JOIN_GROUP, "IPV6_JOIN_GROUP"
+			if !join {
+				name, what = unix.IPV6_LEAVE_GROUP, "IPV6_LEAVE_GROUP"
+			}
+			if join {
+				if err := unix.SetsockoptInt(pc.fd, unix.IPPROTO_IPV6, unix.IPV6_MULTICAST_ALL, 0); err != nil {
+					return os.NewSyscallError("setsockopt IPV6_MULTICAST_ALL", err)
+				}
+			}
+			m := &unix.IPv6Mreq{Multiaddr: g.As16(), Interface: uint32(index)}
+			return os.NewSyscallError("setsockopt "+what, unix.SetsockoptIPv6Mreq(pc.fd, unix.IPPROTO_IPV6, name, m))
+		}
+	})
+	if err != nil {
+		return pc.packetError(op, &net.UDPAddr{IP: group.AsSlice()}, err)
+	}
+	return nil
+}

@@ -1,0 +1,424 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// packetOverhead is what each datagram held unsent counts against the
+// socket's limit besides its payload: its address and bookkeeping, so that
+// empty datagrams are bounded too.
+const packetOverhead = 64
+
+var (
+	errNoDatagram    = errors.New("engine: Reply outside OnPacket (or OnPacketError for a truncated datagram)")
+	errUnboundSource = errors.New("engine: the datagram's sender is an unbound unixgram socket: it cannot be answered")
+)
+
+// WriteTo sends b to to; the zero AddrPort sends to a connected socket's
+// peer (DialPacket). On the loop it queues a copy of b (b may be reused at
+// once) and the loop sends the iteration's datagrams together, sendmmsg by
+// sendmmsg, when the iteration ends; it allocates nothing. Off the loop it
+// is the goroutine-safe form: it copies b into the socket's async queue,
+// which the loop drains in order. Either way it returns
+// ErrWriteBufferFull, accepting nothing, when the datagrams the socket
+// holds unsent (the kernel's send buffer being full, or the loop behind)
+// would pass the async write limit (each counting its payload plus 64
+// bytes), and an error wrapping net.ErrClosed once the socket is closing.
+// A datagram the kernel refuses later is reported to OnPacketError.
+func (pc *PacketConn) WriteTo(b []byte, to netip.AddrPort) error {
+	if pc.closeCalled.Load() {
+		return errPacketClosed
+	}
+	var name rawName
+	n, err := pc.encodeAddrPort(&name, to)
+	if err != nil {
+		return pc.packetError("write", net.UDPAddrFromAddrPort(to), err)
+	}
+	return pc.write(name[:n], nil, b)
+}
+
+// WriteToAddr is WriteTo for a net.Addr: a *net.UDPAddr, a *net.UnixAddr
+// (a unixgram path, or "@name"), or nil for a connected socket's peer.
+func (pc *PacketConn) WriteToAddr(b []byte, to net.Addr) error {
+	if pc.closeCalled.Load() {
+		return errPacketClosed
+	}
+	var name rawName
+	n, err := pc.encodeAddr(&name, to)
+	if err != nil {
+		return pc.packetError("write", to, err)
+	}
+	return pc.write(name[:n], nil, b)
+}
+
+// Reply sends b to the source of the datagram being delivered (during
+// OnPacket, or OnPacketError for a truncated one): a unixgram sender too,
+// unless it is not bound. With PacketOptions.ReceiveInfo it answers from
+// the address the datagram was sent to (not from a multicast group's).
+// Otherwise as WriteTo on the loop.
+func (pc *PacketConn) Reply(b []byte) error {
+	if !pc.loop.InEventLoop() || !pc.delivering {
+		return errNoDatagram
+	}
+	n := int(min(pc.curNameLen, unix.SizeofSockaddrAny))
+	if pc.family == unix.AF_UNIX && n <= 2 {
+		return errUnboundSource
+	}
+	var name rawName
+	copy(name[:], unsafe.Slice((*byte)(unsafe.Pointer(pc.curName)), n))
+	var ctrl [replyCtrlSize]byte
+	c := replyControl(&ctrl, pc.curCtrl)
+	return pc.write(name[:n], ctrl[:c], b)
+}
+
+// replyCtrlSize holds the one control message of a reply: an in6_pktinfo
+// after its header (CmsgSpace(20): 40 bytes on 64-bit, 32 on 32-bit).
+const replyCtrlSize = 40
+
+// replyControl writes the control message that makes a reply leave from
+// the address a datagram with control messages rcv was sent to, and
+// returns its length (0: none).
+func replyControl(dst *[replyCtrlSize]byte, rcv []byte) int {
+	n := 0
+	walkCmsgs(rcv, func(level, typ int32, data []byte) {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&dst[0]))
+		switch {
+		case level == unix.IPPROTO_IP && typ == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
+			in := (*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0]))
+			// Spec_dst is the host's address the kernel would answer
+			// from: the destination itself, or for a broadcast the
+			// interface's address.
+			h.Level, h.Type = unix.IPPROTO_IP, unix.IP_PKTINFO
+			h.SetLen(unix.CmsgLen(unix.SizeofInet4Pktinfo))
+			out := (*unix.Inet4Pktinfo)(unsafe.Pointer(&dst[unix.CmsgLen(0)]))
+			*out = unix.Inet4Pktinfo{Spec_dst: in.Spec_dst}
+			n = unix.CmsgSpace(unix.SizeofInet4Pktinfo)
+		case level == unix.IPPROTO_IPV6 && typ == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
+			in := (*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0]))
+			a := netip.AddrFrom16(in.Addr)
+			if a.IsMulticast() || a.Unmap().IsMulticast() {
+				return
+			}
+			h.Level, h.Type = unix.IPPROTO_IPV6, unix.IPV6_PKTINFO
+			h.SetLen(unix.CmsgLen(unix.SizeofInet6Pktinfo))
+			out := (*unix.Inet6Pktinfo)(unsafe.Pointer(&dst[unix.CmsgLen(0)]))
+			*out = unix.Inet6Pktinfo{Addr: in.Addr}
+			if a.IsLinkLocalUnicast() {
+				out.Ifindex = in.Ifindex // the address means nothing without it
+			}
+			n = unix.CmsgSpace(unix.SizeofInet6Pktinfo)
+		}
+	})
+	return n
+}
+
+// write queues one datagram: on the loop into the send queue, elsewhere
+// into the async queue.
+func (pc *PacketConn) write(name, ctrl, b []byte) error {
+	if !pc.loop.InEventLoop() {
+		return pc.asyncWrite(name, ctrl, b)
+	}
+	if pc.st != packetOpen {
+		return errPacketClosed
+	}
+	if pc.out.bytes+len(b)+packetOverhead > pc.limit {
+		return ErrWriteBufferFull
+	}
+	pc.out.add(name, ctrl, b)
+	if pc.blocked {
+		pc.outBytes.Store(int64(pc.out.bytes))
+		return nil
+	}
+	if !pc.flushQueued {
+		pc.flushQueued = true
+		if pc.loop.control(&pc.flushT) != nil { // the loop is terminating
+			pc.flushQueued = false
+			pc.flush()
+		}
+	}
+	return nil
+}
+
+func (pc *PacketConn) flushTask() {
+	pc.flushQueued = false
+	pc.flush()
+}
+
+// flush sends what is queued, unless the kernel's send buffer is full
+// (POLLOUT or the timed retry goes on then).
+func (pc *PacketConn) flush() {
+	if pc.blocked || pc.out.empty() || pc.st != packetOpen {
+		return
+	}
+	pc.sendNow()
+}
+
+// flushIfFull sends a batch's worth between the receive batches of one
+// readiness, so an echo's queue stays one batch deep.
+func (pc *PacketConn) flushIfFull() {
+	if len(pc.out.msgs)-pc.out.head >= pc.cfg.batch {
+		pc.flush()
+	}
+}
+
+// sendNow hands the queue to the kernel and reports whether any datagram
+// left it; then it reports the datagrams the kernel refused.
+func (pc *PacketConn) sendNow() (progress bool) {
+	before := pc.out.done
+	if pc.io.send(pc) == unix.EAGAIN {
+		pc.blocked = true
+		pc.out.compact()
+		pc.updateInterest()
+	}
+	pc.outBytes.Store(int64(pc.out.bytes))
+	if len(pc.sendErrs) > 0 {
+		errs := pc.sendErrs
+		pc.sendErrs = nil
+		for _, err := range errs {
+			if pc.st != packetOpen {
+				break
+			}
+			pc.reportError(err)
+		}
+		if pc.sendErrs == nil {
+			pc.sendErrs = errs[:0]
+		}
+	}
+	return pc.out.done != before
+}
+
+// writable goes on sending once the kernel reports room. A socket whose
+// room reports send nothing twice in a row (a unixgram socket sending to a
+// full receiver that it is not connected to: its own buffer has room, the
+// receiver's queue does not) retries on a timer instead, backing off from
+// 1 ms to 64 ms, rather than spin on readiness.
+func (pc *PacketConn) writable() {
+	pc.blocked = false
+	switch {
+	case pc.sendNow():
+		pc.idleOut = 0
+	case pc.blocked:
+		if pc.idleOut++; pc.idleOut >= 2 {
+			pc.retrying = true
+			d := time.Millisecond << min(pc.idleOut-2, 6)
+			if _, err := pc.loop.Schedule(&pc.retryT, d); err != nil {
+				pc.retrying = false
+			}
+		}
+	}
+	pc.updateInterest()
+}
+
+func (pc *PacketConn) retryTask() {
+	pc.retrying = false
+	if pc.st == packetOpen && pc.blocked {
+		pc.writable()
+	}
+}
+
+// packetQueue is a socket's datagrams waiting for the kernel, oldest
+// first: each one's sockaddr, control message and payload back to back in
+// buf. Its buffers are kept between bursts (up to maxIdleBuffer), so
+// steady traffic allocates nothing.
+type packetQueue struct {
+	buf   []byte
+	msgs  []outMsg
+	head  int    // the first unsent
+	bytes int    // what the unsent ones count against the limit
+	done  uint64 // datagrams taken or refused by the kernel, ever
+}
+
+type outMsg struct {
+	off        int   // in buf
+	size       int   // payload bytes
+	name, ctrl uint8 // sockaddr and control message bytes
+	tries      uint8
+}
+
+func (q *packetQueue) empty() bool { return q.head == len(q.msgs) }
+
+func (q *packetQueue) add(name, ctrl, b []byte) {
+	q.msgs = append(q.msgs, outMsg{off: len(q.buf), size: len(b), name: uint8(len(name)), ctrl: uint8(len(ctrl))})
+	q.buf = append(q.buf, name...)
+	q.buf = append(q.buf, ctrl...)
+	q.buf = append(q.buf, b...)
+	q.bytes += len(b) + packetOverhead
+}
+
+// prepare points the scratch headers at up to batch unsent datagrams and
+// returns how many.
+func (q *packetQueue) prepare(s *sendScratch, batch int) int {
+	vlen := min(batch, len(q.msgs)-q.head, len(s.hdrs))
+	for k := range vlen {
+		m := &q.msgs[q.head+k]
+		h := &s.hdrs[k]
+		h.Hdr = unix.Msghdr{}
+		h.Len = 0
+		p := m.off
+		if m.name > 0 {
+			h.Hdr.Name = &q.buf[p]
+			h.Hdr.Namelen = uint32(m.name)
+		}
+		p += int(m.name)
+		if m.ctrl > 0 {
+			h.Hdr.Control = &q.buf[p]
+			h.Hdr.SetControllen(int(m.ctrl))
+		}
+		p += int(m.ctrl)
+		iov := &s.iovs[k]
+		iov.Base = nil
+		if m.size > 0 {
+			iov.Base = &q.buf[p]
+		}
+		iov.SetLen(m.size)
+		h.Hdr.Iov = iov
+		h.Hdr.SetIovlen(1)
+	}
+	return vlen
+}
+
+// advance drops the n oldest datagrams, sent or refused.
+func (q *packetQueue) advance(n int) {
+	for _, m := range q.msgs[q.head : q.head+n] {
+		q.bytes -= m.size + packetOverhead
+	}
+	q.head += n
+	q.done += uint64(n)
+	if q.empty() {
+		q.reset()
+	}
+}
+
+// reset empties the queue, keeping its buffers unless they grew large.
+func (q *packetQueue) reset() {
+	if cap(q.buf) > maxIdleBuffer {
+		q.buf = nil
+	}
+	if cap(q.msgs) > maxIdleBuffer/64 {
+		q.msgs = nil
+	}
+	q.buf, q.msgs, q.head, q.bytes = q.buf[:0], q.msgs[:0], 0, 0
+}
+
+// compact moves the unsent datagrams to the front while the kernel holds
+// them back, so the queue's memory stays within its bound.
+func (q *packetQueue) compact() {
+	if q.head == 0 {
+		return
+	}
+	base := q.msgs[q.head].off
+	q.buf = q.buf[:copy(q.buf, q.buf[base:])]
+	q.msgs = q.msgs[:copy(q.msgs, q.msgs[q.head:])]
+	for i := range q.msgs {
+		q.msgs[i].off -= base
+	}
+	q.head = 0
+}
+
+// dest is a queued datagram's destination, for an error report.
+func (q *packetQueue) dest(pc *PacketConn, m *outMsg) net.Addr {
+	if m.name == 0 {
+		return pc.raddr
+	}
+	var rsa unix.RawSockaddrAny
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&rsa)), unsafe.Sizeof(rsa))
+	copy(b, q.buf[m.off:m.off+int(m.name)])
+	if rsa.Addr.Family == unix.AF_UNIX {
+		return &net.UnixAddr{Name: unixName(&rsa, uint32(m.name)), Net: "unixgram"}
+	}
+	return net.UDPAddrFromAddrPort(decodeSource(&rsa))
+}
+
+// packetAsync is the queue other goroutines write to: entries of an 8-byte
+// header (sockaddr length, control length, payload length) and the three
+// parts, which the loop moves into the send queue, one drain per batch on
+// the control ring (unbounded, and holding at most one drain per socket).
+type packetAsync struct {
+	mu     sync.Mutex
+	buf    []byte
+	spare  []byte // the previous buf, reused by the next batch
+	bytes  int    // what buf counts against the limit
+	queued bool   // a drain is queued on the loop
+	err    error  // non-nil once closing: what writes return
+}
+
+const asyncEntryHeader = 8
+
+func (pc *PacketConn) asyncWrite(name, ctrl, b []byte) error {
+	a := &pc.async
+	cost := len(b) + packetOverhead
+	a.mu.Lock()
+	if a.err != nil {
+		a.mu.Unlock()
+		return a.err
+	}
+	if int64(a.bytes+cost)+pc.outBytes.Load() > int64(pc.limit) {
+		a.mu.Unlock()
+		return ErrWriteBufferFull
+	}
+	var h [asyncEntryHeader]byte
+	h[0], h[1] = byte(len(name)), byte(len(ctrl))
+	binary.LittleEndian.PutUint32(h[4:], uint32(len(b)))
+	a.buf = append(a.buf, h[:]...)
+	a.buf = append(a.buf, name...)
+	a.buf = append(a.buf, ctrl...)
+	a.buf = append(a.buf, b...)
+	a.bytes += cost
+	first := !a.queued
+	a.queued = true
+	a.mu.Unlock()
+	if !first {
+		return nil
+	}
+	if err := pc.loop.control(&pc.drainT); err != nil {
+		// Only a loop past its shutdown refuses; its shutdown closed the
+		// socket, which took the entries (or will, and drop them).
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.err == nil {
+			a.buf, a.bytes, a.queued = a.buf[:0], 0, false
+			return errPacketClosed
+		}
+	}
+	return nil
+}
+
+func (pc *PacketConn) drainAsync() {
+	pc.drainAsyncWith(nil)
+	pc.flush()
+}
+
+// drainAsyncWith moves the async queue's datagrams into the send queue;
+// with closeErr it also makes later writes fail with it.
+func (pc *PacketConn) drainAsyncWith(closeErr error) {
+	a := &pc.async
+	a.mu.Lock()
+	if closeErr != nil && a.err == nil {
+		a.err = closeErr
+	}
+	b := a.buf
+	a.buf, a.spare, a.bytes, a.queued = a.spare[:0], nil, 0, false
+	a.mu.Unlock()
+	for p := b; len(p) >= asyncEntryHeader; {
+		nl, cl, size := int(p[0]), int(p[1]), int(binary.LittleEndian.Uint32(p[4:]))
+		p = p[asyncEntryHeader:]
+		pc.out.add(p[:nl], p[nl:nl+cl], p[nl+cl:nl+cl+size])
+		p = p[nl+cl+size:]
+	}
+	pc.outBytes.Store(int64(pc.out.bytes))
+	if cap(b) <= maxIdleBuffer {
+		a.mu.Lock()
+		if a.spare == nil {
+			a.spare = b[:0]
+		}
+		a.mu.Unlock()
+	}
+}
