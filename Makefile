@@ -25,7 +25,7 @@ all: build
 # what test-kernels needs to fetch and boot Debian kernels (qemu, the Debian
 # archive keyring). npm is asked for only when no npm command is there:
 # NodeSource's nodejs package carries its own and conflicts with Debian's.
-DEPS := liburing-dev gcc pkg-config wrk curl openssl strace linux-perf gnuplot-nox fonts-dejavu-core qemu-system-x86 debian-archive-keyring nodejs python3-websockets
+DEPS := liburing-dev gcc pkg-config wrk curl openssl strace linux-perf gnuplot-nox fonts-dejavu-core qemu-system-x86 debian-archive-keyring nodejs python3-websockets bind9-dnsutils dnsperf
 deps:
 	@missing=""; \
 	for p in $(DEPS); do \
@@ -63,6 +63,7 @@ staticcheck:
 	cd bench && $(STATICCHECK) ./...
 	cd metrics && $(STATICCHECK) ./...
 	cd examples/metrics && $(STATICCHECK) ./...
+	cd examples/dns && $(STATICCHECK) ./...
 
 # api prints the module's exported surface per package and in total (funcs,
 # types, consts, vars, methods of exported types; With* options apart),
@@ -131,14 +132,17 @@ test-bench: testsum
 test-bench-steps:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -json -timeout 15m ./...
 
-# test-modules: the nested modules that pin client_golang, which the core
-# module stays free of (metrics, examples/metrics): vet and the race-enabled
-# tests (the example's scrapes /metrics and parses it as Prometheus does).
+# test-modules: the nested modules that pin client_golang or miekg/dns,
+# which the core module stays free of (metrics, examples/metrics,
+# examples/dns): vet and the race-enabled tests (the metrics example's
+# scrapes /metrics and parses it as Prometheus does; the DNS server's are
+# queried by miekg/dns's client and by dig).
 test-modules: testsum
 	$(STAGE) modules -- $(MAKE) --no-print-directory test-modules-steps
 test-modules-steps:
 	cd metrics && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 	cd examples/metrics && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
+	cd examples/dns && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 
 test-nocgo: testsum
 	$(STAGE) nocgo -- $(MAKE) --no-print-directory test-nocgo-steps
