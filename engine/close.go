@@ -59,25 +59,13 @@ func (c *Conn) CloseWithError(err error) error {
 
 // Abort closes the connection now, dropping unsent bytes, and resets it (the
 // peer sees ECONNRESET). Off the loop it hands itself to the loop, as Close.
-func (c *Conn) Abort() error {
-	if c.loop.InEventLoop() {
-		c.abortWith(ErrAborted)
-		return nil
-	}
-	return c.ctl.request(reqAbort)
-}
+func (c *Conn) Abort() error { return c.ask(reqAbort) }
 
 // CloseWrite half-closes: once the written bytes are sent the peer reads EOF;
 // reading goes on. Once the peer has shut down its side too (a
 // HalfCloseHandler's OnReadClosed), the connection is closed and OnClose
 // follows with io.EOF. Off the loop it hands itself to the loop, as Close.
-func (c *Conn) CloseWrite() error {
-	if c.loop.InEventLoop() {
-		c.closeWrite()
-		return nil
-	}
-	return c.ctl.request(reqCloseWrite)
-}
+func (c *Conn) CloseWrite() error { return c.ask(reqCloseWrite) }
 
 func (c *Conn) closeWrite() {
 	if c.st != connOpen || c.has(flagHalfShut) {

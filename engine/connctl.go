@@ -22,6 +22,16 @@ type connCtl struct {
 	err  atomic.Pointer[error] // CloseWithError's, for reqClose
 }
 
+// ask carries out request r at once on the loop; from another goroutine
+// it hands r to the loop (request).
+func (c *Conn) ask(r uint32) error {
+	if c.loop.InEventLoop() {
+		c.ctl.apply(r)
+		return nil
+	}
+	return c.ctl.request(r)
+}
+
 // request records r and queues the task unless it is queued already.
 func (t *connCtl) request(r uint32) error {
 	for {
@@ -49,8 +59,11 @@ func (t *connCtl) request(r uint32) error {
 }
 
 // Run applies the requests on the loop.
-func (t *connCtl) Run() {
-	c, r := t.c, t.bits.Swap(0)
+func (t *connCtl) Run() { t.apply(t.bits.Swap(0)) }
+
+// apply carries out the requests r on the loop.
+func (t *connCtl) apply(r uint32) {
+	c := t.c
 	switch {
 	case r&reqResume != 0:
 		c.resumeRead()

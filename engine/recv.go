@@ -82,13 +82,7 @@ func (c *Conn) Reading() bool {
 // memory; bytes already received still arrive. Off the loop it hands itself
 // to the loop, where the latest of PauseRead and ResumeRead called off the
 // loop wins.
-func (c *Conn) PauseRead() {
-	if !c.loop.InEventLoop() {
-		_ = c.ctl.request(reqPause) // refused: the loop shut down, closing c
-		return
-	}
-	c.pauseRead()
-}
+func (c *Conn) PauseRead() { _ = c.ask(reqPause) } // refused: the loop shut down, closing c
 
 func (c *Conn) pauseRead() {
 	if c.has(flagReadPaused) {
@@ -102,13 +96,7 @@ func (c *Conn) pauseRead() {
 
 // ResumeRead starts reading again. Off the loop it hands itself to the loop,
 // as PauseRead.
-func (c *Conn) ResumeRead() {
-	if !c.loop.InEventLoop() {
-		_ = c.ctl.request(reqResume) // refused: the loop shut down, closing c
-		return
-	}
-	c.resumeRead()
-}
+func (c *Conn) ResumeRead() { _ = c.ask(reqResume) } // refused: the loop shut down, closing c
 
 func (c *Conn) resumeRead() {
 	if !c.has(flagReadPaused) {

@@ -37,7 +37,7 @@ import (
 //   - Closing. Close and a loop's shutdown (after OnShutdown's last word)
 //     encode what is left, call CloseWrite for the transport's own last word
 //     (TLS's close_notify), flush and close; CloseWrite does the same, then
-//     sends the FIN; Abort drops everything and calls neither. The close
+//     sends the FIN; Abort drops everything, with no last word. The close
 //     timeout bounds the flush as on a plain connection.
 //   - Opening. Open may hold the handler's OnOpen back (a handshake) until
 //     the transport calls Wire.Open; meanwhile no other callback reaches the
@@ -46,12 +46,12 @@ import (
 //     reports the failure its own way.
 //
 // The interface speaks of byte runs, not of a stream, so other owners of a
-// socket can fill the same slot: a datagram socket would give Decode one
-// datagram at a time and Encode one datagram's payload (a DTLS or QUIC-like
-// layer); an HTTP/2 connection is a handler above the slot, not a second
-// slot: its frames arrive decrypted in OnData and its writes are encoded on
-// their way out with no copy of their own, so h2 by ALPN runs on the TLS
-// transport as HTTP/1.1 does.
+// socket can fill the same slot: a datagram socket would call Decode with
+// one datagram at a time and Encode with each datagram it sends (a DTLS or
+// QUIC-like layer); an HTTP/2 connection is a handler above the slot, not
+// a second slot: its frames arrive decrypted in OnData and its writes are
+// encoded on their way out with no copy of their own, so h2 by ALPN runs
+// on the TLS transport as HTTP/1.1 does.
 type Transport interface {
 	// Open is called as the connection opens, before its handler's
 	// OnOpen. It returns true to let OnOpen run at once, false to hold it
