@@ -133,7 +133,7 @@ func TestKeepLimit(t *testing.T) {
 		err = waitErr(t, d.closed)
 		require.ErrorIs(t, err, engine.ErrKeepLimit)
 		require.NotErrorIs(t, err, tasks.ErrRejected, "a frame over the keep limit is no rejected task")
-		require.Equal(t, "frame: an unfinished frame does not fit: engine: bytes kept over the connection's keep limit: 8197 bytes, limit 8192 (WithKeepLimit, Conn.SetKeepLimit)", err.Error())
+		require.Equal(t, "frame: an unfinished frame does not fit: engine: bytes kept over the connection's keep limit: 8197 bytes, limit 8192 (BufferLimits.Keep, Conn.SetKeepLimit)", err.Error())
 
 		d2 := newDigestFrames()
 		h2 := frame.Split(frame.LengthPrefixed(4, binary.BigEndian, 1000), d2)
