@@ -43,7 +43,8 @@ type stdRequest struct {
 
 	// loop side
 	cs      *conn
-	waiting bool // the goroutine waits for the connection to turn writable
+	waiting bool      // the goroutine waits for the connection to turn writable (over HTTP/2: for its stream's data to leave)
+	h2      *h2Stream // the request is an HTTP/2 stream's (h2adapter.go)
 }
 
 // serveStd serves the request r with the http.Handler: inline, or on a new
@@ -53,18 +54,7 @@ func (cs *conn) serveStd(r *Request) {
 		cs.optionsStar(r)
 		return
 	}
-	if cs.base == nil { // once per connection: its context and address string
-		cfg := cs.s.cfg
-		cs.base = context.WithValue(cfg.baseCtx, http.LocalAddrContextKey, cs.c.LocalAddr())
-		if cfg.connCtx != nil {
-			if ctx := cfg.connCtx(cs.base, cs.c); ctx != nil {
-				cs.base = ctx
-			}
-		}
-		if a := cs.c.RemoteAddr(); a != nil {
-			cs.remote = a.String()
-		}
-	}
+	cs.initBase()
 	sr := &stdRequest{
 		s: cs.s, loop: cs.c.Loop(), minor: r.p.minor, keep: r.p.keepAlive(),
 		inline: cs.s.cfg.inline, cs: cs,
@@ -94,6 +84,24 @@ func (cs *conn) serveStd(r *Request) {
 		return
 	}
 	cs.ls.pool.Go(sr)
+}
+
+// initBase makes, once per connection, the parent of its requests'
+// contexts and its client's address string.
+func (cs *conn) initBase() {
+	if cs.base != nil {
+		return
+	}
+	cfg := cs.s.cfg
+	cs.base = context.WithValue(cfg.baseCtx, http.LocalAddrContextKey, cs.c.LocalAddr())
+	if cfg.connCtx != nil {
+		if ctx := cfg.connCtx(cs.base, cs.c); ctx != nil {
+			cs.base = ctx
+		}
+	}
+	if a := cs.c.RemoteAddr(); a != nil {
+		cs.remote = a.String()
+	}
 }
 
 // optionsStar answers "OPTIONS *" as net/http does, without the handler.
@@ -293,8 +301,8 @@ func (sr *stdRequest) send(c *chunk) bool {
 		c.Run()
 		return !sr.dead.Load()
 	}
-	if sr.dead.Load() {
-		return false
+	if sr.dead.Load() && (!c.last || sr.h2 == nil) {
+		return false // (an HTTP/2 stream's loop counts its handlers: it hears of the end)
 	}
 	// The loop's control ring (package loopctl), never its task ring: a
 	// user's engine.WithMaxPendingTasks must not drop a response and hang
@@ -322,6 +330,10 @@ func (sr *stdRequest) send(c *chunk) bool {
 // Run writes the chunk on the loop.
 func (c *chunk) Run() {
 	sr := c.sr
+	if sr.h2 != nil {
+		sr.h2.runChunk(c)
+		return
+	}
 	cs := sr.cs
 	if cs.has(flagClosed) || sr.dead.Load() { // closed, or reset and closing (timeoutWrite)
 		if !c.last && !sr.inline {
@@ -546,7 +558,7 @@ func (w *stdWriter) flushOut(done bool) bool {
 		c.data = w.buf
 	}
 	c.fr = w.fr
-	if done && w.chunked {
+	if done && (w.chunked || w.sr.h2 != nil) {
 		c.trailers = w.trailerBytes()
 	}
 	w.buf = nil
@@ -593,7 +605,7 @@ func (w *stdWriter) commit(c *chunk, done bool) {
 	if _, ok := h["Trailer"]; ok && !fr.chunked && fr.length < 0 && w.sr.minor >= 1 && !w.noBody {
 		fr.chunked = true
 	}
-	w.fr, w.chunked = fr, fr.chunked && !w.noBody
+	w.fr, w.chunked = fr, fr.chunked && !w.noBody && w.sr.h2 == nil // HTTP/2 frames bodies itself
 	c.hdr = appendHeader(w.hdrRoom[:0], h, func(k string) bool { return strings.HasPrefix(k, http.TrailerPrefix) })
 	if sniffed != "" {
 		c.hdr = append(c.hdr, "Content-Type: "...)

@@ -49,7 +49,7 @@ type Body struct {
 	eof     bool        // every byte is in win
 	err     error       // the body ends in err once win is read
 	closed  bool        // Close was called, or the response ended
-	stalled bool        // the loop stopped reading: win is full
+	stalled bool        // the loop stopped reading: win is full (over HTTP/2: the loop waits to hear what the reader took, see low)
 	owed    bool        // a "100 Continue" is owed on the first Read
 	queued  bool        // a wake task is on its way to the loop
 	trailer http.Header // chunked: the trailers, once the body ended
@@ -66,11 +66,13 @@ type Body struct {
 	dropped   int64
 	expect    bool // the client sent "Expect: 100-continue"
 	limit     int64
+	st        *h2Stream // over HTTP/2: the stream whose DATA frames fill win (h2body.go)
+	low       int       // Read wakes a stalled loop once at most low bytes are left unread
 }
 
 // newBody starts the body of the request whose head p just parsed.
 func newBody(cs *conn, p *parser) *Body {
-	bs := &Body{loop: cs.c.Loop(), cs: cs, receiving: true, expect: p.wantsContinue(), limit: p.maxBody}
+	bs := &Body{loop: cs.c.Loop(), cs: cs, receiving: true, expect: p.wantsContinue(), limit: p.maxBody, low: bodyWindow / 2}
 	bs.cond.L = &bs.mu
 	bs.owed = bs.expect
 	if p.kind == bodyChunked {
@@ -160,7 +162,7 @@ func (bs *Body) Trailer() http.Header {
 // "100 Continue", or it stopped reading and the window has room again. It
 // claims the one wake task that may be queued.
 func (bs *Body) wakeLocked() bool {
-	if bs.queued || !bs.owed && !(bs.stalled && len(bs.win)-bs.r <= bodyWindow/2) {
+	if bs.queued || !bs.owed && !(bs.stalled && len(bs.win)-bs.r <= bs.low) {
 		return false
 	}
 	bs.queued = true
@@ -187,6 +189,10 @@ func (w *bodyWake) Run() {
 	owed := bs.owed
 	bs.owed = false
 	bs.mu.Unlock()
+	if bs.st != nil {
+		bs.st.bodyWake(owed)
+		return
+	}
 	cs := bs.cs
 	if cs.has(flagClosed|flagLingering) || cs.rb != bs {
 		return

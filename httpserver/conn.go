@@ -41,6 +41,7 @@ type conn struct {
 	state     http.ConnState       // as last reported to WithConnState's hook
 	remote    string               // adapter: the client's address, formatted once
 	tls       *tls.ConnectionState // over TLS: the handshake's outcome, made once (tlsState)
+	h2        *h2Conn              // the connection speaks HTTP/2 (h2conn.go)
 }
 
 // connFlags is a connection's state, one bit each (as engine keeps a
@@ -60,6 +61,8 @@ const (
 	flagContinued                             // no "100 Continue" may be sent for the current request: sent, or the response began
 	flagStarted                               // the current request has begun (reqStart is set)
 	flagOwnReadDeadline                       // the handler set the streamed body's read deadline (rdeadline), in place of Timeouts.Read
+	flagSniff                                 // the first bytes may be HTTP/2's client preface (WithH2C)
+	flagH2                                    // ALPN chose HTTP/2: the first bytes must be its client preface
 )
 
 func (cs *conn) has(f connFlags) bool { return cs.flags&f != 0 }
@@ -125,6 +128,13 @@ func (cs *conn) expire() {
 }
 
 func (cs *conn) onData(b []byte) {
+	if cs.h2 != nil {
+		cs.h2.onData(b)
+		return
+	}
+	if cs.has(flagSniff) && cs.sniffH2(b) {
+		return
+	}
 	if cs.has(flagLingering | flagClosed | flagBroken) {
 		return
 	}
@@ -539,6 +549,10 @@ func (cs *conn) linger() {
 
 func (cs *conn) onReadClosed() {
 	cs.set(flagReadEOF)
+	if cs.h2 != nil {
+		cs.h2.onReadClosed()
+		return
+	}
 	if cs.receiving() {
 		cs.rb.receiving = false
 		cs.rb.fail(io.ErrUnexpectedEOF)
@@ -554,6 +568,10 @@ func (cs *conn) onReadClosed() {
 
 func (cs *conn) onWritable(w bool) {
 	cs.stall(w)
+	if cs.h2 != nil {
+		cs.h2.onWritable(w)
+		return
+	}
 	if w && cs.deferred != nil {
 		cs.deferred.release(nil)
 	}
@@ -574,6 +592,9 @@ func (cs *conn) onWritable(w bool) {
 func (cs *conn) onClose(cause error) {
 	cs.set(flagClosed)
 	cs.ls.remove(cs)
+	if cs.h2 != nil {
+		cs.h2.onClose(cause)
+	}
 	if bs := cs.rb; bs != nil {
 		cs.rb = nil
 		bs.receiving = false

@@ -46,6 +46,10 @@ func (cs *conn) startRequest() {
 // checkDeadlines acts on the connection's deadlines that passed by now
 // (unix ns), on the tick.
 func (cs *conn) checkDeadlines(now int64) {
+	if cs.h2 != nil {
+		cs.h2.tick(now)
+		return
+	}
 	if cs.deadline != 0 && cs.deadline <= now {
 		cs.expire()
 		return
@@ -184,6 +188,10 @@ func (t *deadlineTask) Run() {
 
 func (t *deadlineTask) apply() {
 	sr := t.sr
+	if sr.h2 != nil {
+		t.err = sr.h2.setDeadline(sr, t.at, t.write)
+		return
+	}
 	cs := sr.cs
 	switch {
 	case sr.dead.Load():

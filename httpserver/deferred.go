@@ -53,9 +53,13 @@ func (w *Response) Defer() *Deferred {
 		status: w.status, cl: w.cl, closeConn: w.closeConn, started: w.started,
 		chunked: w.chunked, noBody: w.noBody, minor: w.minor, clientKeep: w.clientKeep,
 		hdr: append([]byte(nil), w.hdr...), body: append([]byte(nil), w.body...),
-		cs: cs,
+		cs: cs, st: w.st,
 	}
 	w.deferred = d
+	if w.st != nil {
+		w.st.deferred = d // the stream's, not the connection's: others go on
+		return d
+	}
 	cs.deferred = d
 	cs.set(flagBusy)
 	return d
@@ -109,6 +113,10 @@ type deferredFlush Deferred
 // connection is under its high watermark.
 func (f *deferredFlush) Run() {
 	d := (*Deferred)(f)
+	if st := d.w.st; st != nil {
+		st.deferredFlush(d)
+		return
+	}
 	cs := d.w.cs
 	if cs.has(flagClosed) || cs.deferred != d || d.gone.Load() {
 		d.ack <- d.goneErr()
@@ -166,6 +174,10 @@ func (d *Deferred) Finish() error {
 
 // Run sends the response on the loop and resumes the connection.
 func (d *Deferred) Run() {
+	if st := d.w.st; st != nil {
+		st.deferredFinish(d)
+		return
+	}
 	cs := d.w.cs
 	if cs.has(flagClosed) || cs.deferred != d {
 		return

@@ -32,6 +32,8 @@ func (w *stdWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, errHijackInline
 	case w.hijacked:
 		return nil, nil, http.ErrHijacked
+	case sr.h2 != nil:
+		return nil, nil, errHijackH2
 	case sr.dead.Load():
 		return nil, nil, errConnGone
 	}

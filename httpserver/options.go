@@ -36,6 +36,7 @@ type limits struct {
 	maxLine        int
 	maxBody        int
 	maxStreamBody  int64
+	maxStreams     int // HTTP/2: concurrent streams per connection
 }
 
 type config struct {
@@ -52,6 +53,7 @@ type config struct {
 	baseCtx    context.Context
 	connCtx    func(context.Context, *engine.Conn) context.Context
 	tls        *tls.Config // ListenTLS's (WithTLSConfig)
+	h2c        bool        // HTTP/2 with prior knowledge beside HTTP/1.1 on Listen (WithH2C)
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -62,6 +64,7 @@ func newConfig(opts []Option) (*config, error) {
 			maxLine:        DefaultMaxRequestLine,
 			maxBody:        DefaultMaxBodyBytes,
 			maxStreamBody:  math.MaxInt64,
+			maxStreams:     h2DefaultStreams,
 		},
 		readHeader: DefaultReadHeaderTimeout,
 		read:       DefaultReadTimeout,
@@ -90,12 +93,19 @@ type Limits struct {
 	// Default: none, as net/http (a streamed body's memory is one window
 	// whatever its length).
 	StreamedBody int64
+
+	// Streams bounds an HTTP/2 connection's concurrent streams
+	// (SETTINGS_MAX_CONCURRENT_STREAMS; default 250, as net/http). A
+	// stream the client reset while its handler still runs counts until
+	// the handler returns, so resetting streams cannot start more
+	// handlers at once (CVE-2023-44487).
+	Streams int
 }
 
 // WithLimits sets the request limits; a zero field keeps its default.
 func WithLimits(l Limits) Option {
 	return func(c *config) error {
-		if l.HeaderBytes < 0 || l.Headers < 0 || l.RequestLine < 0 || l.Body < 0 || l.StreamedBody < 0 {
+		if l.HeaderBytes < 0 || l.Headers < 0 || l.RequestLine < 0 || l.Body < 0 || l.StreamedBody < 0 || l.Streams < 0 {
 			return fmt.Errorf("httpserver: negative limit in %+v", l)
 		}
 		if l.Body > 1<<30 {
@@ -110,6 +120,7 @@ func WithLimits(l Limits) Option {
 		set(&c.maxHeaders, l.Headers)
 		set(&c.maxLine, l.RequestLine)
 		set(&c.maxBody, l.Body)
+		set(&c.maxStreams, l.Streams)
 		if l.StreamedBody > 0 {
 			c.maxStreamBody = l.StreamedBody
 		}

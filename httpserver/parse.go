@@ -85,6 +85,7 @@ type parser struct {
 	hasExpect             bool
 
 	kind    bodyKind
+	h2      bool  // the request came as an HTTP/2 stream, laid out as if parsed (h2request.go)
 	maxBody int64 // the body limit this request is held to (limitBody)
 	got     int64 // chunked: data bytes decoded so far
 	// chunked body, decoded in place: data from body.lo to wpos, raw input

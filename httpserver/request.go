@@ -74,9 +74,12 @@ func (r *Request) Query() []byte {
 	return nil
 }
 
-// Proto returns "HTTP/1.0" or "HTTP/1.1" (a later HTTP/1.x is served as
-// HTTP/1.1 and reported as sent).
+// Proto returns "HTTP/1.0", "HTTP/1.1" (a later HTTP/1.x is served as
+// HTTP/1.1 and reported as sent) or "HTTP/2.0".
 func (r *Request) Proto() string {
+	if r.p.h2 {
+		return "HTTP/2.0"
+	}
 	switch r.p.minor {
 	case 0:
 		return "HTTP/1.0"
@@ -86,8 +89,13 @@ func (r *Request) Proto() string {
 	return string(r.p.proto.of(r.b))
 }
 
-// ProtoMinor returns the x of HTTP/1.x.
-func (r *Request) ProtoMinor() int { return int(r.p.minor) }
+// ProtoMinor returns the x of HTTP/1.x, and 0 for HTTP/2.0.
+func (r *Request) ProtoMinor() int {
+	if r.p.h2 {
+		return 0
+	}
+	return int(r.p.minor)
+}
 
 // Host returns the host of an absolute-form target if there is one, else
 // the Host header (as net/http's Request.Host).

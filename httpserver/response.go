@@ -29,6 +29,7 @@ type Response struct {
 	deferred   *Deferred
 	upgrade    engine.Handler // Upgrade's, once the 101 is sent
 	protocol   string
+	st         *h2Stream // the request is an HTTP/2 stream's (h2fast.go)
 }
 
 func (w *Response) reset(cs *conn, r *Request) {
@@ -103,6 +104,9 @@ func (w *Response) Flush() error {
 	if cs.has(flagClosed) {
 		return errConnGone
 	}
+	if w.st != nil {
+		return w.st.fastFlush(w)
+	}
 	ls := cs.ls
 	out := ls.scratch[:0]
 	if !w.started {
@@ -165,6 +169,8 @@ func (w *Response) Upgrade(protocol string, h engine.Handler) error {
 		return errors.New("httpserver: Upgrade of an HTTP/1.0 request")
 	case w.cs.rb != nil:
 		return errors.New("httpserver: Upgrade of a request with a streamed body")
+	case w.st != nil:
+		return errUpgradeH2
 	}
 	w.upgrade, w.protocol, w.status = h, protocol, http.StatusSwitchingProtocols
 	return nil
@@ -175,6 +181,10 @@ func (w *Response) Upgrade(protocol string, h engine.Handler) error {
 func (w *Response) finish() {
 	cs := w.cs
 	if cs.has(flagClosed) {
+		return
+	}
+	if w.st != nil {
+		w.st.fastFinish(w)
 		return
 	}
 	ls := cs.ls

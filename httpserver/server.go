@@ -326,8 +326,11 @@ func (ls *loopState) remove(cs *conn) {
 // closeConns closes the idle connections (all of them when force).
 func (ls *loopState) closeConns(force bool) {
 	for _, cs := range append([]*conn(nil), ls.conns...) {
-		if force || cs.idle() {
+		switch {
+		case force || cs.h2 == nil && cs.idle():
 			_ = cs.c.Close()
+		case cs.h2 != nil:
+			cs.h2.goAway() // its streams finish, then it closes
 		}
 	}
 }
@@ -363,6 +366,11 @@ func (cs *conn) open() {
 	s := cs.s
 	cs.ls.add(cs)
 	cs.setState(http.StateNew)
+	if p, overTLS := alpn(cs.c); p == "h2" {
+		cs.set(flagSniff | flagH2) // HTTP/2 by ALPN: its preface must come
+	} else if s.cfg.h2c && !overTLS {
+		cs.set(flagSniff)
+	}
 	if s.closing.Load() {
 		_ = cs.c.Close()
 		return

@@ -121,6 +121,8 @@ func (w *stdWriter) upgradable() error {
 		return errUpgradeStarted
 	case sr.minor == 0:
 		return errors.New("httpserver: Upgrade of an HTTP/1.0 request")
+	case sr.h2 != nil:
+		return errUpgradeH2
 	case sr.dead.Load():
 		return errConnGone
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"slices"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
@@ -34,11 +33,10 @@ func WithTLSConfig(cfg *tls.Config) Option {
 // goroutine). As net/http's ListenAndServeTLS, certFile and keyFile name a
 // PEM certificate (chain) and its key, loaded on each call; they may be
 // empty when WithTLSConfig's configuration has Certificates,
-// GetCertificate or GetConfigForClient. ALPN offers "http/1.1" (added
-// when the configuration's NextProtos lacks it) and never "h2", which is
-// removed: this server speaks only HTTP/1.x, and a client told "h2" would
-// send HTTP/2. The handshake is bounded by the read-header timeout (or the
-// read timeout), as in net/http.
+// GetCertificate or GetConfigForClient. ALPN offers HTTP/2 ("h2") first
+// and HTTP/1.1, as net/http does, unless the configuration's NextProtos
+// names "http/1.1" and not "h2" (see alpnProtos). The handshake is bounded
+// by the read-header timeout (or the read timeout), as in net/http.
 func (s *Server) ListenTLS(loops engine.Loops, network, addr, certFile, keyFile string, opts ...loopgroup.ServerOption) (net.Addr, error) {
 	if s.closing.Load() {
 		return nil, ErrServerClosed
@@ -55,7 +53,7 @@ func (s *Server) ListenTLS(loops engine.Loops, network, addr, certFile, keyFile 
 }
 
 // tlsConfig is ListenTLS's configuration: a clone of WithTLSConfig's, with
-// the certificate files loaded and ALPN set to HTTP/1.1.
+// the certificate files loaded and ALPN set to HTTP/2 and HTTP/1.1.
 func (s *Server) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 	cfg := &tls.Config{}
 	if s.cfg.tls != nil {
@@ -69,12 +67,7 @@ func (s *Server) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
-	// A copy: the slice may be shared with other configurations.
-	protos := slices.DeleteFunc(slices.Clone(cfg.NextProtos), func(p string) bool { return p == "h2" })
-	if !slices.Contains(protos, "http/1.1") {
-		protos = append(protos, "http/1.1")
-	}
-	cfg.NextProtos = protos
+	cfg.NextProtos = alpnProtos(cfg.NextProtos)
 	return cfg, nil
 }
 
@@ -115,12 +108,12 @@ func looksLikeHTTP(head []byte) bool {
 }
 
 // alpnRefused reports whether c negotiated by ALPN a protocol other than
-// HTTP/1.x (a configuration shared with another service, such as ACME's
-// "acme-tls/1"): net/http closes such a connection, and so does OnOpen.
+// HTTP/1.x and HTTP/2 (a configuration shared with another service, such
+// as ACME's "acme-tls/1"): net/http closes such a connection, and so does
+// OnOpen.
 func alpnRefused(c *engine.Conn) bool {
-	st, ok := looptls.State(c)
-	p := st.NegotiatedProtocol
-	return ok && p != "" && p != "http/1.1" && p != "http/1.0"
+	p, _ := alpn(c)
+	return p != "" && p != "http/1.1" && p != "http/1.0" && p != "h2"
 }
 
 // tlsState is the connection's TLS state, made once and shared by its

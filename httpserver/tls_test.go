@@ -293,8 +293,9 @@ func TestHTTPSPipelinedThenClose(t *testing.T) {
 }
 
 // TestHTTPSCurl: curl verifies the server with --cacert, on both APIs:
-// two requests on one connection, the TLS state the handler saw, a 1 MiB
-// upload (Go's client sends 4 MiB in TestHTTPS).
+// two requests on one HTTP/1.1 connection, the TLS state the handler saw,
+// h2 by ALPN when curl may choose, a 1 MiB upload over it (Go's client
+// sends 4 MiB in TestHTTPS).
 func TestHTTPSCurl(t *testing.T) {
 	curl := tool(t, "curl")
 	p := testenv.NewPKI(t)
@@ -316,10 +317,12 @@ func TestHTTPSCurl(t *testing.T) {
 					require.NoError(t, err, "curl %v: %s", args, out)
 					return string(out)
 				}
-				out := run("-v", base+"/tls", base+"/b")
+				out := run("-v", "--http1.1", base+"/tls", base+"/b")
 				require.Contains(t, out, "sni=localhost alpn=http/1.1")
 				require.Contains(t, out, "uri=/b")
 				require.Contains(t, out, "Re-using existing connection")
+				out = run(base + "/tls") // curl offers h2 by default, and gets it
+				require.Contains(t, out, "sni=localhost alpn=h2")
 				out = run("--data-binary", "@"+upload, base+"/up")
 				require.Contains(t, out, fmt.Sprintf("cl=%d\n", 1<<20))
 			})
@@ -449,8 +452,8 @@ func TestHTTPSShutdown(t *testing.T) {
 }
 
 // TestListenTLSConfig: ListenTLS loads the certificate files it is given
-// (WithTLSConfig not needed), offers http/1.1 and never h2 whatever the
-// configuration lists, closes a connection that negotiated another
+// (WithTLSConfig not needed), offers h2 and http/1.1 beside the
+// configuration's protocols, closes a connection that negotiated another
 // protocol (as net/http), and fails clearly on missing files and after
 // Close.
 func TestListenTLSConfig(t *testing.T) {
@@ -466,7 +469,7 @@ func TestListenTLSConfig(t *testing.T) {
 		cfg.NextProtos = []string{"h2", "http/1.1"}
 		tc, err := tls.Dial("tcp", addr, cfg)
 		require.NoError(t, err)
-		require.Equal(t, "http/1.1", tc.ConnectionState().NegotiatedProtocol, "h2 is never offered")
+		require.Equal(t, "h2", tc.ConnectionState().NegotiatedProtocol, "h2 is offered first")
 		require.NoError(t, tc.Close())
 
 		cfg.NextProtos = []string{"x-other"}

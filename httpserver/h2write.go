@@ -1,0 +1,147 @@
+package httpserver
+
+import (
+	"bytes"
+	"strconv"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// Writing an HTTP/2 response's header blocks. Both APIs hand their
+// response head over as HTTP/1.1 header lines ("Name: value\r\n"; the fast
+// API's Response holds them so, the adapter's writer serialises its map
+// so for HTTP/1.1): each line becomes a field, its name in lower case,
+// and the fields HTTP/2 forbids (Connection and its kin) are dropped. A
+// block larger than a frame goes on in CONTINUATION frames.
+
+// h2Status holds the :status values.
+var h2Status = func() (t [1000]string) {
+	for c := 100; c < 1000; c++ {
+		t[c] = strconv.Itoa(c)
+	}
+	return t
+}()
+
+// writeHead writes a response's HEADERS: status, the Server and Date
+// headers (date), the header lines, and the content-length cl (-1: none).
+func (hc *h2Conn) writeHead(id uint32, status int, lines []byte, cl int64, date, end bool) {
+	if status < 100 || status > 999 {
+		status = 500
+	}
+	cfg := hc.cs.s.cfg
+	hc.hbuf.Reset()
+	e := hc.enc
+	_ = e.WriteField(hpack.HeaderField{Name: ":status", Value: h2Status[status]})
+	if cfg.name != "" {
+		_ = e.WriteField(hpack.HeaderField{Name: "server", Value: cfg.name})
+	}
+	if date {
+		_ = e.WriteField(hpack.HeaderField{Name: "date", Value: hc.dateValue()})
+	}
+	hc.encodeLines(lines)
+	if cl >= 0 {
+		var n [20]byte
+		_ = e.WriteField(hpack.HeaderField{Name: "content-length", Value: string(strconv.AppendInt(n[:0], cl, 10))})
+	}
+	hc.writeBlock(id, end)
+}
+
+// writeTrailers writes trailer lines as the HEADERS that end the stream.
+func (hc *h2Conn) writeTrailers(id uint32, lines []byte) {
+	hc.hbuf.Reset()
+	hc.encodeLines(lines)
+	hc.writeBlock(id, true)
+}
+
+// dateValue is the loop's Date header's value, as a string made once a
+// second.
+func (hc *h2Conn) dateValue() string {
+	ls := hc.cs.ls
+	if hc.date == "" || hc.dateSec != ls.dateSec {
+		d := bytes.TrimSuffix(bytes.TrimPrefix(ls.date, []byte("Date: ")), []byte("\r\n"))
+		hc.date, hc.dateSec = string(d), ls.dateSec
+	}
+	return hc.date
+}
+
+// encodeLines encodes header lines ("Name: value\r\n") as fields.
+func (hc *h2Conn) encodeLines(lines []byte) {
+	for len(lines) > 0 {
+		line := lines
+		if i := bytes.Index(lines, crlf); i >= 0 {
+			line, lines = lines[:i], lines[i+2:]
+		} else {
+			lines = nil
+		}
+		c := bytes.IndexByte(line, ':')
+		if c <= 0 {
+			continue
+		}
+		name := h2Name(line[:c])
+		if name == "" {
+			continue
+		}
+		_ = hc.enc.WriteField(hpack.HeaderField{Name: name, Value: string(bytes.TrimSpace(line[c+1:]))})
+	}
+}
+
+var crlf = []byte("\r\n")
+
+// h2Name returns a header name in lower case (the common ones without an
+// allocation), or "" for a field HTTP/2 forbids (RFC 9113 section 8.2.2).
+func h2Name(name []byte) string {
+	var room [32]byte
+	low := room[:0]
+	if len(name) > len(room) {
+		low = make([]byte, 0, len(name))
+	}
+	for _, c := range name {
+		low = append(low, lower(c))
+	}
+	switch string(low) {
+	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+		return ""
+	case "content-type":
+		return "content-type"
+	case "content-encoding":
+		return "content-encoding"
+	case "cache-control":
+		return "cache-control"
+	case "date":
+		return "date"
+	case "etag":
+		return "etag"
+	case "last-modified":
+		return "last-modified"
+	case "location":
+		return "location"
+	case "server":
+		return "server"
+	case "set-cookie":
+		return "set-cookie"
+	case "vary":
+		return "vary"
+	case "x-content-type-options":
+		return "x-content-type-options"
+	case "trailer":
+		return "trailer"
+	case "grpc-status":
+		return "grpc-status"
+	case "grpc-message":
+		return "grpc-message"
+	}
+	return string(low)
+}
+
+// writeBlock writes the block in hbuf as HEADERS and, when it is larger
+// than a frame, CONTINUATION frames.
+func (hc *h2Conn) writeBlock(id uint32, end bool) {
+	blk := hc.hbuf.Bytes()
+	n := min(len(blk), h2MaxFrame)
+	_ = hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: blk[:n], EndStream: end, EndHeaders: n == len(blk)})
+	for blk = blk[n:]; len(blk) > 0; blk = blk[n:] {
+		n = min(len(blk), h2MaxFrame)
+		_ = hc.fr.WriteContinuation(id, n == len(blk), blk[:n])
+	}
+}
