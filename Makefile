@@ -194,6 +194,7 @@ fuzz-steps:
 	$(GO) test -json -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $$((300000 * $(FUZZ_SCALE)))x ./internal/timers
 	$(GO) test -json -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $$((400000 * $(FUZZ_SCALE)))x ./internal/taskq
 	$(GO) test -json -run '^$$' -fuzz '^FuzzParser$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./httpserver
+	$(GO) test -json -run '^$$' -fuzz '^FuzzH2$$' -fuzztime $$((100000 * $(FUZZ_SCALE)))x ./httpserver
 	$(GO) test -json -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket
 	$(GO) test -json -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $$((50000 * $(FUZZ_SCALE)))x ./websocket
 

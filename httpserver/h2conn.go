@@ -381,9 +381,11 @@ func (hc *h2Conn) goAway() {
 }
 
 // maybeClose closes a connection that is going away (GOAWAY sent or
-// received, or the client's side shut) once no stream is left.
+// received, or the client's side shut) once no stream is left. A header
+// block being read then cannot open one: it would be over GOAWAY's last
+// stream, or never end.
 func (hc *h2Conn) maybeClose() {
-	if !hc.dead && (hc.goingAway || hc.peerGone || hc.readEOF) && hc.open == 0 && !hc.blk.active {
+	if !hc.dead && (hc.goingAway || hc.peerGone || hc.readEOF) && hc.open == 0 {
 		hc.dead = true
 		_ = hc.cs.c.Close()
 	}
