@@ -1,7 +1,9 @@
 // Command httpserver is a small JSON service on ringloop's HTTP server: one
 // loop per GOMAXPROCS, each with its own SO_REUSEPORT listener, handlers on
 // the fast API, graceful shutdown on SIGINT or SIGTERM. Given -cert and
-// -key (PEM files) it serves HTTPS instead, with TLS run by the loops.
+// -key (PEM files) it serves HTTPS instead, with TLS run by the loops and
+// HTTP/2 offered by ALPN; given -h2c it serves cleartext HTTP/2 with prior
+// knowledge beside HTTP/1.1 on the plain port.
 //
 //	go run ./examples/httpserver -addr 127.0.0.1:8080
 //	curl localhost:8080/                      # text
@@ -9,9 +11,14 @@
 //	curl -d '{"name":"gopher"}' localhost:8080/greet   # JSON in, JSON out
 //
 //	go run ./examples/httpserver -addr 127.0.0.1:8443 -cert cert.pem -key key.pem
-//	curl --cacert ca.pem https://localhost:8443/
+//	curl --cacert ca.pem https://localhost:8443/    # HTTP/2 (curl -v: "ALPN: server accepted h2")
 //
-// It logs "listening on ADDR (backend NAME, http|https)" once serving.
+//	go run ./examples/httpserver -addr 127.0.0.1:8080 -h2c
+//	curl --http2-prior-knowledge localhost:8080/    # HTTP/2 in clear
+//	curl localhost:8080/                            # HTTP/1.1, same port
+//
+// It logs "listening on ADDR (backend NAME, http|https[, h2c])" once
+// serving.
 package main
 
 import (
@@ -34,16 +41,23 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "TCP address to listen on")
 	cert := flag.String("cert", "", "PEM certificate (chain) file: serve HTTPS (with -key)")
 	key := flag.String("key", "", "PEM private key file of -cert")
+	h2c := flag.Bool("h2c", false, "serve cleartext HTTP/2 with prior knowledge beside HTTP/1.1 (without -cert)")
 	flag.Parse()
 	if (*cert == "") != (*key == "") {
 		log.Fatal("httpserver: -cert and -key go together")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := serve(ctx, *addr, *cert, *key, func(a net.Addr, backend string) {
+	if *h2c && *cert != "" {
+		log.Fatal("httpserver: -h2c is for the plain port (HTTPS offers HTTP/2 by ALPN)")
+	}
+	err := serve(ctx, *addr, *cert, *key, *h2c, func(a net.Addr, backend string) {
 		scheme := "http"
 		if *cert != "" {
 			scheme = "https"
+		}
+		if *h2c {
+			scheme += ", h2c"
 		}
 		log.Printf("listening on %s (backend %s, %s)", a, backend, scheme)
 	})
@@ -53,15 +67,20 @@ func main() {
 }
 
 // serve runs the service until ctx ends, then shuts down gracefully: stop
-// accepting, finish the requests in flight, close idle connections. With
-// certFile and keyFile it serves HTTPS.
-func serve(ctx context.Context, addr, certFile, keyFile string, ready func(net.Addr, string)) error {
+// accepting, finish the requests in flight, close idle connections (an
+// HTTP/2 one gets GOAWAY and closes once its streams are done). With
+// certFile and keyFile it serves HTTPS; with h2c, cleartext HTTP/2 too.
+func serve(ctx context.Context, addr, certFile, keyFile string, h2c bool, ready func(net.Addr, string)) error {
 	loops, err := loopgroup.New(loopgroup.WithName("http"))
 	if err != nil {
 		return err
 	}
 	defer loops.Close()
-	srv, err := httpserver.New(&service{}, httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Idle: time.Minute}))
+	opts := []httpserver.Option{httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Idle: time.Minute})}
+	if h2c {
+		opts = append(opts, httpserver.WithH2C())
+	}
+	srv, err := httpserver.New(&service{}, opts...)
 	if err != nil {
 		return err
 	}

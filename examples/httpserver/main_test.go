@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
 
 	"github.com/ringloop/ringloop/internal/testenv"
 )
@@ -28,7 +30,7 @@ func TestService(t *testing.T) {
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, "127.0.0.1:0", "", "", func(a net.Addr, _ string) { addrc <- a.String() })
+		done <- serve(ctx, "127.0.0.1:0", "", "", false, func(a net.Addr, _ string) { addrc <- a.String() })
 	}()
 	var addr string
 	select {
@@ -90,8 +92,8 @@ func TestMain(m *testing.M) {
 
 // TestMainHTTPS runs the command with -cert and -key, on every backend,
 // kernel profile and threading mode: Go's http.Client, trusting the test
-// CA, reaches it over TLS on one keep-alive connection (ALPN http/1.1);
-// SIGINT then stops it cleanly.
+// CA, reaches it over TLS on one keep-alive connection (ALPN http/1.1),
+// and over HTTP/2 when it offers h2; SIGINT then stops it cleanly.
 func TestMainHTTPS(t *testing.T) {
 	pki := testenv.NewPKI(t)
 	cert, key := pki.LeafFiles(t, "localhost", "localhost", "127.0.0.1")
@@ -116,6 +118,12 @@ func TestMainHTTPS(t *testing.T) {
 			require.Equal(t, "http/1.1", res.TLS.NegotiatedProtocol)
 			require.Equal(t, i > 0, reused, "request %d: keep-alive", i)
 		}
+		h2 := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.Pool}, ForceAttemptHTTP2: true}
+		defer h2.CloseIdleConnections()
+		res, err := (&http.Client{Transport: h2, Timeout: 30 * time.Second}).Get("https://" + p.Addr + "/")
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, 2, res.ProtoMajor)
 		p.Interrupt(t)
 	})
 }
@@ -132,6 +140,55 @@ func TestMainHTTP(t *testing.T) {
 		res.Body.Close()
 		require.NoError(t, err)
 		require.Equal(t, "Hello from ringloop\n", string(b))
+		p.Interrupt(t)
+	})
+}
+
+// TestMainH2C runs the command with -h2c: Go's HTTP/2 client with prior
+// knowledge and an HTTP/1.1 client reach it on the same port, the HTTP/2
+// one sending several requests at once on one connection; SIGINT then
+// stops it cleanly (GOAWAY for the HTTP/2 connection).
+func TestMainH2C(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		p := testenv.StartMain(t, c, "-addr", "127.0.0.1:0", "-h2c")
+		tr := &http2.Transport{
+			AllowHTTP: true,
+			DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			},
+		}
+		defer tr.CloseIdleConnections()
+		h2 := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				res, err := h2.Post("http://"+p.Addr+"/greet", "application/json", strings.NewReader(`{"name":"gopher"}`))
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer res.Body.Close()
+				var g map[string]string
+				if err := json.NewDecoder(res.Body).Decode(&g); err != nil || g["greeting"] != "hello, gopher" || res.ProtoMajor != 2 {
+					errs <- fmt.Errorf("proto %s greeting %q err %v", res.Proto, g["greeting"], err)
+					return
+				}
+				errs <- nil
+			}()
+		}
+		for range 8 {
+			require.NoError(t, <-errs)
+		}
+		h1 := &http.Client{Timeout: 30 * time.Second}
+		defer h1.CloseIdleConnections()
+		res, err := h1.Get("http://" + p.Addr + "/")
+		require.NoError(t, err)
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, "Hello from ringloop\n", string(b))
+		require.Equal(t, 1, res.ProtoMajor)
 		p.Interrupt(t)
 	})
 }
