@@ -1,10 +1,12 @@
-// Package httpserver is an HTTP/1.1 server on ringloop's event loops.
+// Package httpserver is an HTTP/1.1 and HTTP/2 server on ringloop's event
+// loops.
 //
 // New (the fast API, a handler on the loop) or NewHTTP (any http.Handler)
 // builds a Server; Listen serves it on one *engine.Loop or a
 // *loopgroup.Group, with any of loopgroup's reactor models (main/sub with
 // loopgroup.WithBoss, single, loopgroup.WithListenerPerLoop); Shutdown(ctx)
-// and Close end it as net/http's do; ListenTLS serves HTTPS (see TLS below).
+// and Close end it as net/http's do; ListenTLS serves HTTPS (see TLS below),
+// with HTTP/2 by ALPN, and WithH2C cleartext HTTP/2 (see HTTP/2).
 // Socket and connection options are engine.ConnOption values, given
 // through loopgroup.WithConnOptions.
 //
@@ -218,9 +220,10 @@
 // decrypted and encrypted on the connection's loop, and an established
 // connection costs no goroutine; each handshake runs on one of the loop's
 // kept goroutines (package internal/workers), bounded by the read-header
-// timeout (or the read timeout, as net/http bounds it). ALPN offers "http/1.1" and never "h2", which
-// ListenTLS removes from the configuration's NextProtos: this server has
-// no HTTP/2, and a client told "h2" would speak it. A connection that
+// timeout (or the read timeout, as net/http bounds it). ALPN offers "h2"
+// and then "http/1.1", as net/http does, before the configuration's other
+// NextProtos; a configuration whose NextProtos names "http/1.1" and not
+// "h2" keeps HTTP/2 off. A connection that
 // negotiates another protocol listed there (ACME's "acme-tls/1") is closed
 // after its handshake, as net/http does. A plain HTTP client on the TLS
 // port gets net/http's 400 ("Client sent an HTTP request to an HTTPS
@@ -229,7 +232,7 @@
 //
 // The adapter's *http.Request carries r.TLS as net/http's (one
 // ConnectionState per connection, shared by its requests; ServerName from
-// SNI, NegotiatedProtocol "http/1.1", PeerCertificates); r.URL has no
+// SNI, NegotiatedProtocol "http/1.1" or "h2", PeerCertificates); r.URL has no
 // scheme and r.Host comes from the request, as in net/http. The fast API
 // has Request.TLS. The watermarks and Response.Flush's waits count what
 // waits for the socket, plaintext to encrypt and ciphertext. WithConnState
@@ -243,6 +246,71 @@
 // sending (close_notify, or a FIN) after pipelined requests gets every
 // answer before the connection closes, as over TCP
 // (TestHTTPSPipelinedThenClose).
+//
+// # HTTP/2
+//
+// Both APIs serve HTTP/2 (RFC 9113): over TLS where ALPN chose "h2", and in
+// clear with prior knowledge when WithH2C asks for it (a connection whose
+// first bytes are the client preface; any other on the port is HTTP/1.1).
+// WithH2C is off by default, as net/http's unencrypted HTTP/2. The
+// "Upgrade: h2c" of RFC 7540, which RFC 9113 deprecates, is not offered;
+// nor is server push. Frames and HPACK are golang.org/x/net/http2's Framer
+// and hpack; the connection's state machine, its streams, flow control and
+// the turns its streams take run on the connection's loop, with no
+// goroutine per connection.
+//
+// A stream is served as an HTTP/1.1 request is. The fast API's handler runs
+// on the loop with the same Request (Proto "HTTP/2.0", the :authority as
+// Host and as a "host" header line, header names in lower case as sent,
+// cookie lines joined) and Response: Flush sends what is written as DATA,
+// Defer holds back that stream only, Close means nothing to a stream and
+// Upgrade is refused. The adapter runs each stream's handler on a kept
+// goroutine (or inline) with an *http.Request as net/http's HTTP/2 server
+// builds it (ProtoMajor 2, Body streamed as it arrives, Trailer filled at
+// its end) and the same ResponseWriter, whose trailers (declared in the
+// Trailer header or prefixed with http.TrailerPrefix) end the stream, as
+// gRPC needs; Hijack returns an error wrapping http.ErrNotSupported and
+// EnableFullDuplex nil, as net/http's. A handler's panic resets its stream
+// (RST_STREAM INTERNAL_ERROR), not the connection.
+//
+// Flow control: a connection may hold 1 MiB of request bodies no handler
+// has read, a stream half of it; a streamed body's window goes back to the
+// client as its reader takes bytes (WINDOW_UPDATE once a quarter of the
+// window has gathered), so an upload keeps flowing while a handler that
+// does not read holds back its stream only. Bodies held whole (fast API,
+// inline adapter) count against Limits.Body each and twice that a
+// connection. Responses leave as the client's windows and the connection's
+// output allow, the waiting streams taking turns a frame each: an adapter
+// handler waits in Write or Flush for its data to leave, what a fast
+// handler writes is copied.
+//
+// Limits.Streams (250, as net/http) is SETTINGS_MAX_CONCURRENT_STREAMS;
+// a stream the client reset while its handler runs counts until the
+// handler returns. Limits.HeaderBytes is SETTINGS_MAX_HEADER_LIST_SIZE (431
+// past it) and bounds a header block's encoded size across CONTINUATION
+// frames (plus 4 KiB); Limits.Headers, Body and StreamedBody hold per
+// stream. Timeouts.ReadHeader bounds the client's first SETTINGS and every
+// header block; Read a stream's request (held whole: from its HEADERS;
+// streamed: between DATA frames, while the client has window); Write a
+// stream's response (past it the stream is reset with CANCEL); Idle a
+// connection without streams (GOAWAY, then the close); WriteStall a
+// response the client's windows or its reading hold back (less than 32
+// KiB taken in that time ends the connection: net/http never closes one
+// whose client keeps a zero window). Shutdown sends GOAWAY naming the last
+// stream served, lets those finish, then closes the connection.
+//
+// The published attacks each meet a bound (h2attack_test.go reproduces
+// their traffic): rapid reset (CVE-2023-44487) the streams bound above and
+// a bound on resets; CONTINUATION floods the header block's size; HPACK
+// bombs the header limit (the rest of the block is decoded without making
+// fields) and a dynamic table of 4 KiB both ways, whatever the client
+// offers; floods of SETTINGS, PING, WINDOW_UPDATE, empty DATA or
+// CONTINUATION frames, PRIORITY and unknown frames a count per second (100
+// SETTINGS, 1000 PINGs or WINDOW_UPDATEs plus one for each KiB of DATA
+// sent, 100 empty frames, 1000 of the others, twice Limits.Streams
+// resets): past one, GOAWAY ENHANCE_YOUR_CALM and the close. A client that
+// reads none of the ACKs it asks for stops being read once the
+// connection's output is over its high watermark.
 //
 // # Differences from net/http
 //

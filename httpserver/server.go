@@ -57,7 +57,7 @@ var ErrServerClosed = http.ErrServerClosed
 // errConnGone: the client went away before the response was written.
 var errConnGone = errors.New("httpserver: connection closed")
 
-// Server is an HTTP/1.1 server on ringloop loops; Listen serves
+// Server is an HTTP/1.1 and HTTP/2 server on ringloop loops; Listen serves
 // connections with it.
 type Server struct {
 	cfg  *config
