@@ -509,3 +509,40 @@ func TestH2Panic(t *testing.T) {
 		}
 	})
 }
+
+// TestH2WholeBodies: bodies held whole before the fast API's handler (here
+// up to 64 KiB each, 128 KiB a connection) give the connection's window
+// back as they arrive, and uploads reset half-way give back what they
+// held: ten reset after 50 KiB, then thirty of 60 KiB in turn (twice the
+// connection's window) are all served.
+func TestH2WholeBodies(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+			_, _ = fmt.Fprintf(w, "%d", len(r.Body()))
+		}), httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{Body: 64 << 10}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		r := dialH2(t, base)
+		id := uint32(1)
+		for range 10 {
+			r.request(id, "/cut", false)
+			for range 5 {
+				require.NoError(t, r.fr.WriteData(id, false, make([]byte, 10<<10)))
+			}
+			require.NoError(t, r.fr.WriteRSTStream(id, http2.ErrCodeCancel))
+			id += 2
+		}
+		body := make([]byte, 60<<10)
+		for range 30 {
+			r.request(id, "/whole", false)
+			for i := 0; i < len(body); i += 16 << 10 {
+				require.NoError(t, r.fr.WriteData(id, i+16<<10 >= len(body), body[i:min(len(body), i+16<<10)]))
+			}
+			status, got, _ := r.response(id)
+			require.Equal(t, "200", status)
+			require.Equal(t, fmt.Sprint(len(body)), string(got))
+			id += 2
+		}
+	})
+}

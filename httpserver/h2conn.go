@@ -141,8 +141,8 @@ func startH2(cs *conn, rest []byte) {
 	hc.enc = hpack.NewEncoder(&hc.hbuf)
 	cs.h2 = hc
 	cs.deadline = 0 // the HTTP/2 timeouts are the connection's own (tick)
-	if ec := cs.c; ec.KeepLimit() < h2MaxFrame+9 {
-		_ = ec.SetKeepLimit(h2MaxFrame + 9)
+	if cs.c.KeepLimit() < h2MaxFrame+9 { // an unfinished frame is kept
+		_ = cs.c.SetKeepLimit(h2MaxFrame + 9)
 	}
 	_ = hc.fr.WriteSettings(
 		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: uint32(hc.maxStreams)},
@@ -179,9 +179,7 @@ func (hc *h2Conn) onData(b []byte) {
 		return
 	}
 	if len(b) > 0 {
-		// Over TLS, before the transport layer, the engine connection
-		// under looptls is not the one delivering: h2 is plaintext only.
-		_ = hc.cs.c.Keep(b)
+		_ = hc.cs.c.Keep(b) // over TLS too: the transport delivers plaintext
 	}
 }
 

@@ -36,6 +36,7 @@ type h2Stream struct {
 	received int64
 	expect   bool // "expect: 100-continue"
 	whole    bool
+	held     int64 // bytes of the body held whole, counted in hc.whole
 	body     *Body
 	discard  bool        // DATA is dropped from now on: the body's reader closed it or timed out
 	trailer  http.Header // the request's trailers, once here
@@ -291,9 +292,10 @@ func (st *h2Stream) dispatch() {
 
 // dropHead lets go of the request's bytes once its handler has them.
 func (st *h2Stream) dropHead() {
-	if st.whole {
-		st.hc.whole -= int64(st.p.body.hi - st.p.body.lo)
-		st.whole = false
+	st.whole = false
+	if st.held > 0 {
+		st.hc.whole -= st.held
+		st.held = 0
 		st.hc.release(0) // the connection's window may have been held for it
 	}
 	st.b, st.p.fields, st.p.trailers = nil, nil, nil
@@ -361,6 +363,7 @@ func (st *h2Stream) take(data []byte) {
 			return
 		}
 		st.b = append(st.b, data...)
+		st.held += n
 		hc.whole += n
 		st.release(n)
 		hc.release(n)
