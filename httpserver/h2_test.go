@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -544,5 +546,141 @@ func TestH2WholeBodies(t *testing.T) {
 			require.Equal(t, fmt.Sprint(len(body)), string(got))
 			id += 2
 		}
+	})
+}
+
+// TestH2Limits: per stream, a declared body over the limit gets 413 before
+// any handler runs (Limits.Body held whole, Limits.StreamedBody streamed),
+// a streamed one growing past it fails the handler's Read with
+// *http.MaxBytesError, and a stream over Limits.Headers gets 431; the
+// connection serves on.
+func TestH2Limits(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		for _, v := range []variant{
+			{"fast", func() (*httpserver.Server, error) {
+				return httpserver.New(fastEcho, httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{Body: 1000, Headers: 5}))
+			}},
+			{"adapter", func() (*httpserver.Server, error) {
+				return httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					b, err := io.ReadAll(r.Body)
+					var mbe *http.MaxBytesError
+					if errors.As(err, &mbe) {
+						http.Error(w, "too big", http.StatusRequestEntityTooLarge)
+						return
+					}
+					_, _ = fmt.Fprintf(w, "body=%q", b)
+				}), httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{StreamedBody: 1000, Headers: 5}))
+			}},
+		} {
+			t.Run(v.name, func(t *testing.T) {
+				testenv.CheckLeaks(t)
+				s, err := v.make()
+				require.NoError(t, err)
+				base := onLoop(t, c, s)
+				r := dialH2(t, base)
+				r.request(1, "/declared", false, "content-length", "1001")
+				status, _, _ := r.response(1)
+				require.Equal(t, "413", status)
+				r.request(3, "/grows", false)
+				for range 3 {
+					require.NoError(t, r.fr.WriteData(3, false, make([]byte, 500)))
+				}
+				require.NoError(t, r.fr.WriteData(3, true, nil))
+				status, _, _ = r.response(3)
+				require.Equal(t, "413", status)
+				r.request(5, "/headers", true, "a", "1", "b", "2", "c", "3", "d", "4", "e", "5", "f", "6")
+				status, _, _ = r.response(5)
+				require.Equal(t, "431", status)
+				r.request(7, "/fine", false)
+				require.NoError(t, r.fr.WriteData(7, true, []byte("ok")))
+				status, body, _ := r.response(7)
+				require.Equal(t, "200", status)
+				require.Contains(t, string(body), `body="ok"`)
+			})
+		}
+	})
+}
+
+// TestH2Timeouts: a connection with no stream is closed after
+// Timeouts.Idle with GOAWAY; a response not written by its write deadline
+// (http.ResponseController's) resets its stream only, the handler's Write
+// failing with an error wrapping os.ErrDeadlineExceeded; a streamed body
+// whose client goes silent fails the handler's Read after Timeouts.Read,
+// and the handler still answers.
+func TestH2Timeouts(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		werr := make(chan error, 1)
+		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/late":
+				rc := http.NewResponseController(w)
+				_ = rc.SetWriteDeadline(time.Now().Add(-time.Second))
+				_, err := w.Write([]byte("too late"))
+				if err == nil {
+					err = rc.Flush()
+				}
+				werr <- err
+			case "/silent":
+				_, err := io.ReadAll(r.Body)
+				_, _ = fmt.Fprintf(w, "read: %v", errors.Is(err, os.ErrDeadlineExceeded))
+			default:
+				_, _ = io.WriteString(w, "ok")
+			}
+		}), httpserver.WithH2C(), httpserver.WithTimeouts(httpserver.Timeouts{Idle: 300 * time.Millisecond, Read: 300 * time.Millisecond}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		r := dialH2(t, base)
+		r.request(1, "/late", true)
+		for {
+			f := r.next()
+			require.NotNil(t, f)
+			if rst, ok := f.(*http2.RSTStreamFrame); ok && rst.StreamID == 1 {
+				require.Equal(t, http2.ErrCodeCancel, rst.ErrCode)
+				break
+			}
+		}
+		require.ErrorIs(t, <-werr, os.ErrDeadlineExceeded)
+		r.request(3, "/silent", false)
+		require.NoError(t, r.fr.WriteData(3, false, []byte("some")))
+		status, body, _ := r.response(3)
+		require.Equal(t, "200", status)
+		require.Equal(t, "read: true", string(body))
+		r.request(5, "/ok", true)
+		status, _, _ = r.response(5)
+		require.Equal(t, "200", status)
+		ga := r.goAway()
+		require.NotNil(t, ga, "idle: GOAWAY")
+		require.Equal(t, http2.ErrCodeNo, ga.ErrCode)
+		r.closed()
+	})
+}
+
+// TestH2BodyStreamer: a fast handler that streams request bodies reads an
+// upload many windows long from another goroutine while the response is
+// deferred, the window following its reads.
+func TestH2BodyStreamer(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.New(httpserver.StreamBodies(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+			body := r.BodyStream()
+			d := w.Defer()
+			go func() {
+				b, err := io.ReadAll(body)
+				_, _ = fmt.Fprintf(d, "%d %x %v", len(b), sum(b), err)
+				_ = d.Finish()
+			}()
+		})), httpserver.WithH2C())
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		cl, tr := h2Client(base)
+		defer tr.CloseIdleConnections()
+		payload := bytes.Repeat([]byte("streamed"), 512<<10) // 4 MiB
+		res, err := cl.Post(base+"/up", "application/octet-stream", bytes.NewReader(payload))
+		require.NoError(t, err)
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("%d %x <nil>", len(payload), sum(payload)), string(b))
 	})
 }
