@@ -141,8 +141,8 @@ func startH2(cs *conn, rest []byte) {
 	hc.enc = hpack.NewEncoder(&hc.hbuf)
 	cs.h2 = hc
 	cs.deadline = 0 // the HTTP/2 timeouts are the connection's own (tick)
-	if cs.c.KeepLimit() < h2MaxFrame+9 { // an unfinished frame is kept
-		_ = cs.c.SetKeepLimit(h2MaxFrame + 9)
+	if cs.c.KeepLimit() < h2MaxFrame+9 {
+		_ = cs.c.SetKeepLimit(h2MaxFrame + 9) // an unfinished frame is kept
 	}
 	_ = hc.fr.WriteSettings(
 		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: uint32(hc.maxStreams)},
