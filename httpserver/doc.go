@@ -257,7 +257,10 @@
 // nor is server push. Frames and HPACK are golang.org/x/net/http2's Framer
 // and hpack; the connection's state machine, its streams, flow control and
 // the turns its streams take run on the connection's loop, with no
-// goroutine per connection.
+// goroutine per connection. HTTP/2 over TLS 1.2 with a cipher suite RFC
+// 9113 prohibits (anything but an ephemeral key exchange with an AEAD,
+// which a configuration may allow for HTTP/1.1 clients) gets GOAWAY
+// INADEQUATE_SECURITY, as from net/http.
 //
 // A stream is served as an HTTP/1.1 request is. The fast API's handler runs
 // on the loop with the same Request (Proto "HTTP/2.0", the :authority as

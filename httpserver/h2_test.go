@@ -684,3 +684,37 @@ func TestH2BodyStreamer(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("%d %x <nil>", len(payload), sum(payload)), string(b))
 	})
 }
+
+// TestH2TLSInadequate: a TLS 1.2 connection that negotiated h2 with a
+// cipher suite RFC 9113 prohibits (CBC here, which the server's
+// configuration allows for HTTP/1.1 clients) gets GOAWAY
+// INADEQUATE_SECURITY, as from net/http.
+func TestH2TLSInadequate(t *testing.T) {
+	p := testenv.NewPKI(t)
+	cbc := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.New(fastEcho, httpserver.WithTLSConfig(&tls.Config{
+			Certificates: []tls.Certificate{p.Leaf(t, "localhost", "localhost")}, MaxVersion: tls.VersionTLS12, CipherSuites: cbc}))
+		require.NoError(t, err)
+		addr := onLoopTLS(t, c, s, "", "")
+		tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.Pool, ServerName: "localhost", NextProtos: []string{"h2"},
+			MaxVersion: tls.VersionTLS12, CipherSuites: cbc})
+		require.NoError(t, err)
+		defer tc.Close()
+		require.Equal(t, "h2", tc.ConnectionState().NegotiatedProtocol)
+		require.NoError(t, tc.SetDeadline(time.Now().Add(30*time.Second)))
+		_, err = io.WriteString(tc, http2.ClientPreface)
+		require.NoError(t, err)
+		fr := http2.NewFramer(tc, tc)
+		require.NoError(t, fr.WriteSettings())
+		for {
+			f, err := fr.ReadFrame()
+			require.NoError(t, err)
+			if ga, ok := f.(*http2.GoAwayFrame); ok {
+				require.Equal(t, http2.ErrCodeInadequateSecurity, ga.ErrCode)
+				return
+			}
+		}
+	})
+}

@@ -150,6 +150,10 @@ func startH2(cs *conn, rest []byte) {
 		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: uint32(cfg.maxHeaderBytes)},
 	)
 	_ = hc.fr.WriteWindowUpdate(0, h2ConnWindow-65535)
+	if why := inadequateTLS(cs.c); why != "" {
+		hc.fail(connError(http2.ErrCodeInadequateSecurity, why))
+		return
+	}
 	hc.onData(rest)
 }
 
