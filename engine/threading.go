@@ -114,4 +114,3 @@ func WithThreading(t Threading) Option {
 		return nil
 	}
 }
-
