@@ -51,7 +51,18 @@ func (c *Conn) onClose() {
 			c.loop.reportPanic("OnClose", p)
 		}
 	}()
-	c.h.OnClose(c, c.closeErr)
+	c.h.OnClose(c, c.closeReason())
+}
+
+// closeReason is the err OnClose and observers receive: nil when the
+// connection's own side closed it (Close, CloseWithError(nil)), as closing a
+// net.Conn yourself is no error; ErrConnClosed stays the reason inside, for
+// the writes it refuses.
+func (c *Conn) closeReason() error {
+	if c.closeErr == ErrConnClosed {
+		return nil
+	}
+	return c.closeErr
 }
 
 // recoverHook is deferred around a user hook that has no connection to end

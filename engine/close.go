@@ -29,7 +29,7 @@ func (c *Conn) afterDrain() {
 }
 
 // Close flushes what was written and then closes the connection; OnClose
-// follows with ErrConnClosed. Off the loop it hands itself to the loop's
+// follows with a nil error. Off the loop it hands itself to the loop's
 // control ring and returns at once; it returns ErrShutdown only once the
 // loop has shut down, which closed the connection itself.
 func (c *Conn) Close() error {
@@ -41,7 +41,7 @@ func (c *Conn) Close() error {
 }
 
 // CloseWithError closes the connection as Close does, and OnClose receives
-// err (ErrConnClosed when err is nil): a protocol handler ending a peer that
+// err (nil when err is nil): a protocol handler ending a peer that
 // sent something it cannot accept says why, as io.PipeWriter's
 // CloseWithError does. Off the loop it hands itself to the loop, as Close;
 // the first error asked wins.

@@ -11,11 +11,12 @@ type Handler interface {
 	// what is whole, keeps the unfinished rest with c.Keep (it is copied)
 	// and returns; bytes it neither uses nor keeps are consumed.
 	OnData(c *Conn, b []byte)
-	// OnClose is called once, after the fd is closed, with why: io.EOF (the
-	// peer closed), io.ErrUnexpectedEOF (the peer closed while the handler
+	// OnClose is called once, after the fd is closed, with why: nil after
+	// the connection's own Close (or CloseWithError(nil)), io.EOF (the peer
+	// closed), io.ErrUnexpectedEOF (the peer closed while the handler
 	// kept an unfinished frame, which c.Kept still returns), an errno such
 	// as ECONNRESET, ErrIdleTimeout, ErrShutdown (the loop shut down),
-	// ErrConnClosed (local Close), the error given to CloseWithError,
+	// the error given to CloseWithError,
 	// ErrAborted, ErrCloseTimeout (Close could not flush in time) or
 	// tasks.ErrPanicked (a callback of the connection panicked).
 	//

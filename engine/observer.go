@@ -64,5 +64,5 @@ func (c *Conn) observeClosed() {
 
 func (c *Conn) observeClosedBy(o ConnObserver) {
 	defer c.loop.recoverHook("ConnObserver.ConnClosed")
-	o.ConnClosed(c, c.closeErr)
+	o.ConnClosed(c, c.closeReason())
 }

@@ -358,6 +358,9 @@ func (nc *Conn) onReadClosed() {
 
 // onClose: the socket is closed, for err.
 func (nc *Conn) onClose(err error) {
+	if err == nil { // closed from this side: reads and writes now fail as net's do
+		err = engine.ErrConnClosed
+	}
 	nc.mu.Lock()
 	if nc.rerr == nil {
 		nc.rerr = err

@@ -261,7 +261,12 @@ func (d *dialing) OnData(ec *engine.Conn, b []byte) {
 }
 
 // OnClose: the connection ended before the answer.
-func (d *dialing) OnClose(ec *engine.Conn, err error) { d.fail(err) }
+func (d *dialing) OnClose(ec *engine.Conn, err error) {
+	if err == nil { // closed from this side before the answer
+		err = engine.ErrConnClosed
+	}
+	d.fail(err)
+}
 
 // OnHandshakeError implements looptls.HandshakeErrorHandler: the TLS
 // handshake of a wss:// connection failed (its error wraps
