@@ -50,10 +50,14 @@ func (b Backend) String() string {
 
 // UnmarshalText reads "auto", "io_uring" and "epoll" ("" is auto), so a
 // Backend works with flag.TextVar and encoding packages.
-func (b *Backend) UnmarshalText(text []byte) error {
-	v, err := parseBackend(string(text))
+func (b *Backend) UnmarshalText(text []byte) error { return unmarshalText(b, text, parseBackend) }
+
+// unmarshalText sets *dst to what parse reads from text, and leaves it as
+// it was on an error: the UnmarshalText of Backend and Threading.
+func unmarshalText[T any](dst *T, text []byte, parse func(string) (T, error)) error {
+	v, err := parse(string(text))
 	if err == nil {
-		*b = v
+		*dst = v
 	}
 	return err
 }

@@ -174,13 +174,7 @@ func (ln *Listener) arm() {
 // Off the loop it hands itself to the loop's control ring (which a bounded
 // task ring cannot refuse), where the latest of PauseAccept and ResumeAccept
 // called off the loop wins.
-func (ln *Listener) PauseAccept() {
-	if !ln.loop.InEventLoop() {
-		ln.ctl.request(false)
-		return
-	}
-	ln.pauseAccept()
-}
+func (ln *Listener) PauseAccept() { ln.requestAccept(false) }
 
 func (ln *Listener) pauseAccept() {
 	if ln.has(lnPaused) {
@@ -194,12 +188,20 @@ func (ln *Listener) pauseAccept() {
 
 // ResumeAccept accepts again after PauseAccept. Off the loop it hands
 // itself to the loop, as PauseAccept.
-func (ln *Listener) ResumeAccept() {
+func (ln *Listener) ResumeAccept() { ln.requestAccept(true) }
+
+// requestAccept resumes (or pauses) accepting on the loop, or hands the wish
+// to the loop's control ring from any other goroutine.
+func (ln *Listener) requestAccept(resume bool) {
 	if !ln.loop.InEventLoop() {
-		ln.ctl.request(true)
+		ln.ctl.request(resume)
 		return
 	}
-	ln.resumeAccept()
+	if resume {
+		ln.resumeAccept()
+	} else {
+		ln.pauseAccept()
+	}
 }
 
 func (ln *Listener) resumeAccept() {

@@ -57,15 +57,16 @@ func sockaddrToAddr(sa unix.Sockaddr, network string) net.Addr {
 	return nil
 }
 
-// stdSockaddrToAddr is sockaddrToAddr for package syscall's addresses.
+// stdSockaddrToAddr is sockaddrToAddr for package syscall's addresses: it
+// copies them into x/sys/unix's (on the stack) so that one switch builds both.
 func stdSockaddrToAddr(sa syscall.Sockaddr) net.Addr {
 	switch a := sa.(type) {
 	case *syscall.SockaddrInet4:
-		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)))
+		return sockaddrToAddr(&unix.SockaddrInet4{Port: a.Port, Addr: a.Addr}, "")
 	case *syscall.SockaddrInet6:
-		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port)))
+		return sockaddrToAddr(&unix.SockaddrInet6{Port: a.Port, ZoneId: a.ZoneId, Addr: a.Addr}, "")
 	case *syscall.SockaddrUnix:
-		return &net.UnixAddr{Name: a.Name, Net: "unix"}
+		return sockaddrToAddr(&unix.SockaddrUnix{Name: a.Name}, "")
 	}
 	return nil
 }

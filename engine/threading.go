@@ -66,13 +66,7 @@ func (t Threading) String() string {
 
 // UnmarshalText reads "parked" and "locked"; "" and "default" give 0, which
 // means the backend's DefaultThreading. A Threading works with flag.TextVar.
-func (t *Threading) UnmarshalText(text []byte) error {
-	v, err := parseThreading(string(text))
-	if err == nil {
-		*t = v
-	}
-	return err
-}
+func (t *Threading) UnmarshalText(text []byte) error { return unmarshalText(t, text, parseThreading) }
 
 // MarshalText returns String's spelling.
 func (t Threading) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
