@@ -111,8 +111,12 @@ func (r *Request) Host() []byte {
 
 // Header returns the first value of the named header (ASCII
 // case-insensitive), or nil.
-func (r *Request) Header(name string) []byte {
-	for _, f := range r.p.fields {
+func (r *Request) Header(name string) []byte { return r.firstValue(r.p.fields, name) }
+
+// firstValue returns the value of the first of fields (headers or
+// trailers) named name, ASCII case-insensitive, or nil.
+func (r *Request) firstValue(fields []field, name string) []byte {
+	for _, f := range fields {
 		if equalFold(f.name.of(r.b), name) {
 			return f.value.of(r.b)
 		}
@@ -124,10 +128,10 @@ func (r *Request) Header(name string) []byte {
 func (r *Request) NumHeaders() int { return len(r.p.fields) }
 
 // HeaderAt returns header line i (0 ≤ i < NumHeaders) in the order sent.
-func (r *Request) HeaderAt(i int) (name, value []byte) {
-	f := r.p.fields[i]
-	return f.name.of(r.b), f.value.of(r.b)
-}
+func (r *Request) HeaderAt(i int) (name, value []byte) { return r.line(r.p.fields[i]) }
+
+// line returns a header or trailer line's name and value.
+func (r *Request) line(f field) (name, value []byte) { return f.name.of(r.b), f.value.of(r.b) }
 
 // Body returns the whole request body (decoded if it was chunked), or nil
 // when the body streams (see BodyStream).
@@ -161,23 +165,13 @@ func (r *Request) ContentLength() int64 {
 func (r *Request) Chunked() bool { return r.p.kind == bodyChunked }
 
 // Trailer returns the first value of the named trailer of a chunked body.
-func (r *Request) Trailer(name string) []byte {
-	for _, f := range r.p.trailers {
-		if equalFold(f.name.of(r.b), name) {
-			return f.value.of(r.b)
-		}
-	}
-	return nil
-}
+func (r *Request) Trailer(name string) []byte { return r.firstValue(r.p.trailers, name) }
 
 // NumTrailers returns the number of trailer lines.
 func (r *Request) NumTrailers() int { return len(r.p.trailers) }
 
 // TrailerAt returns trailer line i.
-func (r *Request) TrailerAt(i int) (name, value []byte) {
-	f := r.p.trailers[i]
-	return f.name.of(r.b), f.value.of(r.b)
-}
+func (r *Request) TrailerAt(i int) (name, value []byte) { return r.line(r.p.trailers[i]) }
 
 // KeepAlive reports whether the client allows another request on the
 // connection after this one.
