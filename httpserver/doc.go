@@ -136,9 +136,8 @@
 //     blocking handler blocks only itself. The goroutines are workers kept
 //     between requests (each loop's, idle ones released after a second
 //     and at the loop's shutdown): a goroutine started per request grows
-//     its stack, copying it, on its way to the handler every time, which
-//     cost 11% of the server's CPU at 50 keep-alive connections (package
-//     internal/workers). Like net/http's per-connection goroutine,
+//     its stack, copying it, on its way to the handler every time (package
+//     internal/workers says why reuse pays). Like net/http's per-connection goroutine,
 //     a worker runs requests one after another, so goroutine-local state a
 //     handler leaves (pprof labels set without pprof.Do) is seen by later
 //     requests.

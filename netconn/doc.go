@@ -38,13 +38,12 @@
 // a locked loop.
 //
 // Write hands its bytes to the loop rather than writing the socket from the
-// caller's goroutine as net.Conn does; both were measured (2026-11-27,
-// server at GOMAXPROCS=1, old and new alternated). Writing from the
-// goroutine whenever the loop had nothing left to send cut the CPU per
-// message of TLS echo at one connection by 9%, at the same rate, but cost
-// net/http over netconn 11% of its requests per second at 50 connections on
-// io_uring (5% on epoll): each goroutine paid its own send where the loop
-// sends an iteration's replies together, on io_uring in one system call.
+// caller's goroutine as net.Conn does. Writing from the goroutine saves a
+// hand-off where one connection talks at a time, but at many connections
+// each goroutine pays its own send where the loop sends an iteration's
+// replies together (on io_uring in one system call); both ways were
+// compared with make bench-compare's netconn rows (net/http over netconn,
+// TLS echo over netconn), and the loop's way lost least.
 //
 // Conn implements neither io.ReaderFrom nor io.WriterTo: net.TCPConn's pay
 // because they splice or sendfile inside the kernel, while every byte of a
