@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/internal/driver"
+	"github.com/ringloop/ringloop/internal/option"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -98,24 +99,14 @@ func WithIORatio(r int) Option {
 // tasks.ErrRejected), tasks.Backoff retries. 0 makes the ring unbounded
 // again.
 func WithMaxPendingTasks(n int, reject tasks.RejectPolicy) Option {
-	return func(c *config) error {
-		if n < 0 {
-			return fmt.Errorf("engine: max pending tasks %d (expected >= 0; 0 = unbounded)", n)
-		}
+	return option.NonNegative("engine: max pending tasks", n, "; 0 = unbounded", func(c *config) {
 		c.maxPending, c.reject = n, cmp.Or(reject, tasks.Reject())
-		return nil
-	}
+	})
 }
 
 // WithLogger sets where the loop reports panics, stalls and fallbacks.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l == nil {
-			return fmt.Errorf("engine: nil logger")
-		}
-		c.logger = l
-		return nil
-	}
+	return option.Required(l, "engine: nil logger", func(c *config) { c.logger = l })
 }
 
 // WithName names the loop in logs and metrics. Without it a loop is named
@@ -123,13 +114,7 @@ func WithLogger(l *slog.Logger) Option {
 // that builds its loops in the same order names them the same at every
 // start; a loopgroup names its loops "<group>-<index>".
 func WithName(name string) Option {
-	return func(c *config) error {
-		if name == "" {
-			return fmt.Errorf("engine: empty loop name")
-		}
-		c.name = name
-		return nil
-	}
+	return option.Required(name, "engine: empty loop name", func(c *config) { c.name = name })
 }
 
 // WithStallDetector sets the stall detector's threshold (default 250 ms:
@@ -144,13 +129,9 @@ func WithName(name string) Option {
 // (see watchdog.go), so a piece of work is reported once it has blocked its
 // loop for between the threshold and 1.25 times it.
 func WithStallDetector(threshold time.Duration, fn func(StallReport)) Option {
-	return func(c *config) error {
-		if threshold < 0 {
-			return fmt.Errorf("engine: stall threshold %v (expected >= 0; 0 turns the detector off)", threshold)
-		}
+	return option.NonNegative("engine: stall threshold", threshold, "; 0 turns the detector off", func(c *config) {
 		c.stallThreshold, c.onStall = threshold, fn
-		return nil
-	}
+	})
 }
 
 // WithBusyPoll makes the loop poll its driver without blocking for up to d
@@ -158,13 +139,7 @@ func WithStallDetector(threshold time.Duration, fn func(StallReport)) Option {
 // BUSY_WAIT strategy). It trades CPU for latency: a request that arrives
 // within the window is picked up without a thread wake-up. Off by default.
 func WithBusyPoll(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 {
-			return fmt.Errorf("engine: busy poll %v (expected >= 0)", d)
-		}
-		c.busyPoll = d
-		return nil
-	}
+	return option.NonNegative("engine: busy poll", d, "", func(c *config) { c.busyPoll = d })
 }
 
 // WithAdaptiveSpin sets the longest a loop polls its driver before it
@@ -176,13 +151,7 @@ func WithBusyPoll(d time.Duration) Option {
 // spin; so never at GOMAXPROCS=1, and at most once per idle stretch when
 // work is sparse. Loops with WithBusyPoll do not spin.
 func WithAdaptiveSpin(limit time.Duration) Option {
-	return func(c *config) error {
-		if limit < 0 {
-			return fmt.Errorf("engine: adaptive spin limit %v (expected >= 0)", limit)
-		}
-		c.spinLimit = limit
-		return nil
-	}
+	return option.NonNegative("engine: adaptive spin limit", limit, "", func(c *config) { c.spinLimit = limit })
 }
 
 func checkIORatio(r int) error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/option"
 )
 
 // Option configures a Server.
@@ -216,13 +217,7 @@ func WithInlineHTTP() Option {
 // caller, such as a handler's panic (net/http's ErrorLog; slog.Default() by
 // default, as engine.WithLogger; slog.NewLogLogger bridges to a log.Logger).
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l == nil {
-			return errors.New("httpserver: nil logger")
-		}
-		c.logger = l
-		return nil
-	}
+	return option.Required(l, "httpserver: nil logger", func(c *config) { c.logger = l })
 }
 
 // WithConnState sets a hook called as each connection changes state, with

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/option"
 	"github.com/ringloop/ringloop/loopgroup"
 	"github.com/ringloop/ringloop/looptls"
 )
@@ -19,13 +20,7 @@ import (
 // on a clone, so cfg may serve other servers too. Listen ignores it (it
 // serves plain HTTP, as net/http's ListenAndServe does).
 func WithTLSConfig(cfg *tls.Config) Option {
-	return func(c *config) error {
-		if cfg == nil {
-			return errors.New("httpserver: nil TLS config")
-		}
-		c.tls = cfg
-		return nil
-	}
+	return option.Required(cfg, "httpserver: nil TLS config", func(c *config) { c.tls = cfg })
 }
 
 // ListenTLS serves HTTPS as Listen serves HTTP, with crypto/tls driven by

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/option"
 )
 
 // Option configures a Group.
@@ -35,13 +36,7 @@ func defaultLoopsFor(t engine.Threading) int {
 // (GOMAXPROCS >= loops + 1, see the engine package doc). Not Netty's two per
 // core: see the package doc.
 func WithLoops(n int) Option {
-	return func(c *config) error {
-		if n < 0 {
-			return fmt.Errorf("loopgroup: loops %d (expected >= 0; 0 = default)", n)
-		}
-		c.loops = n
-		return nil
-	}
+	return option.NonNegative("loopgroup: loops", n, "; 0 = default", func(c *config) { c.loops = n })
 }
 
 // WithName names the loops "<prefix>-<index>" in logs and metrics (Netty's
@@ -51,13 +46,7 @@ func WithLoops(n int) Option {
 // the loops serve ("http-0", "workers-1"). The OS threads keep their names
 // unless Threads.Names is set too.
 func WithName(prefix string) Option {
-	return func(c *config) error {
-		if prefix == "" {
-			return fmt.Errorf("loopgroup: empty group name")
-		}
-		c.name = prefix
-		return nil
-	}
+	return option.Required(prefix, "loopgroup: empty group name", func(c *config) { c.name = prefix })
 }
 
 // Threads are settings of the loops' OS threads, applied by the first task

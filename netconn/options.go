@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/option"
 )
 
 // Option configures Listen, Dial and the connections they make.
@@ -75,11 +76,5 @@ func WithBufferLimits(l BufferLimits) Option {
 // (default 128); past it the listener stops accepting until Accept catches
 // up, and connections wait in the kernel's backlog.
 func WithAcceptQueue(n int) Option {
-	return func(c *config) error {
-		if n <= 0 {
-			return fmt.Errorf("netconn: accept queue %d (expected > 0)", n)
-		}
-		c.acceptQueue = n
-		return nil
-	}
+	return option.Positive("netconn: accept queue", n, func(c *config) { c.acceptQueue = n })
 }

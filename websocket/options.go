@@ -2,13 +2,13 @@ package websocket
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/option"
 )
 
 // Option configures Upgrade, UpgradeHTTP, EngineHandler, TLSServer or
@@ -133,26 +133,14 @@ func whereTaken(sites site) string {
 // WithMaxMessageSize bounds a message, its fragments together; a larger one
 // closes the connection with 1009 (default DefaultMaxMessageSize).
 func WithMaxMessageSize(n int64) Option {
-	return func(c *config) error {
-		if n <= 0 {
-			return fmt.Errorf("websocket: max message size %d (expected > 0)", n)
-		}
-		c.maxMessage = n
-		return nil
-	}
+	return option.Positive("websocket: max message size", n, func(c *config) { c.maxMessage = n })
 }
 
 // WithCloseTimeout bounds the wait for the peer's answer to a close frame
 // this side sent; past it the connection is closed anyway (default
 // DefaultCloseTimeout).
 func WithCloseTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("websocket: close timeout %v (expected > 0)", d)
-		}
-		c.closeTimeout = d
-		return nil
-	}
+	return option.Positive("websocket: close timeout", d, func(c *config) { c.closeTimeout = d })
 }
 
 // WithPingInterval sends a ping every d on the loop's timers and closes a
@@ -160,13 +148,7 @@ func WithCloseTimeout(d time.Duration) Option {
 // interval after a ping: dead peers behind NATs and proxies are found.
 // Off by default.
 func WithPingInterval(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("websocket: ping interval %v (expected > 0)", d)
-		}
-		c.pingInterval = d
-		return nil
-	}
+	return option.Positive("websocket: ping interval", d, func(c *config) { c.pingInterval = d })
 }
 
 // WithSubprotocols lists the subprotocols the server speaks, preferred
@@ -217,14 +199,10 @@ func WithCompression(on bool) Option {
 // Upgrade and UpgradeHTTP refuse it: their request head was read by
 // httpserver, under its Timeouts.ReadHeader.
 func WithHandshakeTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("websocket: handshake timeout %v (expected > 0)", d)
-		}
+	return option.Positive("websocket: handshake timeout", d, func(c *config) {
 		c.handshakeTimeout = d
 		c.restrict("WithHandshakeTimeout", siteDial|siteListener)
-		return nil
-	}
+	})
 }
 
 // WithHeader adds h's fields to Dial's request (Origin, Authorization,
@@ -267,12 +245,8 @@ func WithConnOptions(opts ...engine.ConnOption) Option {
 // ServerName defaults to the URL's host. Without it a wss:// Dial verifies
 // the server against the system's roots; a ws:// URL refuses it.
 func WithTLSConfig(cfg *tls.Config) Option {
-	return func(c *config) error {
-		if cfg == nil {
-			return errors.New("websocket: WithTLSConfig: nil configuration")
-		}
+	return option.Required(cfg, "websocket: WithTLSConfig: nil configuration", func(c *config) {
 		c.tls = cfg
 		c.restrict("WithTLSConfig", siteDial)
-		return nil
-	}
+	})
 }
