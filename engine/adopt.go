@@ -24,24 +24,13 @@ import (
 // kept; opts set those of the accepted connections. Closing the listener
 // never removes a Unix socket's path: it belongs to whoever bound it.
 func ListenFD(l *Loop, fd int, h Handler, opts ...ConnOption) (*Listener, error) {
-	if h == nil {
-		return nil, errNilHandler
-	}
-	family, err := streamSocket(fd)
+	family, cfg, err := adoptable(fd, h, opts, isListening)
 	if err != nil {
 		return nil, err
 	}
-	if on, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || on == 0 {
-		return nil, fmt.Errorf("engine: ListenFD: fd %d is not a listening socket", fd)
-	}
-	cfg, err := newConnConfig(networkOf(family), opts)
-	if err != nil {
+	if err := ownFD(fd, "ListenFD"); err != nil {
 		return nil, err
 	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return nil, os.NewSyscallError("ListenFD: fcntl", err)
-	}
-	unix.CloseOnExec(fd)
 	return serveListener(l, fd, family, h, cfg, true)
 }
 
@@ -49,27 +38,16 @@ func ListenFD(l *Loop, fd int, h Handler, opts ...ConnOption) (*Listener, error)
 // OnOpen runs on the loop before Adopt returns. opts set TCP_NODELAY and
 // keep-alive as for accepted connections, watermarks and idle timeouts.
 func Adopt(l *Loop, fd int, h Handler, opts ...ConnOption) (*Conn, error) {
-	if h == nil {
-		return nil, errNilHandler
-	}
-	family, err := streamSocket(fd)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := unix.Getpeername(fd); err != nil {
-		return nil, fmt.Errorf("engine: Adopt: fd %d is not a connected socket: %w", fd, err)
-	}
-	cfg, err := newConnConfig(networkOf(family), opts)
+	family, cfg, err := adoptable(fd, h, opts, isConnected)
 	if err != nil {
 		return nil, err
 	}
 	if err := applyConnOptions(fd, family, cfg, false); err != nil {
 		return nil, err
 	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return nil, os.NewSyscallError("Adopt: fcntl", err)
+	if err := ownFD(fd, "Adopt"); err != nil {
+		return nil, err
 	}
-	unix.CloseOnExec(fd)
 	var c *Conn
 	err = l.onLoop(func() error {
 		if l.State() >= ShuttingDown {
@@ -80,6 +58,52 @@ func Adopt(l *Loop, fd int, h Handler, opts ...ConnOption) (*Conn, error) {
 		return nil
 	})
 	return c, err
+}
+
+// adoptable checks what ListenFD and Adopt take, without changing fd: a
+// handler, a stream socket of a supported family that passes state (listening,
+// or connected), and opts for its network. It returns the family and the
+// connection options.
+func adoptable(fd int, h Handler, opts []ConnOption, state func(fd int) error) (int, *connConfig, error) {
+	if h == nil {
+		return 0, nil, errNilHandler
+	}
+	family, err := streamSocket(fd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := state(fd); err != nil {
+		return 0, nil, err
+	}
+	cfg, err := newConnConfig(networkOf(family), opts)
+	if err != nil {
+		return 0, nil, err
+	}
+	return family, cfg, nil
+}
+
+func isListening(fd int) error {
+	if on, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || on == 0 {
+		return fmt.Errorf("engine: ListenFD: fd %d is not a listening socket", fd)
+	}
+	return nil
+}
+
+func isConnected(fd int) error {
+	if _, err := unix.Getpeername(fd); err != nil {
+		return fmt.Errorf("engine: Adopt: fd %d is not a connected socket: %w", fd, err)
+	}
+	return nil
+}
+
+// ownFD switches an adopted fd to non-blocking and close-on-exec, as the
+// loop's own sockets are; op names the caller in the error.
+func ownFD(fd int, op string) error {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return os.NewSyscallError(op+": fcntl", err)
+	}
+	unix.CloseOnExec(fd)
+	return nil
 }
 
 // streamSocket returns the family of a stream socket, or why fd is not one.

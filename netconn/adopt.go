@@ -18,11 +18,7 @@ import (
 // Listen does. It duplicates the descriptor, as net.FileListener does: f
 // stays the caller's to close, and the Listener owns its copy.
 func FileListener(loops engine.Loops, f *os.File, opts ...Option) (*Listener, error) {
-	cfg, err := newConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	fd, err := dupFile(f)
+	cfg, fd, err := fileConfig(f, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -39,11 +35,7 @@ func FileListener(loops engine.Loops, f *os.File, opts ...Option) (*Listener, er
 // FileConn serves the connected socket behind f on loops.Next(). Like
 // FileListener it duplicates the descriptor: f stays the caller's.
 func FileConn(loops engine.Loops, f *os.File, opts ...Option) (*Conn, error) {
-	cfg, err := newConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	fd, err := dupFile(f)
+	cfg, fd, err := fileConfig(f, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +64,20 @@ func (l *Listener) File() (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), "ringloop-listener:"+l.Addr().String()), nil
+}
+
+// fileConfig reads opts, then duplicates f's descriptor: FileListener's and
+// FileConn's start (the copy is theirs to close from then on).
+func fileConfig(f *os.File, opts []Option) (*config, int, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, -1, err
+	}
+	fd, err := dupFile(f)
+	if err != nil {
+		return nil, -1, err
+	}
+	return cfg, fd, nil
 }
 
 // dupFile duplicates f's descriptor (close-on-exec) without putting f into
