@@ -151,15 +151,12 @@ func (p *parser) head(b []byte) (bool, *parseError) {
 			p.headEnd = next
 			return true, p.finishHead(b)
 		}
-		if len(p.fields) >= p.lim.maxHeaders {
-			return false, errHeaderTooBig
-		}
-		f, err := parseField(b, lo, hi)
+		fields, err := p.addField(p.fields, b, lo, hi)
 		if err != nil {
 			return false, err
 		}
-		p.fields = append(p.fields, f)
-		p.noteField(b, f)
+		p.fields = fields
+		p.noteField(b, fields[len(fields)-1])
 	}
 }
 
@@ -308,6 +305,19 @@ func checkEscapes(t []byte) *parseError {
 		}
 	}
 	return nil
+}
+
+// addField parses the header or trailer line b[lo:hi] onto fields, which
+// may hold at most maxHeaders lines.
+func (p *parser) addField(fields []field, b []byte, lo, hi int) ([]field, *parseError) {
+	if len(fields) >= p.lim.maxHeaders {
+		return fields, errHeaderTooBig
+	}
+	f, err := parseField(b, lo, hi)
+	if err != nil {
+		return fields, err
+	}
+	return append(fields, f), nil
 }
 
 // parseField splits "Name: value", rejecting obs-fold (a line starting with
@@ -556,14 +566,11 @@ func (p *parser) chunks(b []byte) (bool, *parseError) {
 			}
 			// Counted as header lines are: the blank line ending the
 			// trailers is not one.
-			if len(p.trailers) >= p.lim.maxHeaders {
-				return false, errHeaderTooBig
-			}
-			f, err := parseField(b, lo, hi)
+			trailers, err := p.addField(p.trailers, b, lo, hi)
 			if err != nil {
 				return false, err
 			}
-			p.trailers = append(p.trailers, f)
+			p.trailers = trailers
 		default:
 			return true, nil
 		}
