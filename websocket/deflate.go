@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -30,35 +29,10 @@ const deflateOffer = "permessage-deflate; server_no_context_takeover; client_no_
 // client_no_context_takeover and name its window (server_max_window_bits),
 // and may not limit the client's window, which was not offered.
 func deflateAnswerOK(ans string) bool {
-	name, params, _ := strings.Cut(ans, ";")
-	if !strings.EqualFold(strings.TrimSpace(name), "permessage-deflate") {
-		return false
-	}
-	var seen [3]bool
-	for params != "" {
-		var p string
-		p, params, _ = strings.Cut(params, ";")
-		k, val, hasVal := strings.Cut(strings.TrimSpace(p), "=")
-		k = strings.ToLower(strings.TrimSpace(k))
-		val = strings.Trim(strings.TrimSpace(val), `"`)
-		i := -1
-		switch k {
-		case "server_no_context_takeover":
-			i = 0
-		case "client_no_context_takeover":
-			i = 1
-		case "server_max_window_bits":
-			i = 2
-			if !hasVal || windowBits([]byte(val)) == 0 {
-				return false
-			}
-		}
-		if i < 0 || seen[i] || i < 2 && hasVal {
-			return false
-		}
-		seen[i] = true
-	}
-	return seen[0]
+	seen, ok := deflateParams([]byte(ans), func(i int, val []byte, hasVal bool) bool {
+		return i == 2 && hasVal && windowBits(val) != 0
+	})
+	return ok && seen[0]
 }
 
 // compressThreshold: smaller messages are sent uncompressed (a deflate
@@ -84,11 +58,25 @@ func acceptDeflate(r handshakeRequest) bool {
 // deflateOfferOK checks one offer: permessage-deflate with known
 // parameters, each at most once, with valid values.
 func deflateOfferOK(offer []byte) bool {
-	name, params, _ := bytes.Cut(offer, []byte{';'})
+	_, ok := deflateParams(offer, func(i int, val []byte, hasVal bool) bool {
+		if i == 2 {
+			return hasVal && windowBits(val) == 15 // compress/flate cannot deflate with a smaller window
+		}
+		return !hasVal || windowBits(val) != 0
+	})
+	return ok
+}
+
+// deflateParams checks what an offer and an answer share: the extension is
+// permessage-deflate, each parameter is known and named at most once, and
+// only the window sizes carry a value; window (the side's rule) judges each
+// window size, server_max_window_bits (2) or client_max_window_bits (3). It
+// returns the parameters named, in that order, and whether all passed.
+func deflateParams(ext []byte, window func(i int, val []byte, hasVal bool) bool) (seen [4]bool, ok bool) {
+	name, params, _ := bytes.Cut(ext, []byte{';'})
 	if !bytes.EqualFold(bytes.TrimSpace(name), []byte("permessage-deflate")) {
-		return false
+		return seen, false
 	}
-	var seen [4]bool
 	for len(params) > 0 {
 		var p []byte
 		p, params, _ = bytes.Cut(params, []byte{';'})
@@ -103,21 +91,15 @@ func deflateOfferOK(offer []byte) bool {
 			i = 1
 		case "server_max_window_bits":
 			i = 2
-			if !hasVal || windowBits(val) != 15 {
-				return false // compress/flate cannot deflate with a smaller window
-			}
 		case "client_max_window_bits":
 			i = 3
-			if hasVal && windowBits(val) == 0 {
-				return false
-			}
 		}
-		if i < 0 || seen[i] || i < 2 && hasVal {
-			return false
+		if i < 0 || seen[i] || i < 2 && hasVal || i >= 2 && !window(i, val, hasVal) {
+			return seen, false
 		}
 		seen[i] = true
 	}
-	return true
+	return seen, true
 }
 
 // windowBits parses a window size parameter: 8 to 15, else 0.
