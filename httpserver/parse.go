@@ -672,15 +672,19 @@ func validHost(h []byte) bool {
 	return true
 }
 
-var hostByte = func() (t [256]bool) {
+var hostByte = alnumAnd("!$%&'()*+,-.:;=[]_~")
+
+// alnumAnd returns a byte table true for ASCII letters, digits and the bytes
+// of extra.
+func alnumAnd(extra string) (t [256]bool) {
 	for c := 0; c < 256; c++ {
 		t[c] = isAlpha(byte(c)) || isDigit(byte(c))
 	}
-	for _, c := range []byte("!$%&'()*+,-.:;=[]_~") {
+	for _, c := range []byte(extra) {
 		t[c] = true
 	}
 	return t
-}()
+}
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
@@ -689,12 +693,4 @@ func isHex(c byte) bool   { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' 
 // isToken reports a tchar of RFC 9110.
 func isToken(c byte) bool { return tokenByte[c] }
 
-var tokenByte = func() (t [256]bool) {
-	for c := 0; c < 256; c++ {
-		t[c] = isAlpha(byte(c)) || isDigit(byte(c))
-	}
-	for _, c := range []byte("!#$%&'*+-.^_`|~") {
-		t[c] = true
-	}
-	return t
-}()
+var tokenByte = alnumAnd("!#$%&'*+-.^_`|~")
