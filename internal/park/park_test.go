@@ -112,11 +112,17 @@ func TestWakeEndsWaitWithNothingToReport(t *testing.T) {
 	if n, err := w.Wait(-1); n != 0 || err != nil {
 		t.Fatalf("Wait after Wake = %d, %v", n, err)
 	}
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		w.Wake()
 		c.signal(t) // the fd edge that makes the parked Wait look
 	}()
 	n, err := w.Wait(time.Minute)
+	// The Wake may end the Wait before the signal is written; joining
+	// keeps that late write off the next test's eventfd, which can reuse
+	// this descriptor number once cleanup closes it.
+	<-done
 	if err != nil || n > 1 {
 		t.Fatalf("Wait = %d, %v", n, err)
 	}
