@@ -79,6 +79,29 @@ func ForEachBackend(t *testing.T, fn func(t *testing.T, c Combo)) {
 	}
 }
 
+// ForEachParallel is ForEach with the combos' subtests run in parallel (up
+// to -test.parallel at once), for tests that mostly wait on timeouts and
+// peers. It checks leaks once for the whole test, after every subtest has
+// ended: fn must not call CheckLeaks, t.Setenv or anything else a parallel
+// test may not.
+func ForEachParallel(t *testing.T, fn func(t *testing.T, c Combo)) {
+	CheckLeaks(t)
+	for _, c := range Combos() {
+		t.Run(c.String(), func(t *testing.T) { t.Parallel(); c.Need(t); fn(t, c) })
+	}
+}
+
+// ForEachBackendParallel is ForEachBackend as ForEachParallel runs it.
+func ForEachBackendParallel(t *testing.T, fn func(t *testing.T, c Combo)) {
+	CheckLeaks(t)
+	for _, b := range testBackends() {
+		for _, th := range Threadings(b) {
+			c := Combo{b, driver.Native, th}
+			t.Run(c.String(), func(t *testing.T) { t.Parallel(); c.Need(t); fn(t, c) })
+		}
+	}
+}
+
 // Need skips t when the combo's backend cannot run here, saying why (or fails
 // it when io_uring is required).
 func (c Combo) Need(t testing.TB) {

@@ -24,7 +24,7 @@ type kernelResult struct {
 	features  string
 	reason    string
 	verdicts  map[string]verdict
-	running   string   // the package whose RUN line came last
+	running   []string // packages started (RUN) and not yet ended (VERDICT)
 	failures  []string // failing tests' lines from failing packages' output, for the summary
 	unlisted  []string // skips the allowlist does not name
 	done      bool     // /init printed DONE
@@ -68,7 +68,8 @@ var (
 //
 // The command line tells /init (as its environment: the kernel hands it the
 // words it does not know that hold no dot) which backend the probe must
-// choose, ringloop_expect, which packages to run, ringloop_pkgs, and extra
+// choose, ringloop_expect, which packages to run, ringloop_pkgs, how many at
+// once, ringloop_jobs, which to start first, ringloop_first, and extra
 // test flags, ringloop_testargs (base64url: a flag's dot would keep the word
 // from /init).
 func boot(b bootSpec, vmlinuz, initrd, logPath string, timeout time.Duration) *kernelResult {
@@ -107,11 +108,11 @@ func boot(b bootSpec, vmlinuz, initrd, logPath string, timeout time.Duration) *k
 	err = cmd.Wait()
 	switch {
 	case ctx.Err() != nil:
-		r.err = fmt.Errorf("timed out after %v while running %s", timeout, r.running)
+		r.err = fmt.Errorf("timed out after %v while running %s", timeout, strings.Join(r.running, ", "))
 	case err != nil:
 		r.err = fmt.Errorf("qemu: %w", err)
 	case !r.done:
-		r.err = fmt.Errorf("the VM stopped before /init finished (last package started: %q)", r.running)
+		r.err = fmt.Errorf("the VM stopped before /init finished (running: %q)", r.running)
 	}
 	if r.err != nil {
 		fmt.Printf("test-kernels: %s: %v; console log %s\n", b.label, r.err, logPath)
@@ -159,7 +160,7 @@ func (r *kernelResult) parse(console io.Reader) {
 			show = true
 		}
 		if m := runLine.FindStringSubmatch(line); m != nil {
-			r.running = m[1]
+			r.running = append(r.running, m[1])
 		}
 		if m := verdictLine.FindStringSubmatch(line); m != nil {
 			v := verdict{status: m[2]}
@@ -168,6 +169,7 @@ func (r *kernelResult) parse(console io.Reader) {
 			v.skipped, _ = strconv.Atoi(m[5])
 			v.seconds, _ = strconv.ParseFloat(m[6], 64)
 			r.verdicts[m[1]] = v
+			r.running = slices.DeleteFunc(r.running, func(p string) bool { return p == m[1] })
 			show = true
 		}
 		if show {
@@ -262,6 +264,12 @@ func kernelCmdline(b bootSpec) string {
 	}
 	if b.args != "" {
 		line += " " + b.args
+	}
+	if b.jobs > 0 {
+		line += " ringloop_jobs=" + strconv.Itoa(b.jobs)
+	}
+	if len(b.first) > 0 {
+		line += " ringloop_first=" + strings.Join(b.first, ",")
 	}
 	if b.testArgs != "" {
 		line += " ringloop_testargs=" + base64.RawURLEncoding.EncodeToString([]byte(b.testArgs))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"os"
 	"strings"
 	"testing"
 )
@@ -30,5 +31,40 @@ func TestKernelCmdlineTestArgs(t *testing.T) {
 	}
 	if strings.Contains(kernelCmdline(bootSpec{expect: "epoll"}), "ringloop_testargs") {
 		t.Fatal("no -testargs, yet a ringloop_testargs word")
+	}
+}
+
+// TestKernelCmdlineJobs: how many binaries run at once and which start
+// first reach /init; neither word appears when unset.
+func TestKernelCmdlineJobs(t *testing.T) {
+	line := kernelCmdline(bootSpec{expect: "io_uring", jobs: 2, first: []string{"httpserver", "websocket"}})
+	if !strings.Contains(line, " ringloop_jobs=2") || !strings.Contains(line, " ringloop_first=httpserver,websocket") {
+		t.Fatalf("command line %q", line)
+	}
+	if line := kernelCmdline(bootSpec{expect: "epoll"}); strings.Contains(line, "ringloop_jobs") || strings.Contains(line, "ringloop_first") {
+		t.Fatalf("command line %q", line)
+	}
+}
+
+// TestSlowest: the report's slowest packages, each at its slowest boot.
+func TestSlowest(t *testing.T) {
+	got := slowest("../results/latest.json", 3)
+	if len(got) != 3 {
+		t.Fatalf("slowest = %q", got)
+	}
+	if slowest("no-such-report.json", 3) != nil {
+		t.Fatal("a missing report named packages")
+	}
+}
+
+// TestCommand: paths under the working directory come out relative.
+func TestCommand(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := command([]string{"-allow", wd + "/skips.txt", "-kernels", "5.10"})
+	if want := "go run ./tests/kernels/run -allow skips.txt -kernels 5.10"; got != want {
+		t.Fatalf("command = %q, want %q", got, want)
 	}
 }

@@ -30,15 +30,16 @@ func main() {
 	only := flag.String("kernels", "", "comma-separated kernel names to boot (default: all pinned)")
 	pkgs := flag.String("pkgs", "", "comma-separated packages to run in each boot (default: all; for chasing one failure)")
 	parallel := flag.Int("parallel", runtime.NumCPU(), "boots at once (each VM takes one host core)")
+	jobs := flag.Int("jobs", 2, "test binaries run at once in each VM (the suites mostly wait, so two share its one host thread well)")
 	testArgs := flag.String("testargs", "", `extra flags for every test binary, after -test.short (for chasing one failure: "-test.run=TestHub -test.count=4 -test.short=false")`)
 	flag.Parse()
-	if err := run(*pins, *cache, *out, *only, *pkgs, *testArgs, *bootTimeout, max(*parallel, 1)); err != nil {
+	if err := run(*pins, *cache, *out, *only, *pkgs, *testArgs, *bootTimeout, max(*parallel, 1), max(*jobs, 1)); err != nil {
 		fmt.Fprintln(os.Stderr, "test-kernels:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.Duration, parallel int) error {
+func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.Duration, parallel, jobs int) error {
 	kernels, err := readPins(pinsFile, only)
 	if err != nil {
 		return err
@@ -59,9 +60,10 @@ func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.
 	}
 	fmt.Printf("test-kernels: built %d test binaries and /init in %v\n", len(pkgs), time.Since(start).Round(time.Second))
 	specs := boots(kernels)
+	first := slowest(*resultsPath, 6)
 	for i := range specs {
 		b := &specs[i]
-		b.testArgs = testArgs
+		b.testArgs, b.jobs, b.first = testArgs, jobs, first
 		if pkgList != "" {
 			b.only = strings.Split(pkgList, ",")
 		}
@@ -104,11 +106,13 @@ func run(pinsFile, cache, out, only, pkgList, testArgs string, bootTimeout time.
 // when empty).
 type bootSpec struct {
 	kernel
-	name     string // log file and table row
-	label    string // what the row shows
-	args     string // kernel command line additions
-	testArgs string // extra flags for every test binary (-testargs)
-	expect   string // backend the probe must choose
+	name     string   // log file and table row
+	label    string   // what the row shows
+	args     string   // kernel command line additions
+	testArgs string   // extra flags for every test binary (-testargs)
+	jobs     int      // test binaries run at once in the VM (-jobs)
+	first    []string // packages started first: the slowest of the last full run
+	expect   string   // backend the probe must choose
 	only     []string
 }
 

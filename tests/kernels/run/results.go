@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +31,7 @@ func writeResults(out string, full bool, rs []*kernelResult, pkgs []string, took
 		Date:     time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		Duration: took.Round(time.Second).String(),
 		Parallel: parallel,
-		Command:  "go run ./tests/kernels/run " + strings.Join(os.Args[1:], " "),
+		Command:  command(os.Args[1:]),
 	}
 	for _, r := range rs {
 		b := report.Boot{Name: r.name, Label: r.label, Release: r.release, Package: r.pkg, Version: r.version, Args: r.args,
@@ -63,4 +66,45 @@ func writeResults(out string, full bool, rs []*kernelResult, pkgs []string, took
 		return nil
 	}
 	return report.UpdateREADME(*readmePath, rep)
+}
+
+// slowest names the n packages that took longest in any boot of the report
+// at path, slowest first, for the VM to start first; nil without a report.
+func slowest(path string, n int) []string {
+	rep, err := report.Read(path)
+	if err != nil {
+		return nil
+	}
+	most := map[string]float64{}
+	for _, b := range rep.Boots {
+		for _, p := range b.Packages {
+			most[p.Name] = max(most[p.Name], p.Seconds)
+		}
+	}
+	names := slices.Collect(maps.Keys(most))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(most[b], most[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return names[:min(n, len(names))]
+}
+
+// command is how the run was invoked, as a reader would type it from the
+// repository's root: paths under the working directory relative, the home
+// directory as ~ (no machine's paths in a committed report).
+func command(args []string) string {
+	wd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	out := []string{"go", "run", "./tests/kernels/run"}
+	for _, a := range args {
+		if rel, ok := strings.CutPrefix(a, wd+"/"); ok && wd != "" {
+			a = rel
+		} else if rest, ok := strings.CutPrefix(a, home+"/"); ok && home != "" {
+			a = "~/" + rest
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, " ")
 }

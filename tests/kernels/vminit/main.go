@@ -5,7 +5,10 @@
 // and RLIMIT_MEMLOCK, reports what ringloop's probe chooses on this kernel,
 // runs every test binary in /tests (or those ringloop_pkgs names) with
 // -test.short, prints one verdict line per binary and powers the machine
-// off. Where ringloop_expect=io_uring the tests run with
+// off. The binaries run ringloop_jobs at once (default 2; the suites mostly
+// wait on timers and peers, so two share the VM's one host thread well),
+// those ringloop_first names first, heaviest first, so the longest suites do
+// not start last. Where ringloop_expect=io_uring the tests run with
 // RINGLOOP_REQUIRE_URING=1: an io_uring test that would skip fails. Its console lines are what the
 // host-side runner (tests/kernels/run) parses:
 //
@@ -33,8 +36,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -139,18 +143,60 @@ func featureList(s string) string {
 	return s
 }
 
-// runAll runs each /tests/*.test in name order, or those ringloop_pkgs
-// names (the kernel's command line hands it to /init as environment).
+// runAll runs each /tests/*.test, or those ringloop_pkgs names (the
+// kernel's command line hands it to /init as environment), ringloop_jobs at
+// a time, in the order queue gives.
 func runAll() {
 	bins, _ := filepath.Glob("/tests/*.test")
-	sort.Strings(bins)
 	only := strings.Split(os.Getenv("ringloop_pkgs"), ",")
-	for _, bin := range bins {
-		if only[0] == "" || slices.Contains(only, strings.TrimSuffix(filepath.Base(bin), ".test")) {
-			run(bin)
-		}
+	bins = slices.DeleteFunc(bins, func(b string) bool {
+		return only[0] != "" && !slices.Contains(only, pkgOf(b))
+	})
+	jobs, err := strconv.Atoi(os.Getenv("ringloop_jobs"))
+	if err != nil || jobs < 1 {
+		jobs = 2
 	}
+	next := make(chan string)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Go(func() {
+			for bin := range next {
+				run(bin)
+			}
+		})
+	}
+	for _, bin := range queue(bins, strings.Split(os.Getenv("ringloop_first"), ",")) {
+		next <- bin
+	}
+	close(next)
+	wg.Wait()
 }
+
+// queue orders bins: those whose package first names, in its order, then
+// the rest by name.
+func queue(bins, first []string) []string {
+	rank := func(b string) int {
+		if i := slices.Index(first, pkgOf(b)); i >= 0 {
+			return i
+		}
+		return len(first)
+	}
+	out := slices.Clone(bins)
+	slices.SortStableFunc(out, func(a, b string) int {
+		if c := rank(a) - rank(b); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+// pkgOf is a test binary's package name as the host knows it.
+func pkgOf(bin string) string { return strings.TrimSuffix(filepath.Base(bin), ".test") }
+
+// console serializes what the concurrent runs print, one package's lines
+// at a time.
+var console sync.Mutex
 
 // testArgs decodes the extra test flags the host's -testargs put on the
 // kernel's command line: base64url of the space-separated flags, since the
@@ -168,8 +214,10 @@ func testArgs(enc string) []string {
 }
 
 func run(bin string) {
-	pkg := strings.TrimSuffix(filepath.Base(bin), ".test")
+	pkg := pkgOf(bin)
+	console.Lock()
 	fmt.Printf("RUN pkg=%s\n", pkg)
+	console.Unlock()
 	dir := filepath.Join("/tmp", pkg)
 	_ = os.MkdirAll(dir, 0o755)
 	cmd := exec.Command(bin, append([]string{"-test.short", "-test.v", "-test.timeout=" + testTimeout}, testArgs(os.Getenv("ringloop_testargs"))...)...)
@@ -200,6 +248,8 @@ func run(bin string) {
 	}
 	counts := v.Counts()
 	status := "pass"
+	console.Lock()
+	defer console.Unlock()
 	if err != nil || counts.Failed > 0 {
 		status = "fail"
 		fmt.Printf("OUTPUT-BEGIN pkg=%s\n%sOUTPUT-END pkg=%s (%v)\n", pkg, out.Bytes(), pkg, err)
