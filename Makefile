@@ -172,7 +172,8 @@ test-builds-steps:
 # package's tests built statically in its initramfs, runs them with -short on
 # the kernel's own features, and prints what the probe chose and a table;
 # then boots 6.12 again with io_uring disabled (sysctl), where the probe must
-# choose epoll and the integration suites run on it. A full run writes
+# choose epoll and the integration suites and protocol layers run on it (in
+# the io_uring boots the layers run on io_uring only; see layerPkgs). A full run writes
 # tests/kernels/results/latest.json and renders README's kernel table from it:
 # commit both.
 KERNEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ringloop/kernels

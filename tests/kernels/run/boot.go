@@ -68,8 +68,8 @@ var (
 //
 // The command line tells /init (as its environment: the kernel hands it the
 // words it does not know that hold no dot) which backend the probe must
-// choose, ringloop_expect, which packages to run, ringloop_pkgs, how many at
-// once, ringloop_jobs, which to start first, ringloop_first, and extra
+// choose, ringloop_expect, which packages to run, ringloop_pkgs, which run
+// their combos on io_uring only, ringloop_uringonly, and extra
 // test flags, ringloop_testargs (base64url: a flag's dot would keep the word
 // from /init).
 func boot(b bootSpec, vmlinuz, initrd, logPath string, timeout time.Duration) *kernelResult {
@@ -265,11 +265,8 @@ func kernelCmdline(b bootSpec) string {
 	if b.args != "" {
 		line += " " + b.args
 	}
-	if b.jobs > 0 {
-		line += " ringloop_jobs=" + strconv.Itoa(b.jobs)
-	}
-	if len(b.first) > 0 {
-		line += " ringloop_first=" + strings.Join(b.first, ",")
+	if len(b.uringOnly) > 0 {
+		line += " ringloop_uringonly=" + strings.Join(b.uringOnly, ",")
 	}
 	if b.testArgs != "" {
 		line += " ringloop_testargs=" + base64.RawURLEncoding.EncodeToString([]byte(b.testArgs))

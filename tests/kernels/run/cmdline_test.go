@@ -34,26 +34,15 @@ func TestKernelCmdlineTestArgs(t *testing.T) {
 	}
 }
 
-// TestKernelCmdlineJobs: how many binaries run at once and which start
-// first reach /init; neither word appears when unset.
-func TestKernelCmdlineJobs(t *testing.T) {
-	line := kernelCmdline(bootSpec{expect: "io_uring", jobs: 2, first: []string{"httpserver", "websocket"}})
-	if !strings.Contains(line, " ringloop_jobs=2") || !strings.Contains(line, " ringloop_first=httpserver,websocket") {
+// TestKernelCmdlineUringOnly: the packages that run on io_uring only reach
+// /init; no word appears when there are none.
+func TestKernelCmdlineUringOnly(t *testing.T) {
+	line := kernelCmdline(bootSpec{expect: "io_uring", uringOnly: []string{"httpserver", "websocket"}})
+	if !strings.Contains(line, " ringloop_uringonly=httpserver,websocket") {
 		t.Fatalf("command line %q", line)
 	}
-	if line := kernelCmdline(bootSpec{expect: "epoll"}); strings.Contains(line, "ringloop_jobs") || strings.Contains(line, "ringloop_first") {
+	if line := kernelCmdline(bootSpec{expect: "epoll"}); strings.Contains(line, "ringloop_uringonly") {
 		t.Fatalf("command line %q", line)
-	}
-}
-
-// TestSlowest: the report's slowest packages, each at its slowest boot.
-func TestSlowest(t *testing.T) {
-	got := slowest("../results/latest.json", 3)
-	if len(got) != 3 {
-		t.Fatalf("slowest = %q", got)
-	}
-	if slowest("no-such-report.json", 3) != nil {
-		t.Fatal("a missing report named packages")
 	}
 }
 

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"flag"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -66,29 +63,6 @@ func writeResults(out string, full bool, rs []*kernelResult, pkgs []string, took
 		return nil
 	}
 	return report.UpdateREADME(*readmePath, rep)
-}
-
-// slowest names the n packages that took longest in any boot of the report
-// at path, slowest first, for the VM to start first; nil without a report.
-func slowest(path string, n int) []string {
-	rep, err := report.Read(path)
-	if err != nil {
-		return nil
-	}
-	most := map[string]float64{}
-	for _, b := range rep.Boots {
-		for _, p := range b.Packages {
-			most[p.Name] = max(most[p.Name], p.Seconds)
-		}
-	}
-	names := slices.Collect(maps.Keys(most))
-	slices.SortFunc(names, func(a, b string) int {
-		if c := cmp.Compare(most[b], most[a]); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	return names[:min(n, len(names))]
 }
 
 // command is how the run was invoked, as a reader would type it from the

@@ -5,10 +5,8 @@
 // and RLIMIT_MEMLOCK, reports what ringloop's probe chooses on this kernel,
 // runs every test binary in /tests (or those ringloop_pkgs names) with
 // -test.short, prints one verdict line per binary and powers the machine
-// off. The binaries run ringloop_jobs at once (default 2; the suites mostly
-// wait on timers and peers, so two share the VM's one host thread well),
-// those ringloop_first names first, heaviest first, so the longest suites do
-// not start last. Where ringloop_expect=io_uring the tests run with
+// off. Packages ringloop_uringonly names run their combos on io_uring only.
+// Where ringloop_expect=io_uring the tests run with
 // RINGLOOP_REQUIRE_URING=1: an io_uring test that would skip fails. Its console lines are what the
 // host-side runner (tests/kernels/run) parses:
 //
@@ -36,14 +34,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
+	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/internal/testsum"
 )
 
@@ -143,60 +141,18 @@ func featureList(s string) string {
 	return s
 }
 
-// runAll runs each /tests/*.test, or those ringloop_pkgs names (the
-// kernel's command line hands it to /init as environment), ringloop_jobs at
-// a time, in the order queue gives.
+// runAll runs each /tests/*.test in name order, or those ringloop_pkgs
+// names (the kernel's command line hands it to /init as environment).
 func runAll() {
 	bins, _ := filepath.Glob("/tests/*.test")
+	sort.Strings(bins)
 	only := strings.Split(os.Getenv("ringloop_pkgs"), ",")
-	bins = slices.DeleteFunc(bins, func(b string) bool {
-		return only[0] != "" && !slices.Contains(only, pkgOf(b))
-	})
-	jobs, err := strconv.Atoi(os.Getenv("ringloop_jobs"))
-	if err != nil || jobs < 1 {
-		jobs = 2
-	}
-	next := make(chan string)
-	var wg sync.WaitGroup
-	for range jobs {
-		wg.Go(func() {
-			for bin := range next {
-				run(bin)
-			}
-		})
-	}
-	for _, bin := range queue(bins, strings.Split(os.Getenv("ringloop_first"), ",")) {
-		next <- bin
-	}
-	close(next)
-	wg.Wait()
-}
-
-// queue orders bins: those whose package first names, in its order, then
-// the rest by name.
-func queue(bins, first []string) []string {
-	rank := func(b string) int {
-		if i := slices.Index(first, pkgOf(b)); i >= 0 {
-			return i
+	for _, bin := range bins {
+		if only[0] == "" || slices.Contains(only, strings.TrimSuffix(filepath.Base(bin), ".test")) {
+			run(bin)
 		}
-		return len(first)
 	}
-	out := slices.Clone(bins)
-	slices.SortStableFunc(out, func(a, b string) int {
-		if c := rank(a) - rank(b); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	return out
 }
-
-// pkgOf is a test binary's package name as the host knows it.
-func pkgOf(bin string) string { return strings.TrimSuffix(filepath.Base(bin), ".test") }
-
-// console serializes what the concurrent runs print, one package's lines
-// at a time.
-var console sync.Mutex
 
 // testArgs decodes the extra test flags the host's -testargs put on the
 // kernel's command line: base64url of the space-separated flags, since the
@@ -214,10 +170,8 @@ func testArgs(enc string) []string {
 }
 
 func run(bin string) {
-	pkg := pkgOf(bin)
-	console.Lock()
+	pkg := strings.TrimSuffix(filepath.Base(bin), ".test")
 	fmt.Printf("RUN pkg=%s\n", pkg)
-	console.Unlock()
 	dir := filepath.Join("/tmp", pkg)
 	_ = os.MkdirAll(dir, 0o755)
 	cmd := exec.Command(bin, append([]string{"-test.short", "-test.v", "-test.timeout=" + testTimeout}, testArgs(os.Getenv("ringloop_testargs"))...)...)
@@ -234,6 +188,11 @@ func run(bin string) {
 		// This kernel must run io_uring: its tests may not skip.
 		cmd.Env = append(cmd.Env, "RINGLOOP_REQUIRE_URING=1")
 	}
+	if slices.Contains(strings.Split(os.Getenv("ringloop_uringonly"), ","), pkg) {
+		// A protocol layer: the host runs its epoll combos here under the
+		// io_uring-disabled boot (see tests/kernels/run's layerPkgs).
+		cmd.Env = append(cmd.Env, testenv.BackendsEnv+"=io_uring")
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -248,8 +207,6 @@ func run(bin string) {
 	}
 	counts := v.Counts()
 	status := "pass"
-	console.Lock()
-	defer console.Unlock()
 	if err != nil || counts.Failed > 0 {
 		status = "fail"
 		fmt.Printf("OUTPUT-BEGIN pkg=%s\n%sOUTPUT-END pkg=%s (%v)\n", pkg, out.Bytes(), pkg, err)
