@@ -149,10 +149,10 @@ func TestWriteTimeout(t *testing.T) {
 	const d = 300 * time.Millisecond
 	opt := httpserver.WithTimeouts(httpserver.Timeouts{Write: d, WriteStall: httpserver.NoTimeout})
 	big := strings.Repeat("b", 8<<20)
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		for _, mode := range []string{"adapter", "fast", "adapter-whole", "inline-whole", "fast-whole"} {
 			t.Run(mode, func(t *testing.T) {
-				testenv.CheckLeaks(t)
+				t.Parallel()
 				ends := make(chan streamEnd, 1)
 				var s *httpserver.Server
 				var err error
@@ -240,8 +240,7 @@ func TestWriteTimeoutFastClient(t *testing.T) {
 // the cleared one to a reading client arrives whole.
 func TestSetWriteDeadline(t *testing.T) {
 	const d = 300 * time.Millisecond
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		ends := make(chan streamEnd, 1)
 		var sent atomic.Pointer[time.Time]
 		cut := adapterStreamer(ends, 0, func(r *http.Request, rc *http.ResponseController) {
@@ -281,8 +280,14 @@ func TestSetWriteDeadline(t *testing.T) {
 		s, err := httpserver.NewHTTP(mux, httpserver.WithTimeouts(httpserver.Timeouts{WriteStall: httpserver.NoTimeout}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
+		// After the subtests, which run at once (each on its own
+		// connection), before the server closes.
+		t.Cleanup(func() {
+			testenv.Eventually(t, freedWithin, "every connection closed", func() bool { return s.Connections() == 0 })
+		})
 
 		t.Run("cut", func(t *testing.T) {
+			t.Parallel()
 			conn := stoppedReader(t, base)
 			now := time.Now()
 			sent.Store(&now)
@@ -291,6 +296,7 @@ func TestSetWriteDeadline(t *testing.T) {
 			requireFreed(t, waitEnd(t, ends), true, "SetWriteDeadline", *sent.Load(), d)
 		})
 		t.Run("past", func(t *testing.T) {
+			t.Parallel()
 			conn := dial(t, base)
 			_, err := io.WriteString(conn, "GET /past HTTP/1.1\r\nHost: h\r\n\r\n")
 			require.NoError(t, err)
@@ -298,6 +304,7 @@ func TestSetWriteDeadline(t *testing.T) {
 			readEOF(t, conn)
 		})
 		t.Run("clear", func(t *testing.T) {
+			t.Parallel()
 			tr := &http.Transport{}
 			defer tr.CloseIdleConnections()
 			res, err := (&http.Client{Transport: tr, Timeout: freedWithin}).Get(base + "/clear")
@@ -312,7 +319,6 @@ func TestSetWriteDeadline(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, strings.Repeat("0123456789", n), body[:i])
 		})
-		testenv.Eventually(t, freedWithin, "every connection closed", func() bool { return s.Connections() == 0 })
 	})
 }
 
@@ -324,14 +330,14 @@ func TestSetWriteDeadline(t *testing.T) {
 // arrives whole.
 func TestSetReadDeadline(t *testing.T) {
 	const d = 300 * time.Millisecond
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		type readEnd struct {
 			n   int
 			err error
 			at  time.Time
 		}
-		ends := make(chan readEnd, 1)
+		// How each path's handler ended: the subtests run at once.
+		ends := map[string]chan readEnd{"/stall": make(chan readEnd, 1), "/clear": make(chan readEnd, 1)}
 		firstHalf := make(chan struct{}, 1)
 		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rc := http.NewResponseController(w)
@@ -355,18 +361,19 @@ func TestSetReadDeadline(t *testing.T) {
 					e.n = len(half) + len(rest)
 				}
 			}
-			ends <- e
+			ends[r.URL.Path] <- e
 			_, _ = fmt.Fprintf(w, "%d", e.n)
 		}), httpserver.WithTimeouts(httpserver.Timeouts{Read: 200 * time.Millisecond}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 
 		t.Run("stall", func(t *testing.T) {
+			t.Parallel()
 			conn := dial(t, base)
 			sent := time.Now()
 			_, err := io.WriteString(conn, "POST /stall HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("u", 1000))
 			require.NoError(t, err)
-			e := <-ends
+			e := <-ends["/stall"]
 			require.ErrorIs(t, e.err, os.ErrDeadlineExceeded)
 			require.ErrorContains(t, e.err, "SetReadDeadline")
 			require.Equal(t, 1000, e.n, "the bytes that came before the deadline")
@@ -379,6 +386,7 @@ func TestSetReadDeadline(t *testing.T) {
 			require.True(t, res.Close, "the connection closes after the answer")
 		})
 		t.Run("clear", func(t *testing.T) {
+			t.Parallel()
 			conn := dial(t, base)
 			_, err := io.WriteString(conn, "POST /clear HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\n"+strings.Repeat("u", 500))
 			require.NoError(t, err)
@@ -388,7 +396,7 @@ func TestSetReadDeadline(t *testing.T) {
 			time.Sleep(1500 * time.Millisecond)
 			_, err = io.WriteString(conn, strings.Repeat("u", 500))
 			require.NoError(t, err)
-			e := <-ends
+			e := <-ends["/clear"]
 			require.NoError(t, e.err)
 			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			require.NoError(t, err)
@@ -408,10 +416,10 @@ func TestSetReadDeadline(t *testing.T) {
 func TestWriteStall(t *testing.T) {
 	const d = 300 * time.Millisecond
 	opt := httpserver.WithTimeouts(httpserver.Timeouts{WriteStall: d})
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		for _, mode := range []string{"adapter", "fast", "pipelined"} {
 			t.Run(mode, func(t *testing.T) {
-				testenv.CheckLeaks(t)
+				t.Parallel()
 				ends := make(chan streamEnd, 1)
 				var s *httpserver.Server
 				var err error
@@ -454,8 +462,7 @@ func TestWriteStall(t *testing.T) {
 // a short idle timeout show it) — and then gets the whole response.
 func TestWriteTimeoutsOff(t *testing.T) {
 	const total = 4 << 20
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		ends := make(chan streamEnd, 1)
 		s, err := httpserver.NewHTTP(adapterStreamer(ends, total, nil), httpserver.WithTimeouts(httpserver.Timeouts{
 			Write: httpserver.NoTimeout, WriteStall: httpserver.NoTimeout, Idle: 50 * time.Millisecond,
@@ -503,10 +510,10 @@ func TestWriteTimeoutTLS(t *testing.T) {
 	p := testenv.NewPKI(t)
 	opts := []httpserver.Option{httpserver.WithTimeouts(httpserver.Timeouts{Write: d, WriteStall: httpserver.NoTimeout}),
 		httpserver.WithTLSConfig(serverTLS(t, p))}
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		for _, mode := range []string{"adapter", "fast"} {
 			t.Run(mode, func(t *testing.T) {
-				testenv.CheckLeaks(t)
+				t.Parallel()
 				ends := make(chan streamEnd, 1)
 				var s *httpserver.Server
 				var err error
