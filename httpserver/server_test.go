@@ -45,13 +45,13 @@ func readEOF(t *testing.T, c net.Conn) string {
 // trickling its body by the read timeout; a connection that never sends, an
 // idle keep-alive connection and a body that never completes are closed too.
 func TestTimeouts(t *testing.T) {
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 300 * time.Millisecond, Read: 600 * time.Millisecond, Idle: 300 * time.Millisecond}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 
 		t.Run("slowloris", func(t *testing.T) {
+			t.Parallel() // each on its own connection
 			conn := dial(t, base)
 			_, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: h\r\n")
 			require.NoError(t, err)
@@ -67,6 +67,7 @@ func TestTimeouts(t *testing.T) {
 			}
 		})
 		t.Run("slow body", func(t *testing.T) {
+			t.Parallel() // each on its own connection
 			conn := dial(t, base)
 			_, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n")
 			require.NoError(t, err)
@@ -82,10 +83,12 @@ func TestTimeouts(t *testing.T) {
 			}
 		})
 		t.Run("silent", func(t *testing.T) {
+			t.Parallel() // each on its own connection
 			conn := dial(t, base)
 			require.Empty(t, readEOF(t, conn), "a connection that never sends is closed")
 		})
 		t.Run("idle", func(t *testing.T) {
+			t.Parallel() // each on its own connection
 			conn := dial(t, base)
 			_, err := io.WriteString(conn, "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n")
 			require.NoError(t, err)
@@ -93,6 +96,7 @@ func TestTimeouts(t *testing.T) {
 			require.Contains(t, out, "uri=/1", "answered, then closed when idle")
 		})
 		t.Run("body", func(t *testing.T) {
+			t.Parallel() // each on its own connection
 			conn := dial(t, base)
 			_, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
 			require.NoError(t, err)
@@ -558,8 +562,7 @@ func TestPipelinedThenHalfClose(t *testing.T) {
 // tick.
 func TestHeaderTimeoutNeverEarly(t *testing.T) {
 	const timeout = 400 * time.Millisecond // a 100 ms tick
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		s, err := httpserver.New(fastEcho, httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: timeout, Read: httpserver.NoTimeout, Idle: time.Minute}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
