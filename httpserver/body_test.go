@@ -533,8 +533,7 @@ func TestStreamedPipelined(t *testing.T) {
 // os.ErrDeadlineExceeded; a fast handler reading its body on the loop gets
 // ErrBodyReadOnLoop rather than a deadlock.
 func TestStreamedBodyEnds(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		bsvc := newBodyService()
 		for name, base := range bodyServers(t, c, bsvc, httpserver.WithTimeouts(httpserver.Timeouts{Read: 300 * time.Millisecond})) {
 			t.Run(name, func(t *testing.T) {
