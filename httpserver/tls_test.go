@@ -348,8 +348,7 @@ func TestHTTPSBadClients(t *testing.T) {
 	require.NoError(t, conn.Close())
 	std.Close()
 	require.Contains(t, want, "400 Bad Request", "net/http's answer to plain HTTP on its TLS port")
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		var log testenv.SyncBuffer
 		s, err := httpserver.NewHTTP(stdTLS, httpserver.WithTLSConfig(serverTLS(t, p)),
 			httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 300 * time.Millisecond}),
