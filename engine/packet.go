@@ -75,6 +75,10 @@ type PacketConn struct {
 	curNameLen uint32
 	curCtrl    []byte
 
+	// ringIO: the RECVMSG op is live (until its final completion), and
+	// being cancelled
+	recvArmed, recvCancelling bool
+
 	out         packetQueue
 	flushQueued bool // a flush is queued on the control ring
 	blocked     bool // the kernel's send buffer was full: waiting for POLLOUT
@@ -153,7 +157,7 @@ func openPacket(l *Loop, op, network, addr string, h PacketHandler, opts []ConnO
 		return fail(os.NewSyscallError("socket", err))
 	}
 	pc := &PacketConn{loop: l, h: h, fd: fd, family: family, network: network, cfg: pcfg,
-		limit: cfg.asyncLimit, io: mmsgIO{}}
+		limit: cfg.asyncLimit}
 	if err := pc.setup(op, sa, cfg); err != nil {
 		unix.Close(fd)
 		return fail(err)
@@ -184,6 +188,7 @@ func (pc *PacketConn) register() error {
 		return ErrShutdown
 	}
 	pc.pl = acquirePacketLoop(l, pc.cfg)
+	pc.io = pickDatagramIO(l, pc.cfg)
 	pc.idx, pc.gen = l.reg.add(pc)
 	pc.updateInterest()
 	return nil
@@ -261,7 +266,7 @@ func (pc *PacketConn) want() uint32 {
 		return 0
 	}
 	var ev uint32
-	if !pc.paused {
+	if _, ring := pc.io.(ringIO); !pc.paused && !ring {
 		ev |= unix.POLLIN
 	}
 	if pc.blocked && !pc.retrying {
@@ -272,9 +277,10 @@ func (pc *PacketConn) want() uint32 {
 
 // updateInterest brings the poll op in line with want: one poll at a time
 // per fd (the driver contract), so a change of events cancels the live poll
-// and arms the new one at its final completion. A closing socket with no
-// poll left goes on to close its fd.
+// and arms the new one at its final completion; ringIO's RECVMSG likewise
+// (updateRecv). A closing socket with neither left goes on to close its fd.
 func (pc *PacketConn) updateInterest() {
+	pc.updateRecv()
 	w := pc.want()
 	if pc.polling {
 		if pc.poll != w && !pc.cancelling {
@@ -287,14 +293,14 @@ func (pc *PacketConn) updateInterest() {
 	case w != 0:
 		pc.poll, pc.polling = w, true
 		pc.loop.drv.Poll(pc.fd, pc.tag(opPoll), w)
-	case pc.st == packetClosing:
+	case pc.st == packetClosing && !pc.recvArmed:
 		pc.st = packetCloseFD
 		pc.loop.drv.CloseFD(pc.fd, pc.tag(opClose))
 	}
 }
 
-// complete handles the socket's completions: readiness of its poll, and
-// the close of its fd.
+// complete handles the socket's completions: readiness of its poll, the
+// datagrams of its RECVMSG (ringIO), and the close of its fd.
 func (pc *PacketConn) complete(k opKind, c *driver.Completion) {
 	switch k {
 	case opPoll:
@@ -309,6 +315,8 @@ func (pc *PacketConn) complete(k opKind, c *driver.Completion) {
 			pc.closeWith(os.NewSyscallError("poll", c.Err()))
 		}
 		pc.updateInterest()
+	case opRecv:
+		pc.received(c)
 	case opClose:
 		pc.finish()
 	}

@@ -16,23 +16,38 @@
 // reports and Reply answers from); SocketOptions' ReusePort opens one
 // socket per loop of a group on one port.
 //
-// Batching: a socket waits on readiness (the drivers' Poll op, on io_uring
-// and epoll alike), then receives with recvmmsg, Batch datagrams per system
-// call, up to 4 calls per readiness report before the loop turns to its
-// other work (and back next iteration: readiness is an edge). What the
-// handlers write during an iteration is sent at its end with sendmmsg,
-// Batch per call, and between the receive batches of a busy socket, so an
-// echo holds one batch at most. When the kernel's send buffer is full the
-// queue waits for writability. A datagram is never cut: one over MaxSize is
-// reported to OnPacketError (ErrTruncated) with its size. ICMP errors on a
-// connected socket reach OnPacketError (syscall.ECONNREFUSED for a closed
-// port), as does any datagram the kernel refuses, so every datagram the
-// socket accepted is sent or reported. The loop's sockets share one receive
-// arena (Batch slots of the largest MaxSize), so a dialled socket per peer
-// costs no receive buffer of its own.
+// Receiving: on io_uring where the kernel has multishot RECVMSG (6.0, so
+// the native and 6.1 profiles), a socket arms one RECVMSG that stays in
+// the kernel while it reads: each datagram lands, with its source and
+// control messages, in a buffer of the driver's own datagram buffer ring
+// (up to 128 of 68 KiB, fewer when DriverConfig.BufferCount is lower; the
+// ring is mapped with the loop's first datagram socket) and reaches
+// OnPacket when the loop reaps its completion, with no system call of the
+// loop's own per datagram or per batch. A burst beyond the buffers waits
+// in the socket's receive buffer until they come back at the next wait,
+// so nothing the kernel accepted is dropped by the loop. A socket whose
+// MaxSize the buffers cannot hold whole (over 68 KiB less the header)
+// receives as on the other kernels. Elsewhere (epoll, the parked loop's
+// epoll+io_uring, and io_uring on 5.10 to 5.19) a socket waits on
+// readiness (the drivers' Poll op), then receives with recvmmsg, Batch
+// datagrams per system call, up to 4 calls per readiness report before
+// the loop turns to its other work (and back next iteration: readiness is
+// an edge). Single-shot RECVMSG is not used before 6.0: re-armed after
+// each completion it takes one datagram per socket and loop iteration,
+// where recvmmsg takes Batch per system call. BackendInfo's Features.Reasons
+// says which runs ("recvmsg: ...").
 //
-// The system calls sit behind one internal seam (datagramIO: a receive
-// pass and a send pass), so io_uring's multishot RECVMSG into a provided
-// buffer ring and batched SENDMSG can replace recvmmsg and sendmmsg where
-// the kernel has them, with the same handler, queue and errors.
+// Sending, on every backend: what the handlers write during an iteration
+// is sent at its end with sendmmsg, Batch per call, and between the
+// receive batches of a busy socket, so an echo holds one batch at most.
+// When the kernel's send buffer is full the queue waits for writability.
+//
+// A datagram is never cut: one over MaxSize is reported to OnPacketError
+// (ErrTruncated) with its size. ICMP errors on a connected socket reach
+// OnPacketError (syscall.ECONNREFUSED for a closed port), as does any
+// datagram the kernel refuses, so every datagram the socket accepted is
+// sent or reported. On readiness the loop's sockets share one receive
+// arena (Batch slots of the largest MaxSize), so a dialled socket per peer
+// costs no receive buffer of its own; on the ring they share the driver's
+// datagram buffers.
 package engine

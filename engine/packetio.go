@@ -10,14 +10,12 @@ import (
 
 // datagramIO is the seam between a datagram socket and the system calls
 // that move its datagrams. The socket keeps what does not depend on them:
-// readiness, delivery to the handler (deliver), the send queue (out),
+// readiness, delivery to the handler (deliverOne), the send queue (out),
 // errors and the close; an implementation fills a receive batch and drains
-// the queue. mmsgIO, the one today, runs on the readiness every backend
-// reports (the driver's Poll op) and moves batches with recvmmsg and
-// sendmmsg. The io_uring step replaces it where the kernel allows: multishot
-// RECVMSG into a provided buffer ring delivering each completion's datagram
-// through deliverOne, and the queue's datagrams as SENDMSG SQEs submitted
-// with the iteration's other ops.
+// the queue. mmsgIO runs on the readiness every backend reports (the
+// driver's Poll op) and moves batches with recvmmsg and sendmmsg; ringIO
+// (packetring.go), where the io_uring driver has multishot RECVMSG,
+// receives by that op's completions instead and sends as mmsgIO does.
 type datagramIO interface {
 	// receive reads what the socket has queued, a batch at a time, handing
 	// the datagrams to the socket's deliver; it reports whether it stopped
@@ -62,7 +60,7 @@ func (mmsgIO) receive(pc *PacketConn) bool {
 		case unix.EINTR:
 			continue
 		default:
-			if !pc.recvFailed(errno) {
+			if !pc.recvFailed("recvmmsg", errno) {
 				return false
 			}
 			continue

@@ -86,12 +86,12 @@ func (pc *PacketConn) deliverOne(b []byte, size int, flags int32, name *unix.Raw
 	pc.delivering = false
 }
 
-// recvFailed reports a receive error; it says whether to read on: after an
+// recvFailed reports a receive error of call; it says whether to read on: after an
 // ICMP error the kernel held, yes; after a lack of memory or buffers, no
 // (until the next readiness); an error that means the socket is broken
 // closes it.
-func (pc *PacketConn) recvFailed(errno unix.Errno) bool {
-	err := pc.packetError("read", pc.raddr, os.NewSyscallError("recvmmsg", errno))
+func (pc *PacketConn) recvFailed(call string, errno unix.Errno) bool {
+	err := pc.packetError("read", pc.raddr, os.NewSyscallError(call, errno))
 	switch errno {
 	case unix.EBADF, unix.ENOTSOCK, unix.EFAULT, unix.EINVAL:
 		pc.closeWith(err)

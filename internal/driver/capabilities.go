@@ -43,3 +43,39 @@ type Resumer interface {
 	// ran. between is not called from a Wait nested in a completion.
 	WaitResume(timeout time.Duration, fn func(*Completion), between func() (timeout time.Duration, block bool)) (int, error)
 }
+
+// MsgReceiver receives datagrams as completions, each with its source and
+// control messages: io_uring's multishot RECVMSG into a provided buffer ring
+// (6.0). A datagram socket whose longest datagram fits RecvMsgRoom receives
+// through it instead of waiting on readiness for recvmmsg.
+type MsgReceiver interface {
+	// RecvMsgRoom is the longest payload a RecvMsg completion carries whole;
+	// 0 when the kernel (or its profile) lacks the op.
+	RecvMsgRoom() int
+	// RecvMsg keeps receiving datagrams from fd until cancelled or an error
+	// (final): each completion has Res the bytes in Data (the payload, cut
+	// at RecvMsgRoom) and Msg the rest. With ctrl the kernel's control
+	// messages (up to MsgControlRoom bytes) are kept too. A lack of buffers
+	// makes it wait in the driver until buffers come back, not fail: the
+	// datagrams wait in the socket's receive buffer meanwhile.
+	RecvMsg(fd int, t Tag, ctrl bool)
+}
+
+// MsgControlRoom is the control message room of a RecvMsg with ctrl: a
+// pktinfo and a TOS or traffic class, each padded.
+const MsgControlRoom = 128
+
+// Msg is what a RecvMsg completion tells of its datagram besides the
+// payload; like Data it is valid only until the callback returns.
+type Msg struct {
+	// Name is the source's raw sockaddr (room for a sockaddr_any; NameLen
+	// is what the kernel reported).
+	Name    []byte
+	NameLen uint32
+	// Control is the control messages received.
+	Control []byte
+	// Size is the datagram's length, which may exceed the payload copied
+	// (Flags then has MSG_TRUNC).
+	Size  int
+	Flags int32
+}

@@ -69,6 +69,9 @@ type Completion struct {
 	// Data holds the received bytes of a Recv completion. It is valid only
 	// until the callback passed to Wait returns: copy what you keep.
 	Data []byte
+	// Msg describes a RecvMsg completion's datagram (MsgReceiver); nil
+	// for every other op. Valid as long as Data.
+	Msg *Msg
 }
 
 // Err returns the completion's error, nil when Res is not negative.

@@ -1,7 +1,8 @@
 //go:build linux && cgo && !ringloop_nouring
 
-// The registered buffer ring: its registration, and where rl_run hands
-// returned receive buffers back (bufring_return).
+// The registered buffer rings: their registration, where rl_run hands
+// returned receive buffers back (rl_buf_ring_return), and the datagram
+// ring's returns (rl_buf_ring_give).
 
 #include "shim.h"
 
@@ -43,6 +44,23 @@ void rl_set_buf_ring(struct rl_ring *r, uint64_t br, uint64_t base, uint32_t siz
 void rl_buf_ring_init(uint64_t br)
 {
 	io_uring_buf_ring_init((struct io_uring_buf_ring *)(uintptr_t)br);
+}
+
+// rl_buf_ring_give adds buffers rets to buffer ring br, whose buffer id
+// first+i lives at base + i*size, and publishes them.
+void rl_buf_ring_give(uint64_t br, uint64_t base, uint32_t size, uint32_t entries, uint16_t first,
+		      const uint16_t *rets, int nret)
+{
+	struct io_uring_buf_ring *ring = (struct io_uring_buf_ring *)(uintptr_t)br;
+	int mask = io_uring_buf_ring_mask(entries);
+	int i;
+
+	if (nret <= 0 || !ring)
+		return;
+	for (i = 0; i < nret; i++)
+		io_uring_buf_ring_add(ring, (void *)(uintptr_t)(base + (uint64_t)(uint16_t)(rets[i] - first) * size),
+				      size, rets[i], mask, i);
+	io_uring_buf_ring_advance(ring, nret);
 }
 
 void rl_buf_ring_return(struct rl_ring *r, const uint16_t *rets, int nret)

@@ -237,6 +237,17 @@ func (r *Ring) SetBufRing(ringAddr, base uintptr, size, entries uint32) {
 	C.rl_set_buf_ring(r.c, C.uint64_t(ringAddr), C.uint64_t(base), C.uint32_t(size), C.uint32_t(entries))
 }
 
+// GiveBufs hands buffers rets back to a buffer ring of entries slots at
+// ringAddr that is not the one SetBufRing named (buffer id first+i lives at
+// base + i*size): one cgo call for the lot.
+func GiveBufs(ringAddr, base uintptr, size, entries uint32, first uint16, rets []uint16) {
+	if len(rets) == 0 {
+		return
+	}
+	C.rl_buf_ring_give(C.uint64_t(ringAddr), C.uint64_t(base), C.uint32_t(size), C.uint32_t(entries), C.uint16_t(first),
+		(*C.uint16_t)(unsafe.Pointer(&rets[0])), C.int(len(rets)))
+}
+
 // InitBufRing resets the tail of a buffer ring before registration.
 func InitBufRing(ringAddr uintptr) { C.rl_buf_ring_init(C.uint64_t(ringAddr)) }
 

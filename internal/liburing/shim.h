@@ -73,6 +73,8 @@ int rl_unregister_buf_ring(struct rl_ring *r, unsigned bgid);
 void rl_set_buf_ring(struct rl_ring *r, uint64_t br, uint64_t base, uint32_t size, uint32_t entries);
 void rl_buf_ring_init(uint64_t br);
 void rl_buf_ring_return(struct rl_ring *r, const uint16_t *rets, int nret);
+void rl_buf_ring_give(uint64_t br, uint64_t base, uint32_t size, uint32_t entries, uint16_t first,
+		      const uint16_t *rets, int nret);
 int rl_run(struct rl_ring *r, struct io_uring_sqe *sqes, int nsqes, const uint16_t *rets, int nret,
 	   int64_t timeout_ns, struct rl_cqe *out, int out_cap);
 

@@ -110,9 +110,14 @@ func (b *bufPool) take() (uint16, bool) {
 	return bid, true
 }
 
-// giveBack hands buffer bid back: to the kernel through the buffer ring at
-// the next Run, or to the driver's free list.
+// giveBack hands buffer bid back: to the kernel through its buffer ring at
+// the next Run (a datagram buffer through the datagram ring), or to the
+// driver's free list.
 func (d *Driver) giveBack(bid uint16) {
+	if bid >= dgramBidBase {
+		d.dgram.rets = append(d.dgram.rets, bid) // at most its count: no growth
+		return
+	}
 	if d.recv == recvPolled {
 		d.bufs.idle = append(d.bufs.idle, bid)
 		return

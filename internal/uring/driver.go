@@ -45,7 +45,8 @@ type Driver struct {
 	synth  []synthEntry // final completions made by the driver itself
 	parked []opRef      // receives waiting for a free buffer
 
-	bufs bufPool
+	bufs  bufPool
+	dgram dgramPool
 
 	misc    []byte // mmapped page: eventfd read target
 	wakeMu  sync.RWMutex

@@ -78,6 +78,9 @@ func (d *Driver) Features() driver.Features {
 // Stats reports nothing.
 func (d *Driver) Stats() Stats { return Stats{} }
 
+// LiveOps reports none.
+func (d *Driver) LiveOps() int { return 0 }
+
 // Close does nothing.
 func (d *Driver) Close() error { return nil }
 

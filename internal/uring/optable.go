@@ -35,6 +35,7 @@ type op struct {
 	// into buffer bid.
 	polling bool
 	bid     uint16
+	msgCtrl uint16 // RecvMsg: control message room
 	pinned  bool
 	events  uint32
 	next    int32 // free list
@@ -183,3 +184,7 @@ func (d *Driver) finish(idx int32, o *op, res int32) {
 	o.state = stSynth
 	d.synth = append(d.synth, synthEntry{opRef{idx, o.gen}, res})
 }
+
+// LiveOps is how many ops hold a slot (tests: none after their owners
+// ended). Call it on the loop.
+func (d *Driver) LiveOps() int { return d.ops.live }

@@ -219,7 +219,7 @@ func (d *Driver) unpark() {
 	for _, r := range d.parked {
 		o := d.ops.at(r.idx)
 		if o.inUse && o.gen == r.gen && o.state == stParked {
-			d.armRecv(r.idx, o)
+			rearms[o.kind](d, r.idx, o)
 		}
 	}
 	d.parked = d.parked[:0]

@@ -134,6 +134,7 @@ func (d *Driver) release() {
 	}
 	d.ops.freeAll()
 	d.bufs.free()
+	d.dgram.free()
 	if d.misc != nil {
 		unix.Munmap(d.misc)
 		d.misc = nil

@@ -31,6 +31,7 @@ const (
 	kindClose
 	kindNop
 	kindMsgRing
+	kindRecvMsg
 	kindCount
 )
 
@@ -40,9 +41,10 @@ const (
 // the completion handlers re-arm through rearms.
 var (
 	rearms = [kindCount]func(d *Driver, idx int32, o *op){
-		kindAccept: (*Driver).armAccept,
-		kindRecv:   (*Driver).armRecv,
-		kindPoll:   (*Driver).armPoll,
+		kindAccept:  (*Driver).armAccept,
+		kindRecv:    (*Driver).armRecv,
+		kindPoll:    (*Driver).armPoll,
+		kindRecvMsg: (*Driver).armRecvMsg,
 	}
 	completes = [kindCount]func(d *Driver, fn func(*driver.Completion), idx int32, o *op, c *liburing.CQE) int{
 		kindAccept:  (*Driver).onAccept,
@@ -50,6 +52,7 @@ var (
 		kindSend:    (*Driver).onSend,
 		kindPoll:    (*Driver).report,
 		kindMsgRing: (*Driver).onMsgRing,
+		kindRecvMsg: (*Driver).onRecvMsg,
 	}
 )
 
@@ -111,6 +114,13 @@ var variants = []variant{
 	{formRing, "recv", "single_ring", release{5, 19}, nil, "re-armed single-shot, buffer select from a registered buffer ring (multishot recv needs 6.0)"},
 	{formRing, "recv", "polled", release{}, nil, "readiness poll, then a MSG_DONTWAIT recv into a buffer the driver lends (buffer rings need 5.19; a provided buffer would be held by each waiting receive)"},
 	{formRing, "recv", "plain", release{}, nil, "re-armed single-shot into a buffer per op (no provided buffers; tests only)"},
+	// Multishot RECVMSG came with 6.0, as did IORING_OP_SEND_ZC. A
+	// re-armed single-shot RECVMSG before it would take one datagram per
+	// loop iteration and socket, where recvmmsg on readiness takes a batch
+	// per system call: those kernels keep recvmmsg (engine/packetdoc.go).
+	{formRing, "recvmsg", "multishot_ring", release{6, 0}, hasOp(liburing.IORingOpSendZC),
+		"datagrams by multishot RECVMSG into a buffer ring of their own, registered with the first datagram socket; sent with sendmmsg"},
+	{formRing, "recvmsg", "readiness", release{}, nil, "datagrams on readiness with recvmmsg and sendmmsg (multishot RECVMSG needs 6.0; single-shot would take one datagram per iteration)"},
 	{formRing, "send", "send", release{}, nil, "one SEND per chunk, continued after partial sends, the buffer pinned until the final completion"},
 	// IORING_ASYNC_CANCEL_FD came with 5.19, as did IORING_OP_SOCKET.
 	{formRing, "cancel", "by_fd", release{5, 19}, hasOp(liburing.IORingOpSocket), "by user_data; by fd with IORING_ASYNC_CANCEL_FD"},
@@ -124,6 +134,7 @@ var variants = []variant{
 	{formBatch, "driver", driver.NameEpollURing, release{}, nil, "readiness from epoll, I/O through the ring (parked loop: completions inline on the calling thread, no poll arming, no task work)"},
 	{formBatch, "recv", "dontwait", release{}, nil, "one RECV with MSG_DONTWAIT per ready fd per Wait, all in one io_uring_enter; EAGAIN waits for the next edge"},
 	{formBatch, "send", "dontwait", release{}, nil, "one SEND with MSG_DONTWAIT per fd in the same io_uring_enter; EPOLLOUT edge continues partial sends"},
+	{formBatch, "recvmsg", "readiness", release{}, nil, "datagrams on readiness with recvmmsg and sendmmsg"},
 	{formBatch, "few ops", "direct", release{}, nil, fmt.Sprintf("a Wait with up to %d RECVs and SENDs does them with recv(2) and send(2), cheaper than one io_uring_enter for so few", directMax)},
 }
 
@@ -141,6 +152,7 @@ var ringFamilies = []struct {
 	{"accept", func(f *driver.Features) *bool { return &f.MultishotAccept }, nil},
 	{"poll", func(f *driver.Features) *bool { return &f.MultishotPoll }, nil},
 	{"recv", nil, (*Driver).useRecv},
+	{"recvmsg", nil, (*Driver).useRecvMsg},
 	{"send", nil, nil},
 	{"cancel", func(f *driver.Features) *bool { return &f.CancelFD }, nil},
 	{"msg_ring", func(f *driver.Features) *bool { return &f.MsgRing }, nil},

@@ -94,6 +94,9 @@ func (d *Driver) handleCQEs(fn func(*driver.Completion), woke *bool) int {
 // run is the cgo call: buffer returns, SQEs, submit, wait, copy out.
 func (d *Driver) run(timeout int64, maxCQE int) (int, error) {
 	d.stats.Runs++
+	if len(d.dgram.rets) > 0 {
+		d.dgram.give() // its own ring: one more cgo call, in iterations that received datagrams
+	}
 	n, left, err := d.ring.Run(d.batch, d.nsq, d.nret, timeout, maxCQE)
 	d.nsq = left
 	d.nret = 0

@@ -1,0 +1,29 @@
+package engine
+
+import "github.com/ringloop/ringloop/internal/uring"
+
+// PacketRingRecv (tests only) reports whether pc receives with the
+// driver's RECVMSG (ringIO) rather than recvmmsg on readiness. On the loop.
+func PacketRingRecv(pc *PacketConn) bool {
+	_, ok := pc.io.(ringIO)
+	return ok
+}
+
+// SetPacketRing (tests only) turns the ring receive of sockets opened from
+// now on off or on, and returns a function that restores it.
+func SetPacketRing(on bool) (restore func()) {
+	old := packetRing
+	packetRing = on
+	return func() { packetRing = old }
+}
+
+// URingStats (tests only) returns the io_uring driver's live ops and the
+// receives it parked without a buffer; ok is false on another driver. On
+// the loop.
+func URingStats(l *Loop) (live int, noBufs uint64, ok bool) {
+	d, ok := l.drv.(*uring.Driver)
+	if !ok {
+		return 0, 0, false
+	}
+	return d.LiveOps(), d.Stats().NoBufs, true
+}
