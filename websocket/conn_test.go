@@ -207,10 +207,10 @@ func TestNoGoroutinePerConnection(t *testing.T) {
 }
 
 // TestCloseTimeout: a peer that never answers the server's close frame is
-// closed after WithCloseTimeout, OnClose saying so.
+// closed after WithCloseTimeout, OnClose saying so. The combos run in
+// parallel: each mostly waits out the timeout.
 func TestCloseTimeout(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		e := newEcho()
 		addr := serve(t, c, e, []websocket.Option{websocket.WithCloseTimeout(100 * time.Millisecond)})
 		rc := dialRaw(t, addr)
@@ -231,10 +231,10 @@ func TestCloseTimeout(t *testing.T) {
 // answers (gorilla, while reading) stays connected across pings, one that
 // does not is closed with ErrPingTimeout. A pong must come back within one
 // interval, so the interval is far longer than a loopback round trip on a
-// slow machine (50 ms was not, under an emulated kernel).
+// slow machine (50 ms was not, under an emulated kernel). The combos run
+// in parallel: each mostly waits on the interval.
 func TestPingInterval(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		e := newEcho()
 		addr := serve(t, c, e, []websocket.Option{websocket.WithPingInterval(500 * time.Millisecond)})
 		ws := dialGorilla(t, addr)

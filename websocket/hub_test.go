@@ -307,12 +307,13 @@ func TestHubRemoveDuringBroadcast(t *testing.T) {
 // TestHubSlowConsumer: 20 clients read while one does not, under each
 // policy, with a 64 KiB high watermark, small socket buffers and a 1 s
 // slow-consumer timeout; a goroutine broadcasts with BroadcastContext,
-// which waits while the silent client holds the hub. The readers get every
+// which waits while the silent client holds the hub, in rounds until the
+// silent client's policy has acted and a few more. The readers get every
 // broadcast in order either way. CloseSlow drops the silent one (1008)
 // once its timeout has passed. PauseReading keeps it, holding at most the
 // high watermark and what was queued when it passed it: it misses
 // broadcasts (Dropped counts them) until it reads again, then gets the
-// next ones.
+// next ones. The combos run in parallel: each waits out the timeout.
 func TestHubSlowConsumer(t *testing.T) {
 	const high, size = 64 << 10, 4 << 10
 	wm := engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 16 << 10, HighWatermark: high})
@@ -322,8 +323,7 @@ func TestHubSlowConsumer(t *testing.T) {
 	}
 	for name, policy := range map[string]websocket.SlowConsumer{"PauseReading": websocket.PauseReading, "CloseSlow": websocket.CloseSlow} {
 		t.Run(name, func(t *testing.T) {
-			testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-				testenv.CheckLeaks(t)
+			testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 				r := newRoom(websocket.WithHubSlowTimeout(time.Second))
 				_, addr := serveGroup(t, c, r, []websocket.Option{websocket.WithSlowConsumer(policy)}, wm, buf)
 				slow := dialRaw(t, addr)
@@ -343,10 +343,16 @@ func TestHubSlowConsumer(t *testing.T) {
 				testenv.Eventually(t, 30*time.Second, "every client in the hub", func() bool { return r.hub.Len() == len(readers)+1 })
 
 				// Rounds of 16 KiB, each read by every reader before the
-				// next; the silent client passes its watermark after a few.
-				const rounds, per = 120, 4
-				maxHeld := 0
-				for round := range rounds {
+				// next; the silent client passes its watermark after a few
+				// and holds the producer until its timeout passes and its
+				// policy acts (Slow). The rounds go on for a few more.
+				const per, after, maxRounds = 4, 8, 1000
+				maxHeld, rounds, slowAt := 0, 0, -1
+				for ; slowAt < 0 || rounds < slowAt+after; rounds++ {
+					if rounds == maxRounds {
+						t.Fatalf("the silent client's policy has not acted in %d rounds: %+v", maxRounds, r.hub.Stats())
+					}
+					round := rounds
 					for i := round * per; i < (round+1)*per; i++ {
 						ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 						require.NoError(t, r.hub.BroadcastContext(ctx, websocket.Binary, payload(i)))
@@ -363,7 +369,11 @@ func TestHubSlowConsumer(t *testing.T) {
 						require.NoError(t, err)
 						maxHeld = max(maxHeld, held)
 					}
+					if slowAt < 0 && r.hub.Stats().Slow > 0 {
+						slowAt = round + 1
+					}
 				}
+				t.Logf("%d rounds, the policy acted after %d", rounds, slowAt)
 				for i, rd := range readers {
 					rd.checkPrefix(t, fmt.Sprintf("reader %d", i), rounds*per)
 				}
