@@ -60,6 +60,7 @@ type PacketConn struct {
 	cfg       packetConfig
 	limit     int // bytes held unsent (queued on the loop and by other goroutines)
 	io        datagramIO
+	rs        *ringSend // ringIO's send chain
 	pl        *packetLoop
 	idx, gen  uint32
 
@@ -188,7 +189,7 @@ func (pc *PacketConn) register() error {
 		return ErrShutdown
 	}
 	pc.pl = acquirePacketLoop(l, pc.cfg)
-	pc.io = pickDatagramIO(l, pc.cfg)
+	pc.io, pc.rs = pickDatagramIO(l, pc.cfg)
 	pc.idx, pc.gen = l.reg.add(pc)
 	pc.updateInterest()
 	return nil
@@ -266,7 +267,7 @@ func (pc *PacketConn) want() uint32 {
 		return 0
 	}
 	var ev uint32
-	if _, ring := pc.io.(ringIO); !pc.paused && !ring {
+	if !pc.paused && !pc.ringRecv() {
 		ev |= unix.POLLIN
 	}
 	if pc.blocked && !pc.retrying {
@@ -293,7 +294,7 @@ func (pc *PacketConn) updateInterest() {
 	case w != 0:
 		pc.poll, pc.polling = w, true
 		pc.loop.drv.Poll(pc.fd, pc.tag(opPoll), w)
-	case pc.st == packetClosing && !pc.recvArmed:
+	case pc.st == packetClosing && !pc.recvArmed && (pc.rs == nil || pc.rs.inflight == 0):
 		pc.st = packetCloseFD
 		pc.loop.drv.CloseFD(pc.fd, pc.tag(opClose))
 	}
@@ -317,6 +318,8 @@ func (pc *PacketConn) complete(k opKind, c *driver.Completion) {
 		pc.updateInterest()
 	case opRecv:
 		pc.received(c)
+	case opSend:
+		pc.sent(c)
 	case opClose:
 		pc.finish()
 	}
@@ -382,6 +385,10 @@ func (pc *PacketConn) abandon() {
 		pc.closeErr = pc.loop.fault
 	}
 	pc.st = packetCloseFD
+	if pc.rs != nil { // the driver is gone, and the kernel's hold with it
+		pc.rs.pin.Unpin()
+		pc.rs.inflight = 0
+	}
 	unix.Close(pc.fd)
 	pc.finish()
 }

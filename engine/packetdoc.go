@@ -37,10 +37,16 @@
 // where recvmmsg takes Batch per system call. BackendInfo's Features.Reasons
 // says which runs ("recvmsg: ...").
 //
-// Sending, on every backend: what the handlers write during an iteration
-// is sent at its end with sendmmsg, Batch per call, and between the
-// receive batches of a busy socket, so an echo holds one batch at most.
-// When the kernel's send buffer is full the queue waits for writability.
+// Sending: what the handlers write during an iteration is sent at its end,
+// and between the receive batches of a busy socket, so an echo holds one
+// batch at most. Where a socket receives by RECVMSG it sends the queue's
+// oldest datagrams, up to Batch, as one chain of linked SENDMSG ops that
+// the loop's next wait submits with its other ops (no system call of its
+// own); the chain runs in order, a datagram the kernel refuses stops it
+// (the rest go in the next chain), and its completion takes what was sent
+// off the queue before the next chain goes. Elsewhere it sends with
+// sendmmsg, Batch per call. When the kernel's send buffer is full the queue
+// waits for writability, on either path.
 //
 // A datagram is never cut: one over MaxSize is reported to OnPacketError
 // (ErrTruncated) with its size. ICMP errors on a connected socket reach

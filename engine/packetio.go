@@ -15,7 +15,8 @@ import (
 // the queue. mmsgIO runs on the readiness every backend reports (the
 // driver's Poll op) and moves batches with recvmmsg and sendmmsg; ringIO
 // (packetring.go), where the io_uring driver has multishot RECVMSG,
-// receives by that op's completions instead and sends as mmsgIO does.
+// receives by that op's completions instead and sends by chains of linked
+// SENDMSG ops.
 type datagramIO interface {
 	// receive reads what the socket has queued, a batch at a time, handing
 	// the datagrams to the socket's deliver; it reports whether it stopped
@@ -95,18 +96,24 @@ func (mmsgIO) send(pc *PacketConn) error {
 		case unix.EINTR:
 			continue
 		}
-		// The oldest datagram failed. An ICMP error the kernel held for
-		// the socket (about an earlier datagram) fails the next send once:
-		// that one is sent again. Any other error drops it.
-		m := &q.msgs[q.head]
-		pc.sendErrs = append(pc.sendErrs, pc.packetError("write", q.dest(pc, m), os.NewSyscallError("sendmmsg", errno)))
-		if m.tries == 0 && icmpErrno(errno) && pc.family != unix.AF_UNIX {
-			m.tries++
-			continue
-		}
-		q.advance(1)
+		pc.refused("sendmmsg", errno)
 	}
 	return nil
+}
+
+// refused records that the kernel refused the oldest queued datagram with
+// errno. An ICMP error the kernel held for the socket (about an earlier
+// datagram) fails the next send once: that one is sent again. Any other
+// error drops it.
+func (pc *PacketConn) refused(call string, errno unix.Errno) {
+	q := &pc.out
+	m := &q.msgs[q.head]
+	pc.sendErrs = append(pc.sendErrs, pc.packetError("write", q.dest(pc, m), os.NewSyscallError(call, errno)))
+	if m.tries == 0 && icmpErrno(errno) && pc.family != unix.AF_UNIX {
+		m.tries++
+		return
+	}
+	q.advance(1)
 }
 
 // icmpErrno reports the errors ICMP messages leave on a socket.

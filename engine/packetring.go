@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -14,14 +15,41 @@ import (
 // one datagram, with its source and control messages, delivered through
 // deliverOne as soon as the loop reaps it. The kernel copies each datagram
 // once, into a buffer the ring lends, with no system call of the loop's
-// own. Sends are mmsgIO's.
+// own. Sends go the same way: the queue's oldest datagrams, up to Batch, as
+// one chain of linked SENDMSG ops (driver.MsgSender) that the loop's next
+// wait submits with its other ops; the chain's completion removes what it
+// sent from the queue, in order, and the next chain follows.
 type ringIO struct {
 	mmsgIO
 	rx driver.MsgReceiver
+	tx driver.MsgSender
 }
 
-// receive is never asked for: a socket on ringIO does not wait for POLLIN.
-func (ringIO) receive(*PacketConn) bool { return false }
+// ringSend is a socket's SENDMSG chain (ringIO): its headers, which with
+// the queue's buffer stay pinned while it is in flight.
+type ringSend struct {
+	hdrs     []unix.Msghdr
+	iovs     []unix.Iovec
+	pin      runtime.Pinner
+	inflight int        // the queue's oldest datagrams the chain holds
+	errno    unix.Errno // the chain's failure, reported before its end
+}
+
+// receive runs on readiness only for a socket whose RECVMSG failed for
+// good (rx nil): recvmmsg then serves it. Otherwise it does not wait for
+// POLLIN.
+func (r ringIO) receive(pc *PacketConn) bool {
+	if r.rx != nil {
+		return false
+	}
+	return r.mmsgIO.receive(pc)
+}
+
+// ringRecv reports whether the socket receives by RECVMSG.
+func (pc *PacketConn) ringRecv() bool {
+	r, ok := pc.io.(ringIO)
+	return ok && r.rx != nil
+}
 
 // packetRing lets tests and benchmarks turn the ring receive off, to run
 // mmsgIO on the same driver.
@@ -30,11 +58,79 @@ var packetRing = true
 // pickDatagramIO returns the receive path for a socket configured as c on
 // l: the ring's where the driver has it and a whole datagram of c.maxSize
 // fits its buffers, else recvmmsg on readiness.
-func pickDatagramIO(l *Loop, c packetConfig) datagramIO {
-	if mr, ok := l.drv.(driver.MsgReceiver); ok && packetRing && c.maxSize <= mr.RecvMsgRoom() {
-		return ringIO{rx: mr}
+func pickDatagramIO(l *Loop, c packetConfig) (datagramIO, *ringSend) {
+	mr, ok := l.drv.(driver.MsgReceiver)
+	ms, ok2 := l.drv.(driver.MsgSender)
+	if ok && ok2 && packetRing && c.maxSize <= mr.RecvMsgRoom() {
+		return ringIO{rx: mr, tx: ms}, &ringSend{hdrs: make([]unix.Msghdr, c.batch), iovs: make([]unix.Iovec, c.batch)}
 	}
-	return mmsgIO{}
+	return mmsgIO{}, nil
+}
+
+// send hands the queue's oldest datagrams to the driver as one chain,
+// unless one is in flight (its end sends the next). A closing socket's
+// last try is mmsgIO's, at once; with a chain in flight there is none.
+func (r ringIO) send(pc *PacketConn) error {
+	s, q := pc.rs, &pc.out
+	if s.inflight > 0 || q.empty() {
+		return nil
+	}
+	if pc.st != packetOpen {
+		return r.mmsgIO.send(pc)
+	}
+	n := min(len(s.hdrs), len(q.msgs)-q.head)
+	for k := range n {
+		q.header(q.head+k, &s.hdrs[k], &s.iovs[k])
+	}
+	if len(q.buf) > 0 {
+		s.pin.Pin(&q.buf[0])
+	}
+	s.pin.Pin(&s.hdrs[0])
+	s.pin.Pin(&s.iovs[0])
+	s.inflight = n
+	r.tx.SendMsgs(pc.fd, pc.tag(opSend), s.hdrs[:n])
+	return nil
+}
+
+// sent handles the chain's completions: a failure first (More), then the
+// count sent before it. Those leave the queue; the failed one is reported
+// as sendmmsg's would be, or on EAGAIN waits for room with the rest; then
+// the next chain goes.
+func (pc *PacketConn) sent(c *driver.Completion) {
+	s := pc.rs
+	if c.More {
+		s.errno = unix.Errno(-c.Res)
+		return
+	}
+	n, errno := int(c.Res), s.errno
+	if c.Res < 0 { // never submitted
+		n, errno = 0, unix.Errno(-c.Res)
+	}
+	s.errno, s.inflight = 0, 0
+	s.pin.Unpin()
+	if pc.st != packetOpen {
+		pc.updateInterest() // a closing socket waited for it
+		return
+	}
+	pc.out.advance(n)
+	if n > 0 {
+		pc.idleOut = 0
+	}
+	switch errno {
+	case 0:
+	case unix.EAGAIN:
+		pc.blocked = true
+		pc.out.compact()
+		if n == 0 {
+			pc.sentNothing()
+		}
+		pc.updateInterest()
+	default:
+		pc.refused("sendmsg", errno)
+	}
+	pc.flush()
+	pc.outBytes.Store(int64(pc.out.bytes))
+	pc.reportSendErrs()
 }
 
 // updateRecv arms the socket's RECVMSG while it reads, and cancels it when
@@ -42,7 +138,7 @@ func pickDatagramIO(l *Loop, c packetConfig) datagramIO {
 // be, once its final completion came.
 func (pc *PacketConn) updateRecv() {
 	r, ok := pc.io.(ringIO)
-	if !ok {
+	if !ok || r.rx == nil {
 		return
 	}
 	reading := pc.st == packetOpen && !pc.paused
@@ -74,8 +170,8 @@ func (pc *PacketConn) received(c *driver.Completion) {
 		errno := unix.Errno(-c.Res)
 		if !pc.recvFailed("recvmsg", errno) && pc.st == packetOpen {
 			// Not an error ICMP left (those fail one receive): the ring
-			// cannot serve this socket; readiness and recvmmsg can.
-			pc.io = mmsgIO{}
+			// cannot receive for this socket; readiness and recvmmsg can.
+			pc.io = ringIO{tx: pc.io.(ringIO).tx}
 		}
 	}
 	pc.updateInterest()

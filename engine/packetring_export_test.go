@@ -3,11 +3,9 @@ package engine
 import "github.com/ringloop/ringloop/internal/uring"
 
 // PacketRingRecv (tests only) reports whether pc receives with the
-// driver's RECVMSG (ringIO) rather than recvmmsg on readiness. On the loop.
-func PacketRingRecv(pc *PacketConn) bool {
-	_, ok := pc.io.(ringIO)
-	return ok
-}
+// driver's RECVMSG (ringIO) rather than recvmmsg on readiness, and sends
+// with its SENDMSG. On the loop.
+func PacketRingRecv(pc *PacketConn) bool { return pc.ringRecv() }
 
 // SetPacketRing (tests only) turns the ring receive of sockets opened from
 // now on off or on, and returns a function that restores it.

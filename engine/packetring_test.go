@@ -1,10 +1,12 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
 	"net/netip"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,5 +223,45 @@ func TestPacketInfoAllocsUDP(t *testing.T) {
 		}
 		require.Zero(t, testing.AllocsPerRun(1000, round), "allocations per round trip")
 		require.Empty(t, h.errs)
+	})
+}
+
+// TestPacketSendRefusedUDP: a datagram the kernel refuses (over UDP's
+// 65507 bytes: EMSGSIZE) between two good ones written in one iteration is
+// reported to OnPacketError as a "write" error and dropped; the good ones
+// are sent, in order (on the ring the refusal stops the SENDMSG chain, and
+// the rest goes in the next one).
+func TestPacketSendRefusedUDP(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		rx, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		require.NoError(t, err)
+		defer rx.Close()
+		to := rx.LocalAddr().(*net.UDPAddr).AddrPort()
+		h := newPktHandler()
+		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 1 << 20}))
+		_, err = engine.Submit(l, func() (struct{}, error) {
+			for _, b := range [][]byte{[]byte("first"), make([]byte, 70000), []byte("second")} {
+				if err := pc.WriteTo(b, to); err != nil {
+					return struct{}{}, err
+				}
+			}
+			return struct{}{}, nil
+		}).Await(context.Background())
+		require.NoError(t, err)
+		buf := make([]byte, 100)
+		for _, want := range []string{"first", "second"} {
+			_ = rx.SetReadDeadline(time.Now().Add(30 * time.Second))
+			k, err := rx.Read(buf)
+			require.NoError(t, err)
+			require.Equal(t, want, string(buf[:k]))
+		}
+		err = h.waitError(t)
+		require.ErrorIs(t, err, syscall.EMSGSIZE)
+		var oe *net.OpError
+		require.ErrorAs(t, err, &oe)
+		require.Equal(t, "write", oe.Op)
+		require.Equal(t, to.String(), oe.Addr.String())
 	})
 }

@@ -24,8 +24,9 @@ var (
 
 // WriteTo sends b to to; the zero AddrPort sends to a connected socket's
 // peer (DialPacket). On the loop it queues a copy of b (b may be reused at
-// once) and the loop sends the iteration's datagrams together, sendmmsg by
-// sendmmsg, when the iteration ends; it allocates nothing. Off the loop it
+// once) and the loop sends the iteration's datagrams together, in batches
+// (sendmmsg, or linked SENDMSG ops on io_uring), when the iteration ends;
+// it allocates nothing. Off the loop it
 // is the goroutine-safe form: it copies b into the socket's async queue,
 // which the loop drains in order. Either way it returns
 // ErrWriteBufferFull, accepting nothing, when the datagrams the socket
@@ -179,6 +180,12 @@ func (pc *PacketConn) sendNow() (progress bool) {
 		pc.updateInterest()
 	}
 	pc.outBytes.Store(int64(pc.out.bytes))
+	pc.reportSendErrs()
+	return pc.out.done != before
+}
+
+// reportSendErrs reports the datagrams the kernel refused.
+func (pc *PacketConn) reportSendErrs() {
 	if len(pc.sendErrs) > 0 {
 		errs := pc.sendErrs
 		pc.sendErrs = nil
@@ -192,7 +199,6 @@ func (pc *PacketConn) sendNow() (progress bool) {
 			pc.sendErrs = errs[:0]
 		}
 	}
-	return pc.out.done != before
 }
 
 // writable goes on sending once the kernel reports room. A socket whose
@@ -206,15 +212,21 @@ func (pc *PacketConn) writable() {
 	case pc.sendNow():
 		pc.idleOut = 0
 	case pc.blocked:
-		if pc.idleOut++; pc.idleOut >= 2 {
-			pc.retrying = true
-			d := time.Millisecond << min(pc.idleOut-2, 6)
-			if _, err := pc.loop.Schedule(&pc.retryT, d); err != nil {
-				pc.retrying = false
-			}
-		}
+		pc.sentNothing()
 	}
 	pc.updateInterest()
+}
+
+// sentNothing counts a room report that sent nothing; from the second in a
+// row the socket retries on a timer instead of waiting for the next.
+func (pc *PacketConn) sentNothing() {
+	if pc.idleOut++; pc.idleOut >= 2 {
+		pc.retrying = true
+		d := time.Millisecond << min(pc.idleOut-2, 6)
+		if _, err := pc.loop.Schedule(&pc.retryT, d); err != nil {
+			pc.retrying = false
+		}
+	}
 }
 
 func (pc *PacketConn) retryTask() {
@@ -258,31 +270,35 @@ func (q *packetQueue) add(name, ctrl, b []byte) {
 func (q *packetQueue) prepare(s *sendScratch, batch int) int {
 	vlen := min(batch, len(q.msgs)-q.head, len(s.hdrs))
 	for k := range vlen {
-		m := &q.msgs[q.head+k]
 		h := &s.hdrs[k]
-		h.Hdr = unix.Msghdr{}
 		h.Len = 0
-		p := m.off
-		if m.name > 0 {
-			h.Hdr.Name = &q.buf[p]
-			h.Hdr.Namelen = uint32(m.name)
-		}
-		p += int(m.name)
-		if m.ctrl > 0 {
-			h.Hdr.Control = &q.buf[p]
-			h.Hdr.SetControllen(int(m.ctrl))
-		}
-		p += int(m.ctrl)
-		iov := &s.iovs[k]
-		iov.Base = nil
-		if m.size > 0 {
-			iov.Base = &q.buf[p]
-		}
-		iov.SetLen(m.size)
-		h.Hdr.Iov = iov
-		h.Hdr.SetIovlen(1)
+		q.header(q.head+k, &h.Hdr, &s.iovs[k])
 	}
 	return vlen
+}
+
+// header points h and iov at queued datagram i.
+func (q *packetQueue) header(i int, h *unix.Msghdr, iov *unix.Iovec) {
+	m := &q.msgs[i]
+	*h = unix.Msghdr{}
+	p := m.off
+	if m.name > 0 {
+		h.Name = &q.buf[p]
+		h.Namelen = uint32(m.name)
+	}
+	p += int(m.name)
+	if m.ctrl > 0 {
+		h.Control = &q.buf[p]
+		h.SetControllen(int(m.ctrl))
+	}
+	p += int(m.ctrl)
+	iov.Base = nil
+	if m.size > 0 {
+		iov.Base = &q.buf[p]
+	}
+	iov.SetLen(m.size)
+	h.Iov = iov
+	h.SetIovlen(1)
 }
 
 // advance drops the n oldest datagrams, sent or refused.

@@ -1,6 +1,10 @@
 package driver
 
-import "time"
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // Optional capabilities. A driver implements those it has; the engine finds
 // them with a type assertion, so it never names a concrete driver.
@@ -78,4 +82,17 @@ type Msg struct {
 	// (Flags then has MSG_TRUNC).
 	Size  int
 	Flags int32
+}
+
+// MsgSender sends datagrams as ops beside the loop's others: io_uring's
+// SENDMSG, one per datagram, linked in order.
+type MsgSender interface {
+	// SendMsgs sends the datagrams hdrs describe, in order, none waiting
+	// for room (MSG_DONTWAIT): the first that fails stops the rest. The
+	// headers and what they point to stay untouched (and pinned) until
+	// the final completion. A failure is reported at once by an
+	// intermediate completion (More) with its -errno; the final
+	// completion's Res is how many were sent before it (len(hdrs) when
+	// all were): those after it are not sent.
+	SendMsgs(fd int, t Tag, hdrs []unix.Msghdr)
 }

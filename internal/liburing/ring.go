@@ -96,6 +96,7 @@ const (
 	CQEBufferShift = C.IORING_CQE_BUFFER_SHIFT
 
 	IOSQEBufferSelect = C.IOSQE_BUFFER_SELECT
+	IOSQEIOLink       = C.IOSQE_IO_LINK
 
 	// An op's own flags: in IOPrio (accept, recv), Len (poll) or OpFlags
 	// (cancel).

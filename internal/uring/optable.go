@@ -41,6 +41,8 @@ type op struct {
 	next    int32 // free list
 	p       []byte
 	sent    int
+	pending int32 // SendMsgs: CQEs still to come
+	failed  int32 // SendMsgs: the first failure's result
 	pin     runtime.Pinner
 	rbuf    []byte // plain receive buffer (mmapped), kept with the slot
 }
@@ -92,6 +94,7 @@ func (t *opTable) alloc(kind opKind, fd int, tag driver.Tag) (int32, *op) {
 	o.gen = (o.gen + 1) & uint32(udGenMask)
 	o.tag, o.fd, o.kind = tag, int32(fd), kind
 	o.state, o.inUse, o.cancel, o.multi = stLive, true, false, false
+	o.sent, o.pending, o.failed = 0, 0, 0
 	t.index.put(tag, idx)
 	t.live++
 	return idx, o
