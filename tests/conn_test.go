@@ -304,8 +304,9 @@ func TestAsyncWriteKeepsEachWritersOrder(t *testing.T) {
 
 // TestSlowReaderIsBounded: a peer that does not read makes the echo pause
 // reading once past the high watermark; the server's backlog stays bounded.
+// The combos run at once: each writes for two seconds, mostly blocked.
 func TestSlowReaderIsBounded(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		// The driver's receive pool is what can still arrive after a pause
 		// (a multishot receive keeps filling its buffers until the cancel
 		// lands): the backlog is bounded by the high watermark plus it.
@@ -352,7 +353,7 @@ func (h *watermarkEcho) OnData(c *engine.Conn, b []byte) {
 }
 
 func TestIdleTimeoutFiresAndIsPushedBack(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		r := newRecorder()
 		const idle = 150 * time.Millisecond
@@ -416,9 +417,10 @@ func TestDial(t *testing.T) {
 
 // TestConnectTimeout: a listener whose accept queue is full (backlog 1,
 // never accepting, SYNs dropped once full) makes a connect hang; the
-// deadline on the loop's timer heap ends it.
+// deadline on the loop's timer heap ends it. The combos run at once, each
+// on its own listener: filling a queue and the deadline are waits.
 func TestConnectTimeout(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		require.NoError(t, err)
@@ -664,7 +666,7 @@ func (h idleCounter) OnIdle(c *engine.Conn, k engine.IdleKind) {
 }
 
 func TestIdleHandlerWriteAndAllIdle(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		h := idleCounter{newRecorder(), make(chan idleEvent, 16)}
 		const writeIdle, allIdle = 60 * time.Millisecond, 200 * time.Millisecond

@@ -320,8 +320,7 @@ func TestTaskGoexitLoopGoesOn(t *testing.T) {
 // down cleanly (connections closed, fds released, termination completes)
 // and refuses work with ErrShutdown, where it used to hang "started".
 func TestHandlerGoexitShutsLoopDown(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		logs := &logCapture{}
 		l, err := engine.New(c.Options(engine.WithLogger(slog.New(logs)))...)
 		require.NoError(t, err)
