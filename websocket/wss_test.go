@@ -556,10 +556,10 @@ func TestWSSSlowConsumer(t *testing.T) {
 
 // TestWSSDialStalled: a server that accepts and never answers the TLS
 // handshake: WithHandshakeTimeout bounds it (looptls.ErrHandshakeTimeout),
-// and so does the context, whose end cuts the handshake short.
+// and so does the context, whose end cuts the handshake short. The combos
+// run in parallel: each waits out the timeouts.
 func TestWSSDialStalled(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		testenv.CheckLeaks(t)
+	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		defer ln.Close()
