@@ -15,8 +15,8 @@ import (
 // the queue. mmsgIO runs on the readiness every backend reports (the
 // driver's Poll op) and moves batches with recvmmsg and sendmmsg; ringIO
 // (packetring.go), where the io_uring driver has multishot RECVMSG,
-// receives by that op's completions instead and sends by chains of linked
-// SENDMSG ops.
+// receives by that op's completions instead (and sends as mmsgIO does, or
+// by chains of linked SENDMSG ops: packetring.go says why not by default).
 type datagramIO interface {
 	// receive reads what the socket has queued, a batch at a time, handing
 	// the datagrams to the socket's deliver; it reports whether it stopped

@@ -16,28 +16,28 @@ func (benchEcho) OnPacket(pc *PacketConn, b []byte, from netip.AddrPort) { _ = p
 func (benchEcho) OnPacketError(*PacketConn, error)                       {}
 func (benchEcho) OnPacketClose(*PacketConn, error)                       {}
 
-// BenchmarkPacketEchoIO compares the two receive paths on one io_uring
-// loop (locked, native profile): multishot RECVMSG (ring) and recvmmsg on
-// readiness (mmsg). A client socket sends a batch of 64-byte datagrams with
+// BenchmarkPacketEchoIO compares the datagram paths on one io_uring loop
+// (locked, native profile): multishot RECVMSG and linked SENDMSG (ring),
+// RECVMSG and sendmmsg (ringrecv), recvmmsg on readiness and sendmmsg
+// (mmsg). A client socket sends a batch of 64-byte datagrams with
 // one sendmmsg and reads the echoes back with recvmmsg; ns/op and allocs/op
 // are per datagram, the whole process counted (the loop's side allocates,
 // the client's does not); loop-ns/dgram is the loop thread's CPU time
 // (user and system) per datagram.
 func BenchmarkPacketEchoIO(b *testing.B) {
-	for _, ring := range []bool{true, false} {
-		for _, batch := range []int{32, 64} {
-			name := map[bool]string{true: "ring", false: "mmsg"}[ring]
-			b.Run(fmt.Sprintf("%s/batch=%d", name, batch), func(b *testing.B) {
-				benchPacketEcho(b, ring, batch)
+	for _, path := range []string{"ring", "ringrecv", "mmsg"} {
+		for _, batch := range []int{1, 4, 32, 64} {
+			b.Run(fmt.Sprintf("%s/batch=%d", path, batch), func(b *testing.B) {
+				benchPacketEcho(b, path != "mmsg", path == "ring", batch)
 			})
 		}
 	}
 }
 
-func benchPacketEcho(b *testing.B, ring bool, batch int) {
-	old := packetRing
-	packetRing = ring
-	defer func() { packetRing = old }()
+func benchPacketEcho(b *testing.B, ring, ringSend bool, batch int) {
+	old, oldSend := packetRing, packetRingSend
+	packetRing, packetRingSend = ring, ringSend
+	defer func() { packetRing, packetRingSend = old, oldSend }()
 	l, err := New(WithBackend(BackendUring), WithThreading(ThreadingLocked))
 	if err != nil {
 		b.Skip("io_uring unavailable: ", err)

@@ -25,3 +25,16 @@ func URingStats(l *Loop) (live int, noBufs uint64, ok bool) {
 	}
 	return d.LiveOps(), d.Stats().NoBufs, true
 }
+
+// SetPacketRingSend (tests only) makes the ring sockets opened from now on
+// send by linked SENDMSG chains (on) or sendmmsg, and returns a function
+// that restores the default.
+func SetPacketRingSend(on bool) (restore func()) {
+	old := packetRingSend
+	packetRingSend = on
+	return func() { packetRingSend = old }
+}
+
+// PacketRingSend (tests only) reports whether pc sends by SENDMSG chains.
+// On the loop.
+func PacketRingSend(pc *PacketConn) bool { return pc.rs != nil }

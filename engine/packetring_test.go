@@ -265,3 +265,23 @@ func TestPacketSendRefusedUDP(t *testing.T) {
 		require.Equal(t, to.String(), oe.Addr.String())
 	})
 }
+
+// TestPacketRingSendUDP runs the send tests with the ring's SENDMSG
+// chains on (where sockets receive by RECVMSG; elsewhere they repeat the
+// default): order, refusals, a full queue, a slow receiver's EAGAIN, close
+// and shutdown with chains in flight, and no allocation.
+func TestPacketRingSendUDP(t *testing.T) {
+	defer engine.SetPacketRingSend(true)()
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", newPktHandler())
+		require.Equal(t, ringExpected(t, l), onLoop(t, l, func() bool { return engine.PacketRingSend(pc) }))
+	})
+	t.Run("Echo", TestPacketEchoUDP)
+	t.Run("Refused", TestPacketSendRefusedUDP)
+	t.Run("WriteFull", TestPacketWriteFullUDP)
+	t.Run("AsyncLoad", TestPacketAsyncLoadUnixgram)
+	t.Run("CloseArmed", TestPacketCloseArmedUDP)
+	t.Run("Shutdown", TestPacketShutdownUDP)
+	t.Run("Allocs", TestPacketEchoAllocsUDP)
+}

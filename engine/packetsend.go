@@ -24,9 +24,8 @@ var (
 
 // WriteTo sends b to to; the zero AddrPort sends to a connected socket's
 // peer (DialPacket). On the loop it queues a copy of b (b may be reused at
-// once) and the loop sends the iteration's datagrams together, in batches
-// (sendmmsg, or linked SENDMSG ops on io_uring), when the iteration ends;
-// it allocates nothing. Off the loop it
+// once) and the loop sends the iteration's datagrams together, sendmmsg by
+// sendmmsg, when the iteration ends; it allocates nothing. Off the loop it
 // is the goroutine-safe form: it copies b into the socket's async queue,
 // which the loop drains in order. Either way it returns
 // ErrWriteBufferFull, accepting nothing, when the datagrams the socket

@@ -121,7 +121,7 @@ var variants = []variant{
 	// loop iteration and socket, where recvmmsg on readiness takes a batch
 	// per system call: those kernels keep recvmmsg (engine/packetdoc.go).
 	{formRing, "recvmsg", "multishot_ring", release{6, 0}, hasOp(liburing.IORingOpSendZC),
-		"datagrams by multishot RECVMSG into a buffer ring of their own, registered with the first datagram socket; sent as linked SENDMSG chains with the iteration's other ops"},
+		"datagrams by multishot RECVMSG into a buffer ring of their own, registered with the first datagram socket; sent with sendmmsg (a SENDMSG per datagram cost the loop more CPU in batches)"},
 	{formRing, "recvmsg", "readiness", release{}, nil, "datagrams on readiness with recvmmsg and sendmmsg (multishot RECVMSG needs 6.0; single-shot would take one datagram per iteration)"},
 	{formRing, "send", "send", release{}, nil, "one SEND per chunk, continued after partial sends, the buffer pinned until the final completion"},
 	// IORING_ASYNC_CANCEL_FD came with 5.19, as did IORING_OP_SOCKET.
