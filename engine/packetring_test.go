@@ -95,7 +95,7 @@ func TestPacketTruncatedUnixgram(t *testing.T) {
 // come back and goes on, and every datagram arrives, in order. On the ring
 // the driver counts the waits.
 func TestPacketBurstUDP(t *testing.T) {
-	const burst = 300
+	const burst = 200
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c, engine.WithDriverConfig(engine.DriverConfig{Profile: c.Profile, BufferCount: 8}))
