@@ -132,17 +132,19 @@ test-bench: testsum
 test-bench-steps:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -json -timeout 15m ./...
 
-# test-modules: the nested modules that pin client_golang or miekg/dns,
-# which the core module stays free of (metrics, examples/metrics,
-# examples/dns): vet and the race-enabled tests (the metrics example's
-# scrapes /metrics and parses it as Prometheus does; the DNS server's are
-# queried by miekg/dns's client and by dig).
+# test-modules: the nested modules that pin client_golang, miekg/dns or
+# grpc-go, which the core module stays free of (metrics, examples/metrics,
+# examples/dns, examples/grpc): vet and the race-enabled tests (the metrics
+# example's scrapes /metrics and parses it as Prometheus does; the DNS
+# server's are queried by miekg/dns's client and by dig; the gRPC server's
+# by grpc-go's client and its interop client cases, over h2c and TLS).
 test-modules: testsum
 	$(STAGE) modules -- $(MAKE) --no-print-directory test-modules-steps
 test-modules-steps:
 	cd metrics && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 	cd examples/metrics && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 	cd examples/dns && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
+	cd examples/grpc && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 
 test-nocgo: testsum
 	$(STAGE) nocgo -- $(MAKE) --no-print-directory test-nocgo-steps
