@@ -20,8 +20,10 @@ import (
 // The figures leave clients room: a SETTINGS frame is sent a few times a
 // connection, PINGs for keepalive and bandwidth probes (gRPC's, at most
 // one a round trip while data arrives), WINDOW_UPDATEs as a client reads
-// (Go's sends two for every 4 KiB it reads); both of the latter grow with
-// the data sent, one a KiB. A client cancels streams it no longer needs,
+// (Go's sends two for every 4 KiB it reads; a client may send one for the
+// stream and one for the connection after every DATA frame, as a gRPC
+// stream of small messages makes grpc-go's nearly do); both of the latter
+// grow with the data sent, one a KiB and two a DATA frame. A client cancels streams it no longer needs,
 // but hardly twice its concurrent streams a second.
 
 type h2FloodKind uint8
@@ -48,6 +50,8 @@ type h2Flood struct {
 	n    [h2Kinds]int
 	cur  int64 // DATA bytes sent this second
 	prev int64 // and the second before
+	// DATA frames sent this second and the one before
+	curFrames, prevFrames int
 }
 
 // count counts a frame of kind k and returns a connection error once
@@ -58,7 +62,7 @@ func (f *h2Flood) count(hc *h2Conn, k h2FloodKind) error {
 	limit := h2FloodLimit[k]
 	switch k {
 	case h2Ping, h2Window:
-		limit += int((f.cur + f.prev) >> 10)
+		limit += int((f.cur+f.prev)>>10) + 2*(f.curFrames+f.prevFrames)
 	case h2Reset:
 		limit = max(100, 2*hc.maxStreams)
 	}
@@ -68,10 +72,11 @@ func (f *h2Flood) count(hc *h2Conn, k h2FloodKind) error {
 	return nil
 }
 
-// sent credits n DATA bytes sent.
+// sent credits a DATA frame of n bytes sent.
 func (f *h2Flood) sent(now int64, n int) {
 	f.roll(now)
 	f.cur += int64(n)
+	f.curFrames++
 }
 
 // roll starts a new second once the clock passed the current one.
@@ -80,4 +85,5 @@ func (f *h2Flood) roll(now int64) {
 		return
 	}
 	f.at, f.n, f.prev, f.cur = now, [h2Kinds]int{}, f.cur, 0
+	f.prevFrames, f.curFrames = f.curFrames, 0
 }

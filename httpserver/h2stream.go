@@ -468,11 +468,15 @@ func (st *h2Stream) abandon(cause error) {
 	}
 	st.recvDone, st.sendDone = true, true
 	st.out, st.own, st.outTrailers = nil, nil, nil
-	if bs := st.body; bs != nil {
-		bs.fail(cmp.Or(cause, errConnGone))
-	}
+	// The handler's context is cancelled before its body's reader learns
+	// the end, as net/http does: a handler (grpc-go's) that sees the read
+	// fail finds its context done and tells a cancelled RPC from a broken
+	// body.
 	if sr := st.sr; sr != nil {
 		sr.gone(cause)
+	}
+	if bs := st.body; bs != nil {
+		bs.fail(cmp.Or(cause, errConnGone))
 	}
 	if d := st.deferred; d != nil {
 		st.deferred = nil
