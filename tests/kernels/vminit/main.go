@@ -4,7 +4,7 @@
 // It mounts /proc, /sys, /dev and /tmp, brings up lo, raises RLIMIT_NOFILE
 // and RLIMIT_MEMLOCK, reports what ringloop's probe chooses on this kernel,
 // runs every test binary in /tests (or those ringloop_pkgs names) with
-// -test.short, prints one verdict line per binary and powers the machine
+// -test.short and -test.parallel=2, prints one verdict line per binary and powers the machine
 // off. Packages ringloop_uringonly names run their combos on io_uring only.
 // Where ringloop_expect=io_uring the tests run with
 // RINGLOOP_REQUIRE_URING=1: an io_uring test that would skip fails. Its console lines are what the
@@ -174,7 +174,11 @@ func run(bin string) {
 	fmt.Printf("RUN pkg=%s\n", pkg)
 	dir := filepath.Join("/tmp", pkg)
 	_ = os.MkdirAll(dir, 0o755)
-	cmd := exec.Command(bin, append([]string{"-test.short", "-test.v", "-test.timeout=" + testTimeout}, testArgs(os.Getenv("ringloop_testargs"))...)...)
+	// -test.parallel at the vCPU count: under TCG the VM is CPU-bound (two
+	// binaries at once took as long as one after the other), so the
+	// packages that raise it for their waiting tests would only add load.
+	cmd := exec.Command(bin, append([]string{"-test.short", "-test.v", "-test.timeout=" + testTimeout, "-test.parallel=2"},
+		testArgs(os.Getenv("ringloop_testargs"))...)...)
 	cmd.Dir = dir
 	cmd.Env = []string{
 		"PATH=/bin", "HOME=/tmp", "TMPDIR=/tmp",
