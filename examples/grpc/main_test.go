@@ -160,8 +160,8 @@ func testStatus(t *testing.T, cc *grpc.ClientConn) {
 }
 
 // testDeadline: an RPC whose deadline passes while the server sleeps ends
-// DEADLINE_EXCEEDED, soon after the deadline; the server's handler sees
-// it end.
+// DEADLINE_EXCEEDED, soon after the deadline (the grpc-timeout header
+// reached the server's handler: its context ends then too).
 func testDeadline(t *testing.T, cc *grpc.ClientConn) {
 	ctx, cancel := context.WithTimeout(testContext(t), 200*time.Millisecond)
 	defer cancel()
@@ -261,8 +261,8 @@ func testBidi(t *testing.T, cc *grpc.ClientConn) {
 
 // testCancel: a client cancelling its RPC (RST_STREAM CANCEL) ends the
 // handler's context: a server stream blocked on flow control, a client
-// stream waiting for a message, a bidi stream, and a sleeping unary call.
-// The server counts what its handlers saw.
+// stream waiting for a message, a bidi stream waiting for the next. The
+// server counts the cancellations its handlers saw.
 func testCancel(t *testing.T, cc *grpc.ClientConn) {
 	before := cancelled(t, cc)
 	ctx, cancel := context.WithCancel(testContext(t))
