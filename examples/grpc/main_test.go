@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,7 +103,7 @@ func TestGRPC(t *testing.T) {
 }
 
 // testUnary: the same bytes back, with the request's metadata in the
-// response's header and trailer.
+// response's header and trailer, 50 KB of it too.
 func testUnary(t *testing.T, cc *grpc.ClientConn) {
 	ctx := metadata.AppendToOutgoingContext(testContext(t), "x-echo", "hello metadata")
 	var hdr, trl metadata.MD
@@ -125,6 +126,19 @@ func testUnary(t *testing.T, cc *grpc.ClientConn) {
 	}
 	if err := cc.Invoke(ctx, echoPrefix+"Nope", &emptypb.Empty{}, new(emptypb.Empty)); status.Code(err) != codes.Unimplemented {
 		t.Fatalf("unknown method: %v", err)
+	}
+	// Metadata larger than a frame: header and trailer blocks go on in
+	// CONTINUATION frames.
+	big := strings.Repeat("0123456789", 5000)
+	ctx = metadata.AppendToOutgoingContext(testContext(t), "x-echo", big)
+	if err := cc.Invoke(ctx, echoPrefix+"Echo", wrapperspb.Bytes([]byte("big")), out, grpc.Header(&hdr), grpc.Trailer(&trl)); err != nil {
+		t.Fatal(err)
+	}
+	if got := hdr.Get("x-echo"); len(got) != 1 || got[0] != big {
+		t.Fatalf("50 KB header metadata: %d values", len(got))
+	}
+	if got := trl.Get("x-echo-trailer"); len(got) != 1 || got[0] != big {
+		t.Fatalf("50 KB trailer metadata: %d values", len(got))
 	}
 }
 
