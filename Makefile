@@ -64,6 +64,7 @@ staticcheck:
 	cd metrics && $(STATICCHECK) ./...
 	cd examples/metrics && $(STATICCHECK) ./...
 	cd examples/dns && $(STATICCHECK) ./...
+	cd examples/http3 && $(STATICCHECK) ./...
 
 # api prints the module's exported surface per package and in total (funcs,
 # types, consts, vars, methods of exported types; With* options apart),
@@ -132,12 +133,14 @@ test-bench: testsum
 test-bench-steps:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -json -timeout 15m ./...
 
-# test-modules: the nested modules that pin client_golang, miekg/dns or
-# grpc-go, which the core module stays free of (metrics, examples/metrics,
-# examples/dns, examples/grpc): vet and the race-enabled tests (the metrics
-# example's scrapes /metrics and parses it as Prometheus does; the DNS
-# server's are queried by miekg/dns's client and by dig; the gRPC server's
-# by grpc-go's client and its interop client cases, over h2c and TLS).
+# test-modules: the nested modules that pin client_golang, miekg/dns,
+# grpc-go or quic-go, which the core module stays free of (metrics,
+# examples/metrics, examples/dns, examples/grpc, examples/http3): vet and the
+# race-enabled tests (the metrics example's scrapes /metrics and parses it as
+# Prometheus does; the DNS server's are queried by miekg/dns's client and by
+# dig; the gRPC server's by grpc-go's client and its interop client cases,
+# over h2c and TLS; the HTTP/3 server's, on ringloop's PacketConn, by
+# quic-go's http3 client).
 test-modules: testsum
 	$(STAGE) modules -- $(MAKE) --no-print-directory test-modules-steps
 test-modules-steps:
@@ -145,6 +148,7 @@ test-modules-steps:
 	cd examples/metrics && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 	cd examples/dns && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 	cd examples/grpc && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
+	cd examples/http3 && $(GO) vet ./... && $(GO) test -race -count=1 -json -timeout 10m ./...
 
 test-nocgo: testsum
 	$(STAGE) nocgo -- $(MAKE) --no-print-directory test-nocgo-steps
