@@ -198,32 +198,7 @@ func TestPacketRingOffUDP(t *testing.T) {
 // receive) an echo answered by Reply allocates nothing in steady state, on
 // the ring as on recvmmsg.
 func TestPacketInfoAllocsUDP(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		l := newLoop(t, c)
-		h := newPktHandler()
-		h.reply = true
-		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h, engine.WithPacketOptions(engine.PacketOptions{ReceiveInfo: true}))
-		peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
-		require.NoError(t, err)
-		defer peer.Close()
-		msg, buf := make([]byte, 128), make([]byte, 256)
-		round := func() {
-			if _, err := peer.Write(msg); err != nil {
-				t.Fatal(err)
-			}
-			if n, err := peer.Read(buf); err != nil || n != len(msg) {
-				t.Fatalf("echo: %d bytes, %v", n, err)
-			}
-		}
-		for range 200 {
-			round()
-		}
-		require.Zero(t, testing.AllocsPerRun(1000, round), "allocations per round trip")
-		require.Empty(t, h.errs)
-	})
+	echoAllocs(t, func(h *pktHandler) { h.reply = true }, engine.WithPacketOptions(engine.PacketOptions{ReceiveInfo: true}))
 }
 
 // TestPacketSendRefusedUDP: a datagram the kernel refuses (over UDP's
