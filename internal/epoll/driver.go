@@ -154,7 +154,8 @@ func (d *Driver) Features() driver.Features {
 
 // Close releases the epoll set and the eventfd; armed ops are dropped
 // without completions. The fds the ops used stay open: they belong to the
-// caller.
+// caller, except one handed to CloseFD and not yet closed, which is closed
+// now (the caller gave it up and will not close it again).
 func (d *Driver) Close() error {
 	if d.closed.Swap(true) {
 		return driver.ErrClosed
@@ -164,8 +165,11 @@ func (d *Driver) Close() error {
 	}
 	// Drop every armed op; a callback that closed the driver returns into
 	// loops that stop once their op's flag is gone.
-	for _, st := range d.fds {
+	for fd, st := range d.fds {
 		if st != nil {
+			if st.flags&fClosing != 0 {
+				_ = unix.Close(fd)
+			}
 			st.flags, st.sa, st.sends, st.sendAt = 0, nil, nil, 0
 		}
 	}

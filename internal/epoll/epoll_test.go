@@ -270,6 +270,21 @@ func TestCloseFDCancelsArmedOps(t *testing.T) {
 	}
 }
 
+// TestCloseRunsAPreparedCloseFD: a CloseFD no Wait has performed yet is
+// performed by Close (the caller gave the fd up: dropping it would leak it).
+func TestCloseRunsAPreparedCloseFD(t *testing.T) {
+	d := mustNew(t, driver.Native)
+	fd, _ := drivertest.TCPPair(t)
+	d.Recv(fd, 1)
+	d.CloseFD(fd, 2)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF {
+		t.Fatalf("fd %d after Close: F_GETFD = %v, want EBADF (closed)", fd, err)
+	}
+}
+
 // TestWaitBatchLimit: one Wait hands over at most DefaultWaitBatch
 // completions; the rest follow in the next.
 func TestWaitBatchLimit(t *testing.T) {
