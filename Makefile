@@ -103,7 +103,7 @@ testsum:
 # on the epoll driver, at full size (the same epoll driver the cgo build has,
 # so its full-size run is not repeated there: RINGLOOP_TEST_BACKENDS); the
 # other build configurations (test-builds); short fuzz runs; then the suites
-# on real Debian kernels under qemu (test-kernels, ~22 min).
+# on real Debian kernels under qemu (test-kernels, ~17 min).
 test: deps testsum
 	@rm -f $(STAGES)
 	@$(MAKE) --no-print-directory test-stages; rc=$$?; echo; $(TESTSUM) -report $(STAGES); exit $$rc
