@@ -71,12 +71,21 @@ func ForEach(t *testing.T, fn func(t *testing.T, c Combo)) {
 // native profile: for tests whose subject does not depend on kernel
 // features.
 func ForEachBackend(t *testing.T, fn func(t *testing.T, c Combo)) {
+	for _, c := range backendCombos() {
+		t.Run(c.String(), func(t *testing.T) { c.Need(t); fn(t, c) })
+	}
+}
+
+// backendCombos lists every backend in every threading mode, under the
+// native profile.
+func backendCombos() []Combo {
+	var out []Combo
 	for _, b := range testBackends() {
 		for _, th := range Threadings(b) {
-			c := Combo{b, driver.Native, th}
-			t.Run(c.String(), func(t *testing.T) { c.Need(t); fn(t, c) })
+			out = append(out, Combo{b, driver.Native, th})
 		}
 	}
+	return out
 }
 
 // ForEachParallel is ForEach with the combos' subtests run in parallel (up
@@ -85,20 +94,20 @@ func ForEachBackend(t *testing.T, fn func(t *testing.T, c Combo)) {
 // ended: fn must not call CheckLeaks, t.Setenv or anything else a parallel
 // test may not.
 func ForEachParallel(t *testing.T, fn func(t *testing.T, c Combo)) {
-	CheckLeaks(t)
-	for _, c := range Combos() {
-		t.Run(c.String(), func(t *testing.T) { t.Parallel(); c.Need(t); fn(t, c) })
-	}
+	runParallel(t, Combos(), fn)
 }
 
 // ForEachBackendParallel is ForEachBackend as ForEachParallel runs it.
 func ForEachBackendParallel(t *testing.T, fn func(t *testing.T, c Combo)) {
+	runParallel(t, backendCombos(), fn)
+}
+
+// runParallel runs fn for each combo as a parallel subtest, checking leaks
+// once for the whole test.
+func runParallel(t *testing.T, combos []Combo, fn func(t *testing.T, c Combo)) {
 	CheckLeaks(t)
-	for _, b := range testBackends() {
-		for _, th := range Threadings(b) {
-			c := Combo{b, driver.Native, th}
-			t.Run(c.String(), func(t *testing.T) { t.Parallel(); c.Need(t); fn(t, c) })
-		}
+	for _, c := range combos {
+		t.Run(c.String(), func(t *testing.T) { t.Parallel(); c.Need(t); fn(t, c) })
 	}
 }
 
