@@ -32,9 +32,9 @@ const (
 	BackendEpoll
 )
 
-// BackendEnv names the environment variable operators use to force a backend
+// backendEnv names the environment variable operators use to force a backend
 // ("io_uring" or "epoll").
-const BackendEnv = "RINGLOOP_BACKEND"
+const backendEnv = "RINGLOOP_BACKEND"
 
 // String returns "auto", "io_uring" or "epoll", as RINGLOOP_BACKEND spells
 // them.
@@ -208,11 +208,11 @@ func openDriver(c *config) (driver.Driver, string, error) {
 	b := c.backend
 	why := "forced by option"
 	if b == BackendAuto {
-		env, err := parseBackend(os.Getenv(BackendEnv))
+		env, err := parseBackend(os.Getenv(backendEnv))
 		if err != nil {
-			return nil, "", fmt.Errorf("engine: %s: %w", BackendEnv, err)
+			return nil, "", fmt.Errorf("engine: %s: %w", backendEnv, err)
 		}
-		b, why = env, "forced by "+BackendEnv+"="+os.Getenv(BackendEnv)
+		b, why = env, "forced by "+backendEnv+"="+os.Getenv(backendEnv)
 	}
 	switch b {
 	case BackendUring:

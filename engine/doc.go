@@ -90,7 +90,7 @@
 // package internal/driver: no user can supply a driver, and a private
 // contract lets a new op be added without breaking anyone. What a user sees
 // of a driver is named here: Features (BackendInfo.Features),
-// KernelProfile and KernelProfileEnv (DriverConfig.Profile and
+// KernelProfile (DriverConfig.Profile and
 // RINGLOOP_KERNEL_PROFILE; a profile is spelled "5.10", "5.15", "5.19",
 // "6.1" or "native"), DriverConfig (WithDriverConfig's profile and sizes) and
 // ErrUringUnavailable. The README's Changes section maps the old driver

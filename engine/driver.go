@@ -20,13 +20,9 @@ type Features = driver.Features
 // KernelProfile masks the kernel's features to those of an older kernel
 // ("5.10", "5.15", "5.19", "6.1"), so a program runs as it would there;
 // "native" (or "") applies no mask. DriverConfig.Profile and the
-// RINGLOOP_KERNEL_PROFILE variable (KernelProfileEnv) set it;
+// RINGLOOP_KERNEL_PROFILE variable set it;
 // BackendInfo.Features.Profile reports it.
 type KernelProfile = driver.Profile
-
-// KernelProfileEnv names the environment variable that sets the kernel
-// profile of loops built without one (DriverConfig.Profile).
-const KernelProfileEnv = driver.ProfileEnv
 
 // ErrUringUnavailable is wrapped by New's error when io_uring was asked for
 // (WithBackend(BackendUring), RINGLOOP_BACKEND=io_uring) and cannot be used

@@ -245,12 +245,12 @@ func TestSetIORatioValidates(t *testing.T) {
 func TestForcedBackendAndEnv(t *testing.T) {
 	var b engine.Backend
 	require.Error(t, b.UnmarshalText([]byte("nope")))
-	t.Setenv(engine.BackendEnv, "epoll")
+	t.Setenv(testenv.BackendEnv, "epoll")
 	l, err := engine.New()
 	require.NoError(t, err)
 	defer l.Close()
 	require.Equal(t, engine.BackendEpoll, l.Backend().Name)
-	require.Contains(t, l.Backend().Reason, engine.BackendEnv)
+	require.Contains(t, l.Backend().Reason, testenv.BackendEnv)
 }
 
 func TestPendingTasksFromAnotherGoroutine(t *testing.T) {

@@ -47,9 +47,9 @@ func backendOf(d interface{ Name() string }) Backend {
 	return BackendUring
 }
 
-// ThreadingEnv names the environment variable operators use to choose the
+// threadingEnv names the environment variable operators use to choose the
 // threading mode ("parked" or "locked") when no option does.
-const ThreadingEnv = "RINGLOOP_THREADING"
+const threadingEnv = "RINGLOOP_THREADING"
 
 // String returns "parked" or "locked", as RINGLOOP_THREADING spells them.
 func (t Threading) String() string {
@@ -90,9 +90,9 @@ func resolveThreading(t Threading) (Threading, error) {
 	if t != 0 {
 		return t, nil
 	}
-	env, err := parseThreading(os.Getenv(ThreadingEnv))
+	env, err := parseThreading(os.Getenv(threadingEnv))
 	if err != nil {
-		return 0, fmt.Errorf("engine: %s: %w", ThreadingEnv, err)
+		return 0, fmt.Errorf("engine: %s: %w", threadingEnv, err)
 	}
 	return env, nil
 }

@@ -52,7 +52,7 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 		}
 		require.NoError(t, g.Close())
 	}
-	t.Setenv(engine.ThreadingEnv, "locked")
+	t.Setenv(testenv.ThreadingEnv, "locked")
 	g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(engine.BackendUring)))
 	if testenv.RunsUring(t) {
 		require.NoError(t, err)
@@ -60,7 +60,7 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 		require.Equal(t, engine.ThreadingLocked, g.Loops()[0].Backend().Threading)
 		require.NoError(t, g.Close())
 	}
-	t.Setenv(engine.ThreadingEnv, "")
+	t.Setenv(testenv.ThreadingEnv, "")
 
 	// Thread settings need locked loops: they select them, over an engine
 	// option.

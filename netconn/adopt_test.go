@@ -92,8 +92,8 @@ func TestHotRestart(t *testing.T) {
 		// LISTEN_PID must be the child's own pid: sh sets it, then execs.
 		cmd := exec.Command("/bin/sh", "-c", `LISTEN_PID=$$ exec "$0" "$@"`, os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), childEnv+"=1", "LISTEN_FDS=1", "LISTEN_FDNAMES=web",
-			engine.BackendEnv+"="+c.Backend.String(), driver.ProfileEnv+"="+string(c.Profile),
-			engine.ThreadingEnv+"="+c.Threading.String())
+			testenv.BackendEnv+"="+c.Backend.String(), driver.ProfileEnv+"="+string(c.Profile),
+			testenv.ThreadingEnv+"="+c.Threading.String())
 		cmd.ExtraFiles = []*os.File{f}
 		var out testenv.SyncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out

@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/driver"
 	"github.com/ringloop/ringloop/internal/testenv"
 )
@@ -79,7 +78,7 @@ func TestEchoserverWithoutCgo(t *testing.T) {
 	}
 
 	t.Run("RINGLOOP_BACKEND=epoll", func(t *testing.T) {
-		s := startEchoserver(t, bin, engine.BackendEnv+"=epoll", driver.ProfileEnv+"=5.10")
+		s := startEchoserver(t, bin, testenv.BackendEnv+"=epoll", driver.ProfileEnv+"=5.10")
 		require.Equal(t, "epoll", s.backend)
 		require.Equal(t, "5.10", s.profile)
 		require.Equal(t, "forced by RINGLOOP_BACKEND=epoll", s.reason)
@@ -92,8 +91,8 @@ func TestEchoserverWithoutCgo(t *testing.T) {
 	// Where the program cannot serve as asked it exits 1 with the reason,
 	// before printing its listening line.
 	for _, tc := range []struct{ env, want string }{
-		{engine.BackendEnv + "=io_uring", "built without liburing"},
-		{engine.BackendEnv + "=bogus", `"bogus"`},
+		{testenv.BackendEnv + "=io_uring", "built without liburing"},
+		{testenv.BackendEnv + "=bogus", `"bogus"`},
 		{driver.ProfileEnv + "=4.19", `"4.19"`},
 	} {
 		t.Run(tc.env, func(t *testing.T) {

@@ -10,13 +10,13 @@ import (
 // An operator forces a backend with RINGLOOP_BACKEND (here epoll); every loop
 // built with the default backend then runs it and says why.
 func Example_backendEnv() {
-	old, had := os.LookupEnv(engine.BackendEnv)
-	_ = os.Setenv(engine.BackendEnv, "epoll")
+	old, had := os.LookupEnv("RINGLOOP_BACKEND")
+	_ = os.Setenv("RINGLOOP_BACKEND", "epoll")
 	defer func() {
 		if had {
-			_ = os.Setenv(engine.BackendEnv, old)
+			_ = os.Setenv("RINGLOOP_BACKEND", old)
 		} else {
-			_ = os.Unsetenv(engine.BackendEnv)
+			_ = os.Unsetenv("RINGLOOP_BACKEND")
 		}
 	}()
 

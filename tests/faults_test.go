@@ -126,7 +126,7 @@ func TestChildForcedUring(t *testing.T) {
 		{"env=io_uring", "io_uring", "forced by RINGLOOP_BACKEND=io_uring", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(engine.BackendEnv, tc.env)
+			t.Setenv(testenv.BackendEnv, tc.env)
 			for range 3 { // repeated: a leak per attempt would add up
 				l, err := engine.New(tc.opts...)
 				require.Error(t, err, "io_uring forced where refused must fail, not fall back")
@@ -144,7 +144,7 @@ func TestChildForcedUring(t *testing.T) {
 	require.Empty(t, logs.lines(), "a forced backend must not log a fallback")
 
 	// Under the same filter epoll can still be forced, and serves.
-	t.Setenv(engine.BackendEnv, "epoll")
+	t.Setenv(testenv.BackendEnv, "epoll")
 	l, err := engine.New()
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
@@ -167,7 +167,7 @@ func TestBackendEnv(t *testing.T) {
 	}
 
 	t.Run("epoll", func(t *testing.T) {
-		t.Setenv(engine.BackendEnv, "epoll")
+		t.Setenv(testenv.BackendEnv, "epoll")
 		l := newOK(t)
 		require.Equal(t, engine.BackendEpoll, l.Backend().Name)
 		require.Equal(t, "epoll", l.Backend().Features.Backend)
@@ -176,7 +176,7 @@ func TestBackendEnv(t *testing.T) {
 	})
 
 	t.Run("io_uring", func(t *testing.T) {
-		t.Setenv(engine.BackendEnv, "io_uring")
+		t.Setenv(testenv.BackendEnv, "io_uring")
 		if !cgoBuild {
 			l, err := engine.New()
 			require.Nil(t, l)
@@ -195,7 +195,7 @@ func TestBackendEnv(t *testing.T) {
 	t.Run("invalid", func(t *testing.T) {
 		fds := testenv.CountFDs(t)
 		for _, v := range []string{"bogus", "EPOLL", "uring", "io_uring ", "iouring"} {
-			t.Setenv(engine.BackendEnv, v)
+			t.Setenv(testenv.BackendEnv, v)
 			l, err := engine.New()
 			require.Nil(t, l, "%q", v)
 			require.Error(t, err, "%q", v)
@@ -206,7 +206,7 @@ func TestBackendEnv(t *testing.T) {
 	})
 
 	t.Run("option wins", func(t *testing.T) {
-		t.Setenv(engine.BackendEnv, "bogus")
+		t.Setenv(testenv.BackendEnv, "bogus")
 		l := newOK(t, engine.WithBackend(engine.BackendEpoll))
 		require.Equal(t, engine.BackendEpoll, l.Backend().Name)
 		require.Equal(t, "forced by option", l.Backend().Reason)

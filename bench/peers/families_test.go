@@ -45,8 +45,8 @@ func TestFamilies(t *testing.T) {
 // Automatic reports the loop engine.New builds without options.
 func TestAutomatic(t *testing.T) {
 	t.Setenv(ThreadingEnv, "")
-	t.Setenv(engine.BackendEnv, "")
-	t.Setenv(engine.KernelProfileEnv, "")
+	t.Setenv("RINGLOOP_BACKEND", "")
+	t.Setenv("RINGLOOP_KERNEL_PROFILE", "")
 	info, err := Automatic()
 	require.NoError(t, err)
 	var b engine.Backend

@@ -4,7 +4,7 @@ import "github.com/ringloop/ringloop/engine"
 
 // ThreadingEnv is the operator override ringloop honours for the threading
 // mode of its loops.
-const ThreadingEnv = engine.ThreadingEnv
+const ThreadingEnv = "RINGLOOP_THREADING"
 
 // RingloopModes lists the threading modes ringloop offers: each is its own
 // row in every ringloop case.

@@ -50,6 +50,9 @@ type Package struct {
 	Dir  string // relative to the module root, "." for the root
 	Name string
 	Counts
+	// Names lists what was counted, as "func Name", "method T.Name",
+	// "type T", "const C" and "var V", sorted.
+	Names []string
 }
 
 // Count walks the module rooted at root (the directory holding go.mod) and
@@ -120,6 +123,10 @@ func countDir(dir string) (p Package, ok bool, err error) {
 		p.Name = f.Name.Name
 		countFile(f, seen, &p.Counts)
 	}
+	for k := range seen {
+		p.Names = append(p.Names, k)
+	}
+	sort.Strings(p.Names)
 	return p, p.Name != "", nil
 }
 

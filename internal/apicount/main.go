@@ -19,6 +19,7 @@ import (
 
 func main() {
 	root := flag.String("root", ".", "the module's root directory (holding go.mod)")
+	list := flag.Bool("list", false, "print every counted name after the table, one per line, prefixed by its package")
 	flag.Parse()
 	pkgs, err := Count(*root)
 	if err != nil {
@@ -28,6 +29,13 @@ func main() {
 	if err := report(os.Stdout, pkgs); err != nil {
 		fmt.Fprintln(os.Stderr, "apicount:", err)
 		os.Exit(1)
+	}
+	if *list {
+		for _, p := range pkgs {
+			for _, n := range p.Names {
+				fmt.Printf("%s: %s\n", p.Dir, n)
+			}
+		}
 	}
 }
 

@@ -35,3 +35,11 @@ func testBackends() []engine.Backend {
 	}
 	return out
 }
+
+// The environment variables the engine reads for operators: the backend,
+// the threading mode and the kernel profile a loop defaults to.
+const (
+	BackendEnv       = "RINGLOOP_BACKEND"
+	ThreadingEnv     = "RINGLOOP_THREADING"
+	KernelProfileEnv = "RINGLOOP_KERNEL_PROFILE"
+)

@@ -45,9 +45,9 @@ func StartMain(t *testing.T, c Combo, args ...string) *MainProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), mainEnv+"=1",
-		"RINGLOOP_BACKEND="+c.Backend.String(),
-		"RINGLOOP_KERNEL_PROFILE="+string(c.Profile),
-		"RINGLOOP_THREADING="+c.Threading.String())
+		BackendEnv+"="+c.Backend.String(),
+		KernelProfileEnv+"="+string(c.Profile),
+		ThreadingEnv+"="+c.Threading.String())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
