@@ -23,7 +23,7 @@ import (
 //     to receiveHandoff, which serves the fd with the listener's handler and
 //     configuration.
 //   - Task: otherwise (epoll, an older kernel or profile, a target that
-//     has not started, a MsgRing error, or HandoffTask) the fd travels as a
+//     has not started, or a MsgRing error) the fd travels as a
 //     task on the target's control ring (never its task ring, which the
 //     user may bound: a full one would drop the connection).
 //
@@ -53,76 +53,30 @@ import (
 // kinds added to registry.go's list do not collide with it.
 const opHandoff opKind = 0x7f
 
-// HandoffMode chooses how a listener hands accepted connections to other
-// loops.
-type HandoffMode uint32
-
-// The hand-off modes.
-const (
-	// HandoffAuto uses MSG_RING where both rings support it and the target
-	// loop runs, else a task on its control ring (the default).
-	HandoffAuto HandoffMode = iota
-	// HandoffTask always sends a task on the target loop's control ring.
-	HandoffTask
-)
-
-// String returns "auto" or "task".
-func (m HandoffMode) String() string {
-	if m == HandoffTask {
-		return "task"
-	}
-	return "auto"
-}
-
-// HandoffStats counts how a listener's accepted connections reached the
-// loops that serve them.
-type HandoffStats struct {
-	Local    uint64 // served by the accepting loop itself
-	Task     uint64 // handed over as a task on the target loop's control ring
-	MsgRing  uint64 // handed over with IORING_OP_MSG_RING (posted, or on its way)
-	Fallback uint64 // MsgRing refused, at once or by the kernel; sent as a task (counted in Task too)
-}
-
 // handoffState is a listener's hand-off bookkeeping; the counters are written
 // by the accepting loop and read from anywhere.
 type handoffState struct {
-	mode                 atomic.Uint32
-	registered           bool                   // accepting loop only: the close callback is set
-	routes               map[*Loop]handoffRoute // accepting loop only until closed: its slot in each target's inbox
-	local, task, msgRing atomic.Uint64
-	fallback             atomic.Uint64
-	inflight             atomic.Int64 // messages sent, not yet received
-	closed, released     atomic.Bool
+	// taskOnly sends every hand-off as a task (the package's tests set it
+	// to reach the task path on rings that have MSG_RING).
+	taskOnly         bool
+	registered       bool                   // accepting loop only: the close callback is set
+	routes           map[*Loop]handoffRoute // accepting loop only until closed: its slot in each target's inbox
+	inflight         atomic.Int64           // messages sent, not yet received
+	closed, released atomic.Bool
 }
 
 // handoffRoute is a listener's slot in one target loop's inbox.
 type handoffRoute struct{ id, gen uint32 }
 
-// SetHandoff chooses how connections accepted from now on are handed to
-// other loops. Safe from any goroutine; to cover every connection, call it on
-// the listener's loop in the task that called Listen (accepts are processed
-// only after that task returns).
-func (ln *Listener) SetHandoff(m HandoffMode) { ln.ho.mode.Store(uint32(m)) }
-
-// HandoffStats returns how the accepted connections were handed over so far.
-func (ln *Listener) HandoffStats() HandoffStats {
-	return HandoffStats{
-		Local:    ln.ho.local.Load(),
-		Task:     ln.ho.task.Load(),
-		MsgRing:  ln.ho.msgRing.Load(),
-		Fallback: ln.ho.fallback.Load(),
-	}
-}
-
 // handOff serves an accepted fd on target (on the accepting loop).
 func (ln *Listener) handOff(target *Loop, fd int) {
+	ln.loop.stats.accepted.Add(1)
 	if target == ln.loop {
-		ln.ho.local.Add(1)
 		newConn(target, fd, ln.h, ln.cfg).open()
 		return
 	}
 	ln.loop.stats.handoffs.Add(1)
-	if HandoffMode(ln.ho.mode.Load()) == HandoffAuto && ln.sendMsgRing(target, fd) {
+	if !ln.ho.taskOnly && ln.sendMsgRing(target, fd) {
 		return
 	}
 	ln.sendTask(target, fd)
@@ -132,7 +86,6 @@ func (ln *Listener) handOff(target *Loop, fd int) {
 // task ring cannot refuse; a target that has shut down refuses, and the fd
 // is closed and the refusal reported to the observers.
 func (ln *Listener) sendTask(target *Loop, fd int) {
-	ln.ho.task.Add(1)
 	if err := target.control(&handoff{loop: target, fd: fd, h: ln.h, cfg: ln.cfg}); err != nil {
 		ln.cfg.refused(target, fd)
 	}
@@ -176,12 +129,12 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 	s.idx, s.gen = ln.loop.reg.add(s)
 	if err := src.MsgRing(dst, makeTag(rt.id, rt.gen, opHandoff), int32(fd), makeTag(s.idx, s.gen, opMsgSent)); err != nil {
 		ln.loop.reg.remove(s.idx, s.gen)
-		ln.ho.fallback.Add(1)
+		ln.loop.stats.handoffFallbacks.Add(1)
 		ln.handoffDone()
 		in.inflight.Add(-1)
 		return false
 	}
-	ln.ho.msgRing.Add(1)
+	ln.loop.stats.msgRingHandoffs.Add(1)
 	return true
 }
 
@@ -205,8 +158,8 @@ func (s *sentHandoff) complete(_ opKind, c *driver.Completion) {
 	// see it, so the counts come down here and the fd goes as a task.
 	s.target.inbox.inflight.Add(-1)
 	ln.handoffDone()
-	ln.ho.msgRing.Add(^uint64(0))
-	ln.ho.fallback.Add(1)
+	ln.loop.stats.msgRingHandoffs.Add(^uint64(0))
+	ln.loop.stats.handoffFallbacks.Add(1)
 	ln.sendTask(s.target, s.fd)
 }
 

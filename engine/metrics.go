@@ -13,7 +13,8 @@ type stats struct {
 	waitErrors, acceptErrors                     atomic.Uint64
 	ioNanos, taskNanos, longest                  atomic.Uint64
 	timers, registrations                        atomic.Int64 // gauges, published each iteration
-	handoffs                                     atomic.Uint64
+	accepted, handoffs                           atomic.Uint64
+	msgRingHandoffs, handoffFallbacks            atomic.Uint64
 	spins                                        atomic.Uint64
 	conns                                        atomic.Int64 // gauge, published each iteration
 }
@@ -44,32 +45,42 @@ type Metrics struct {
 	Timers       int           // pending timers, as of the last iteration
 	Registered   int           // live connections, listeners and watches, as of the last iteration
 	Connections  int           // live connections, as of the last iteration
-	Handoffs     uint64        // accepted connections this loop's listeners handed to other loops
-	Spins        uint64        // driver polls the loop made spinning instead of sleeping (WithAdaptiveSpin)
+	Accepted     uint64        // connections this loop's listeners accepted
+	Handoffs     uint64        // of those, handed to other loops (the rest this loop serves)
+	// MsgRingHandoffs are the hand-offs posted on the target's ring with
+	// IORING_OP_MSG_RING; the others went as tasks on the target's control
+	// ring. HandoffFallbacks counts the MSG_RING hand-offs refused, at once
+	// or by the kernel, and sent as tasks instead.
+	MsgRingHandoffs  uint64
+	HandoffFallbacks uint64
+	Spins            uint64 // driver polls the loop made spinning instead of sleeping (WithAdaptiveSpin)
 }
 
 // Metrics returns the loop's counters; cheap, from any goroutine.
 func (l *Loop) Metrics() Metrics {
 	s := &l.stats
 	return Metrics{
-		Iterations:   s.iterations.Load(),
-		Waits:        s.waits.Load(),
-		Wakes:        s.wakes.Load(),
-		Completions:  s.completions.Load(),
-		Stale:        s.stale.Load(),
-		TasksRun:     s.tasks.Load(),
-		Panics:       s.panics.Load(),
-		EmptyWakeups: s.emptyWakes.Load(),
-		WaitErrors:   s.waitErrors.Load(),
-		AcceptErrors: s.acceptErrors.Load(),
-		IOTime:       time.Duration(s.ioNanos.Load()),
-		TaskTime:     time.Duration(s.taskNanos.Load()),
-		Longest:      time.Duration(s.longest.Load()),
-		Pending:      l.pendingTasks(),
-		Timers:       int(s.timers.Load()),
-		Registered:   int(s.registrations.Load()),
-		Connections:  int(s.conns.Load()),
-		Handoffs:     s.handoffs.Load(),
-		Spins:        s.spins.Load(),
+		Iterations:       s.iterations.Load(),
+		Waits:            s.waits.Load(),
+		Wakes:            s.wakes.Load(),
+		Completions:      s.completions.Load(),
+		Stale:            s.stale.Load(),
+		TasksRun:         s.tasks.Load(),
+		Panics:           s.panics.Load(),
+		EmptyWakeups:     s.emptyWakes.Load(),
+		WaitErrors:       s.waitErrors.Load(),
+		AcceptErrors:     s.acceptErrors.Load(),
+		IOTime:           time.Duration(s.ioNanos.Load()),
+		TaskTime:         time.Duration(s.taskNanos.Load()),
+		Longest:          time.Duration(s.longest.Load()),
+		Pending:          l.pendingTasks(),
+		Timers:           int(s.timers.Load()),
+		Registered:       int(s.registrations.Load()),
+		Connections:      int(s.conns.Load()),
+		Accepted:         s.accepted.Load(),
+		Handoffs:         s.handoffs.Load(),
+		MsgRingHandoffs:  s.msgRingHandoffs.Load(),
+		HandoffFallbacks: s.handoffFallbacks.Load(),
+		Spins:            s.spins.Load(),
 	}
 }

@@ -43,8 +43,13 @@ func TestMetrics(t *testing.T) {
 		require.Positive(t, m.Completions)
 		require.GreaterOrEqual(t, m.Registered, m.Connections)
 		require.EqualValues(t, 1, boss.Metrics().Handoffs, "the boss handed one connection over")
-		hs := ln.HandoffStats()
-		require.Equal(t, hs.Task+hs.MsgRing, boss.Metrics().Handoffs)
+		bm := boss.Metrics()
+		require.EqualValues(t, 1, bm.Accepted)
+		if boss.Backend().Features.MsgRing && worker.Backend().Features.MsgRing {
+			require.EqualValues(t, 1, bm.MsgRingHandoffs+bm.HandoffFallbacks, "MSG_RING tried between two rings that have it")
+		} else {
+			require.Zero(t, bm.MsgRingHandoffs+bm.HandoffFallbacks, "a task where MSG_RING is missing")
+		}
 
 		require.NoError(t, nc.Close())
 		testenv.Eventually(t, 10*time.Second, "the connection gauge back to 0", func() bool {

@@ -32,7 +32,8 @@
 //     connection to workers.Next(). On io_uring with IORING_OP_MSG_RING
 //     (5.18) the fd travels as a completion posted on the worker's ring,
 //     batched with the boss's other submissions; elsewhere it travels
-//     through the worker's task ring (engine.HandoffStats counts both).
+//     through the worker's control ring (the boss loop's engine.Metrics
+//     counts both).
 //     Serve starts the workers first: MSG_RING needs an enabled ring.
 //   - single reactor: without WithBoss the group accepts for itself; a
 //     group of one accepts and serves on one loop with no hand-off.

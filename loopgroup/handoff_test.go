@@ -53,10 +53,9 @@ func TestHandoffDuringWorkerShutdown(t *testing.T) {
 			}()
 		}
 		testenv.Eventually(t, 10*time.Second, "hand-offs", func() bool {
-			st := s.HandoffStats()
-			return st.Task+st.MsgRing > 40
+			return groupMetrics(boss).Handoffs > 40
 		})
-		mid := s.HandoffStats()
+		mid := groupMetrics(boss)
 		require.NoError(t, workers.Close())
 		before := dialled.Load()
 		testenv.Eventually(t, 10*time.Second, "more connections after the workers stopped", func() bool {
@@ -65,13 +64,13 @@ func TestHandoffDuringWorkerShutdown(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		require.NoError(t, s.Close())
-		st := s.HandoffStats()
-		assert.Positive(t, st.Task+st.MsgRing)
+		st := groupMetrics(boss)
+		assert.Positive(t, st.Handoffs)
 		if workers.Loops()[0].Backend().Features.MsgRing {
-			assert.Zero(t, mid.Task, "MSG_RING while the workers run")
-			assert.Positive(t, st.Task, "the task ring once they shut down")
+			assert.Equal(t, mid.Handoffs, mid.MsgRingHandoffs, "MSG_RING while the workers run")
+			assert.Greater(t, st.Handoffs, st.MsgRingHandoffs, "tasks once they shut down")
 		} else {
-			assert.Zero(t, st.MsgRing)
+			assert.Zero(t, st.MsgRingHandoffs)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

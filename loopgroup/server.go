@@ -205,19 +205,6 @@ func (s *Server) Listeners() []*engine.Listener {
 // Connections returns the number of live connections the server accepted.
 func (s *Server) Connections() int { return int(s.live.n.Load()) }
 
-// HandoffStats sums how the accepted connections reached their loops.
-func (s *Server) HandoffStats() engine.HandoffStats {
-	var t engine.HandoffStats
-	for _, ln := range s.listeners {
-		st := ln.HandoffStats()
-		t.Local += st.Local
-		t.Task += st.Task
-		t.MsgRing += st.MsgRing
-		t.Fallback += st.Fallback
-	}
-	return t
-}
-
 // forceCloseWait bounds how long Shutdown and Close wait for connections they
 // closed or aborted to report OnClose.
 const forceCloseWait = 5 * time.Second

@@ -20,48 +20,51 @@ import (
 // TestMainSubHandoff: a boss group accepts, a worker group serves; every
 // connection reaches a worker and is echoed. The hand-off goes through
 // MSG_RING exactly where both rings have it (io_uring, kernel profile 5.18
-// or newer) and through the task ring everywhere else, or when asked to.
+// or newer) and as a task everywhere else (epoll, the older profiles).
 func TestMainSubHandoff(t *testing.T) {
 	n := scale(60, 20)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		for _, forceTask := range []bool{false, true} {
-			name := "auto"
-			if forceTask {
-				name = "task"
-			}
-			t.Run(name, func(t *testing.T) {
-				testenv.CheckLeaks(t)
-				boss := newGroup(t, c, loopgroup.WithLoops(1), loopgroup.WithName("boss"))
-				workers := newGroup(t, c, loopgroup.WithLoops(2), loopgroup.WithName("worker"))
-				h := newCounting()
-				s, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", h, loopgroup.WithBoss(boss))
-				require.NoError(t, err)
-				if forceTask {
-					s.Listeners()[0].SetHandoff(engine.HandoffTask) // before any client connects
-				}
-				conns := echoMany(t, s.Addr().String(), n)
-				defer closeAll(conns)
+		testenv.CheckLeaks(t)
+		boss := newGroup(t, c, loopgroup.WithLoops(1), loopgroup.WithName("boss"))
+		workers := newGroup(t, c, loopgroup.WithLoops(2), loopgroup.WithName("worker"))
+		h := newCounting()
+		s, err := loopgroup.Serve(workers, "tcp", "127.0.0.1:0", h, loopgroup.WithBoss(boss))
+		require.NoError(t, err)
+		conns := echoMany(t, s.Addr().String(), n)
+		defer closeAll(conns)
 
-				assert.Equal(t, []int{n / 2, n / 2}, h.perLoop(workers), "round robin over the workers")
-				st := s.HandoffStats()
-				// MSG_RING where the workers' kernel has it (the uring tests
-				// check the probe against the kernel).
-				msgRing := !forceTask && workers.Loops()[0].Backend().Features.MsgRing
-				if msgRing {
-					assert.Equal(t, engine.HandoffStats{MsgRing: uint64(n)}, st)
-				} else {
-					assert.Equal(t, engine.HandoffStats{Task: uint64(n)}, st)
-				}
-				assert.Equal(t, n, s.Connections())
-				assert.Equal(t, n/2, workers.Connections(workers.Loops()[0]))
-				assert.Equal(t, n/2, workers.Connections(workers.Loops()[1]))
-				closeAll(conns)
-				shutdownServer(t, s)
-				assert.Equal(t, 0, s.Connections())
-				assert.Equal(t, 0, workers.Connections(workers.Loops()[0])+workers.Connections(workers.Loops()[1]))
-			})
+		assert.Equal(t, []int{n / 2, n / 2}, h.perLoop(workers), "round robin over the workers")
+		st := groupMetrics(boss)
+		assert.EqualValues(t, n, st.Accepted)
+		assert.EqualValues(t, n, st.Handoffs)
+		// MSG_RING where the workers' kernel has it (the uring tests
+		// check the probe against the kernel).
+		if workers.Loops()[0].Backend().Features.MsgRing {
+			assert.EqualValues(t, n, st.MsgRingHandoffs)
+		} else {
+			assert.Zero(t, st.MsgRingHandoffs+st.HandoffFallbacks)
 		}
+		assert.Equal(t, n, s.Connections())
+		assert.Equal(t, n/2, workers.Connections(workers.Loops()[0]))
+		assert.Equal(t, n/2, workers.Connections(workers.Loops()[1]))
+		closeAll(conns)
+		shutdownServer(t, s)
+		assert.Equal(t, 0, s.Connections())
+		assert.Equal(t, 0, workers.Connections(workers.Loops()[0])+workers.Connections(workers.Loops()[1]))
 	})
+}
+
+// groupMetrics sums the accept and hand-off counts of g's loops.
+func groupMetrics(g *loopgroup.Group) engine.Metrics {
+	var t engine.Metrics
+	for _, l := range g.Loops() {
+		m := l.Metrics()
+		t.Accepted += m.Accepted
+		t.Handoffs += m.Handoffs
+		t.MsgRingHandoffs += m.MsgRingHandoffs
+		t.HandoffFallbacks += m.HandoffFallbacks
+	}
+	return t
 }
 
 // TestSingleReactor: a group of one is both boss and worker: the same loop
@@ -77,7 +80,9 @@ func TestSingleReactor(t *testing.T) {
 		closeAll(conns)
 		shutdownServer(t, s)
 		assert.Equal(t, []int{20}, h.perLoop(g))
-		assert.Equal(t, engine.HandoffStats{Local: 20}, s.HandoffStats())
+		st := groupMetrics(g)
+		assert.EqualValues(t, 20, st.Accepted)
+		assert.Zero(t, st.Handoffs)
 		assert.Equal(t, s.Listeners()[0].Loop(), g.Loops()[0])
 	})
 }
@@ -129,9 +134,9 @@ func TestSameGroupBossAndWorkers(t *testing.T) {
 		closeAll(conns)
 		shutdownServer(t, s)
 		assert.Equal(t, []int{10, 10}, h.perLoop(g))
-		st := s.HandoffStats()
-		assert.Equal(t, uint64(10), st.Local)
-		assert.Equal(t, uint64(10), st.Task+st.MsgRing)
+		st := groupMetrics(g)
+		assert.EqualValues(t, 20, st.Accepted)
+		assert.EqualValues(t, 10, st.Handoffs)
 	})
 }
 
@@ -156,10 +161,9 @@ func TestListenerPerLoop(t *testing.T) {
 		assert.Positive(t, per[0])
 		assert.Positive(t, per[1])
 		assert.Equal(t, per, []int{g.Connections(g.Loops()[0]), g.Connections(g.Loops()[1])})
-		for _, ln := range lns {
-			st := ln.HandoffStats()
-			assert.Zero(t, st.Task+st.MsgRing, "no hand-off")
-		}
+		st := groupMetrics(g)
+		assert.EqualValues(t, n, st.Accepted)
+		assert.Zero(t, st.Handoffs, "no hand-off")
 		closeAll(conns)
 		shutdownServer(t, s)
 		_, err = loopgroup.Serve(g, "unix", t.TempDir()+"/s", h, loopgroup.WithListenerPerLoop())

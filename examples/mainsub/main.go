@@ -50,9 +50,10 @@ func main() {
 	for _, l := range workers.Loops() {
 		fmt.Printf("  %s serves %d connections\n", l.Name(), workers.Connections(l))
 	}
-	st := srv.HandoffStats()
+	// The boss's metrics count its hand-offs and how they travelled.
+	st := boss.Loops()[0].Metrics()
 	fmt.Printf("  hand-offs: %d by MSG_RING, %d by task ring (backend %s)\n",
-		st.MsgRing, st.Task, workers.Loops()[0].Backend().Name)
+		st.MsgRingHandoffs, st.Handoffs-st.MsgRingHandoffs, workers.Loops()[0].Backend().Name)
 	for _, c := range conns {
 		c.Close()
 	}
@@ -64,7 +65,7 @@ func main() {
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("served %d connections; shut down cleanly\n", st.MsgRing+st.Task+st.Local)
+	fmt.Printf("served %d connections; shut down cleanly\n", st.Accepted)
 }
 
 // drive opens n connections and echoes msgs messages on each, concurrently;

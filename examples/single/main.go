@@ -63,9 +63,9 @@ func main() {
 		}
 		c.Close()
 	}
-	st := srv.HandoffStats()
+	st := g.Loops()[0].Metrics()
 	fmt.Printf("  last reply %s; connections served locally: %d, handed off: %d\n",
-		strings.TrimSpace(last), st.Local, st.Task+st.MsgRing)
+		strings.TrimSpace(last), st.Accepted-st.Handoffs, st.Handoffs)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
