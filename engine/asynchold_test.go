@@ -29,13 +29,19 @@ func holdPeer(t *testing.T, c testenv.Combo, opts ...engine.ConnOption) (*engine
 }
 
 // TestHoldAsync: bytes AsyncWrite accepts while the loop holds them stay out
-// of the stream, behind everything the loop writes, until ReleaseAsync.
+// of the stream, behind everything the loop writes, until released; off the loop
+// HoldAsync is an error.
 func TestHoldAsync(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l, conn, peer := holdPeer(t, c)
+		release, err := conn.HoldAsync()
+		require.Error(t, err, "off the loop")
+		require.Nil(t, release)
 		onLoop(t, l, func() error {
-			conn.HoldAsync()
+			if release, err = conn.HoldAsync(); err != nil {
+				return err
+			}
 			_, err := conn.Write([]byte("first-"))
 			return err
 		})
@@ -46,13 +52,13 @@ func TestHoldAsync(t *testing.T) {
 			if _, err := conn.Write([]byte("second-")); err != nil {
 				return err
 			}
-			conn.ReleaseAsync()
+			release()
 			_, err := conn.Write([]byte("third"))
 			return err
 		})
 		want := "first-second-async-third"
 		got := make([]byte, len(want))
-		_, err := io.ReadFull(peer, got)
+		_, err = io.ReadFull(peer, got)
 		require.NoError(t, err)
 		require.Equal(t, want, string(got))
 
@@ -70,12 +76,13 @@ func TestHoldAsyncLimit(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l, conn, peer := holdPeer(t, c, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 1024}))
-		onLoop(t, l, func() bool { conn.HoldAsync(); return true })
+		release := onLoop(t, l, func() func() { r, _ := conn.HoldAsync(); return r })
+		require.NotNil(t, release)
 		big := make([]byte, 1024)
 		require.NoError(t, conn.AsyncWrite(big))
 		onLoop(t, l, func() bool { return true }) // the held drain has run
 		require.ErrorIs(t, conn.AsyncWrite([]byte{1}), engine.ErrWriteBufferFull)
-		onLoop(t, l, func() bool { conn.ReleaseAsync(); return true })
+		onLoop(t, l, func() bool { release(); return true })
 		_, err := io.ReadFull(peer, make([]byte, 1024))
 		require.NoError(t, err)
 	})
@@ -87,13 +94,14 @@ func TestDiscardAsync(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l, conn, peer := holdPeer(t, c)
-		onLoop(t, l, func() bool { conn.HoldAsync(); return true })
+		release := onLoop(t, l, func() func() { r, _ := conn.HoldAsync(); return r })
+		require.NotNil(t, release)
 		require.NoError(t, conn.AsyncWrite([]byte("dropped")))
 		n := onLoop(t, l, func() int {
 			n := conn.DiscardAsync()
-			conn.ReleaseAsync()
+			release()
 			_, _ = conn.Write([]byte("kept-"))
-			conn.HoldAsync()
+			_, _ = conn.HoldAsync()
 			return n
 		})
 		require.Equal(t, len("dropped"), n)

@@ -31,6 +31,7 @@ type asyncWriter struct {
 	drain   asyncDrain
 	loopBuf atomic.Int64 // the loop's Buffered(), published each flush
 	held    bool         // HoldAsync: drains leave buf where it is (loop only)
+	release func()       // HoldAsync's release, made once
 }
 
 // AsyncWrite copies p and writes it on the loop; safe from any goroutine.
@@ -84,7 +85,7 @@ type asyncDrain struct{ c *Conn }
 func (d *asyncDrain) Run() {
 	c := d.c
 	if c.async.held {
-		return // queued stays set: ReleaseAsync drains
+		return // queued stays set: releaseAsync drains
 	}
 	b := c.async.take(nil)
 	if len(b) == 0 {
@@ -135,20 +136,26 @@ func (c *Conn) closeAsync(err error, keep bool) {
 }
 
 // HoldAsync keeps the bytes AsyncWrite accepts out of the connection's
-// output until ReleaseAsync, for a protocol whose loop-side writes must not
-// be interleaved with other goroutines' for a while (a WebSocket message
-// sent in fragments). Held bytes still count against the async write limit,
-// so AsyncWrite refuses past it as usual; a close sends them (or an abort
-// drops them) as any accepted bytes. Loop only: elsewhere it does nothing.
-func (c *Conn) HoldAsync() {
-	if c.loop.InEventLoop() {
-		c.async.held = true
+// output until release is called, for a protocol whose loop-side writes
+// must not be interleaved with other goroutines' for a while (a WebSocket
+// message sent in fragments). Held bytes still count against the async
+// write limit, so AsyncWrite refuses past it as usual; a close sends them
+// (or an abort drops them) as any accepted bytes. release writes the held
+// bytes, behind what the loop wrote meanwhile; it must be called on the
+// loop too, and once. Loop only: elsewhere HoldAsync returns an error.
+func (c *Conn) HoldAsync() (release func(), err error) {
+	if !c.loop.InEventLoop() {
+		return nil, errOffLoop("HoldAsync")
 	}
+	c.async.held = true
+	if c.async.release == nil {
+		c.async.release = c.releaseAsync // one closure per connection, not per hold
+	}
+	return c.async.release, nil
 }
 
-// ReleaseAsync ends HoldAsync: the bytes held are written now, behind what
-// the loop wrote meanwhile. Loop only: elsewhere it does nothing.
-func (c *Conn) ReleaseAsync() {
+// releaseAsync ends HoldAsync.
+func (c *Conn) releaseAsync() {
 	if !c.loop.InEventLoop() || !c.async.held {
 		return
 	}

@@ -15,3 +15,9 @@ var (
 	// connection was aborted and the unsent bytes dropped.
 	ErrCloseTimeout = fmt.Errorf("engine: close timed out with bytes unsent: %w", ErrAborted)
 )
+
+// errOffLoop is the error of a loop-only Conn method called from another
+// goroutine: a programming error, reported rather than ignored.
+func errOffLoop(method string) error {
+	return fmt.Errorf("engine: Conn.%s called off the connection's loop", method)
+}

@@ -45,7 +45,7 @@ func (c *Conn) KeepLimit() int { return c.keepLimit }
 func (c *Conn) SetKeepLimit(n int) error {
 	switch {
 	case !c.loop.InEventLoop():
-		return errors.New("engine: SetKeepLimit called off the connection's loop")
+		return errOffLoop("SetKeepLimit")
 	case n <= 0:
 		return fmt.Errorf("engine: keep limit %d (expected > 0)", n)
 	}

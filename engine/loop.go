@@ -187,16 +187,6 @@ func (l *Loop) ThreadID() int { return int(l.tid.Load()) }
 // read while producers offer may be off by the number of offers in flight.
 func (l *Loop) pendingTasks() int { return l.taskQ.Len() + l.tailQ.Len() }
 
-// SetIORatio changes the share of time given to I/O, 1..100, at run time;
-// 100 runs tasks without a time limit.
-func (l *Loop) SetIORatio(r int) error {
-	if err := checkIORatio(r); err != nil {
-		return err
-	}
-	l.ioRatio.Store(int32(r))
-	return nil
-}
-
 // String names the loop with its backend and state, for logs.
 func (l *Loop) String() string {
 	return fmt.Sprintf("%s(%s, %s, %s)", l.cfg.name, l.info.Name, l.threading, l.State())

@@ -231,14 +231,15 @@ func TestBoundedRingRejects(t *testing.T) {
 	})
 }
 
-func TestSetIORatioValidates(t *testing.T) {
+func TestIORatioValidates(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		l := newLoop(t, c)
-		require.Error(t, l.SetIORatio(0))
-		require.Error(t, l.SetIORatio(101))
-		require.NoError(t, l.SetIORatio(100))
-		_, err := engine.New(c.Options(engine.WithIORatio(-1))...)
-		require.Error(t, err)
+		for _, r := range []int{-1, 0, 101} {
+			_, err := engine.New(c.Options(engine.WithIORatio(r))...)
+			require.Error(t, err, "ratio %d", r)
+		}
+		l, err := engine.New(c.Options(engine.WithIORatio(100))...)
+		require.NoError(t, err)
+		require.NoError(t, l.Close())
 	})
 }
 

@@ -252,7 +252,7 @@ func TestReleaseSendBuffers(t *testing.T) {
 			onLoop(t, l, func() error {
 				_, err := conn.Write(msg)
 				if release {
-					conn.ReleaseSendBuffers() // pending: once drained
+					require.NoError(t, conn.ReleaseSendBuffers()) // pending: once drained
 				}
 				return err
 			})
@@ -267,7 +267,7 @@ func TestReleaseSendBuffers(t *testing.T) {
 		exchange(4<<10, 1, false)
 		exchange(100, 2, false)
 		require.Positive(t, held(), "buffers kept for the next writes")
-		onLoop(t, l, func() int { conn.ReleaseSendBuffers(); return 0 }) // drained: at once
+		require.NoError(t, onLoop(t, l, conn.ReleaseSendBuffers)) // drained: at once
 		require.Zero(t, held(), "released while drained")
 
 		exchange(4<<10, 3, true)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -21,9 +20,6 @@ type FDHandler interface {
 	OnUnregistered(w *Watch, err error)
 }
 
-// ErrInvalidEvents rejects a watch with no events.
-var ErrInvalidEvents = errors.New("engine: events must be non-zero")
-
 // Watch is an fd the loop watches for readiness (a timerfd, a pipe, a
 // signalfd, a foreign socket). The fd stays the caller's: Stop and shutdown
 // do not close it.
@@ -42,11 +38,8 @@ type Watch struct {
 // RegisterFD starts watching fd for events on the loop. Called from another
 // goroutine it hops onto the loop and waits for the registration.
 func (l *Loop) RegisterFD(fd int, events uint32, h FDHandler) (*Watch, error) {
-	if events == 0 {
-		return nil, ErrInvalidEvents
-	}
-	if h == nil || fd < 0 {
-		return nil, fmt.Errorf("engine: RegisterFD: bad fd %d or nil handler", fd)
+	if events == 0 || h == nil || fd < 0 {
+		return nil, fmt.Errorf("engine: RegisterFD(%d, %#x, %T): want an fd, events and a handler", fd, events, h)
 	}
 	w := &Watch{loop: l, fd: fd, events: events, h: h}
 	if err := l.onLoop(func() error { return w.arm() }); err != nil {
@@ -65,12 +58,6 @@ func (w *Watch) arm() error {
 	l.drv.Poll(w.fd, makeTag(w.idx, w.gen, opPoll), w.events)
 	return nil
 }
-
-// FD returns the watched fd.
-func (w *Watch) FD() int { return w.fd }
-
-// Loop returns the loop that watches the fd.
-func (w *Watch) Loop() *Loop { return w.loop }
 
 // Stop ends the watch; OnUnregistered(nil) follows on the loop. Safe from any
 // goroutine; stopping twice is a no-op.

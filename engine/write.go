@@ -101,16 +101,17 @@ func (c *Conn) queueFlush() {
 // keeping them for the next writes: a protocol whose setup wrote a larger
 // burst than what follows (a TLS handshake's flight) calls it so that an
 // idle connection does not hold that burst's buffer. The next write
-// allocates one of its own size. Loop only: elsewhere it does nothing.
-func (c *Conn) ReleaseSendBuffers() {
+// allocates one of its own size. Loop only: elsewhere it returns an error.
+func (c *Conn) ReleaseSendBuffers() error {
 	if !c.loop.InEventLoop() {
-		return
+		return errOffLoop("ReleaseSendBuffers")
 	}
 	if c.has(flagInFlight) || len(c.out) > 0 || len(c.plain) > 0 {
 		c.set(flagDropBufs)
-		return
+		return nil
 	}
 	c.releaseSendBuffers()
+	return nil
 }
 
 // Buffered returns the bytes written and not yet sent. Off the loop it is

@@ -30,7 +30,7 @@ func onLoop(t *testing.T, c *engine.Conn, fn func()) {
 }
 
 // TestHoldAsync: plaintext AsyncWrite accepts while held stays behind what
-// the loop writes until ReleaseAsync; DiscardAsync drops it; a close sends
+// the loop writes until released; DiscardAsync drops it; a close sends
 // what is held.
 func TestHoldAsync(t *testing.T) {
 	p := testenv.NewPKI(t)
@@ -42,12 +42,14 @@ func TestHoldAsync(t *testing.T) {
 		require.NoError(t, tc.SetDeadline(time.Now().Add(60*time.Second)))
 		sc := <-h
 		write := func(s string) { _, _ = sc.Write([]byte(s)) }
-		onLoop(t, sc, func() { sc.HoldAsync(); write("first-") })
+		var release func()
+		onLoop(t, sc, func() { release, _ = sc.HoldAsync(); write("first-") })
+		require.NotNil(t, release)
 		require.NoError(t, sc.AsyncWrite([]byte("async-")))
 		onLoop(t, sc, func() {}) // the held task has run
-		onLoop(t, sc, func() { write("second-"); sc.ReleaseAsync(); write("third-") })
+		onLoop(t, sc, func() { write("second-"); release(); write("third-") })
 		var n int
-		onLoop(t, sc, func() { sc.HoldAsync() })
+		onLoop(t, sc, func() { _, _ = sc.HoldAsync() })
 		require.NoError(t, sc.AsyncWrite([]byte("dropped")))
 		onLoop(t, sc, func() {}) // the held task has run
 		onLoop(t, sc, func() { n = sc.DiscardAsync() })

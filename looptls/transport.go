@@ -111,7 +111,7 @@ func (d *hsDone) Run() {
 		// The handshake's flights grew the engine connection's outbound
 		// buffers past what an established connection usually writes:
 		// an idle one keeps none of them.
-		t.c.ReleaseSendBuffers()
+		_ = t.c.ReleaseSendBuffers() // on the loop: cannot fail
 		t.st = stOpen
 		t.done.Store(true)
 		t.w.Open()

@@ -56,6 +56,7 @@ type MessageWriter struct {
 	started bool // the first frame, with the kind's opcode, is sent
 	text    utf8Checker
 	d       *deflater // the message's compressor, when compressed
+	release func()    // ends the connection's HoldAsync
 }
 
 // NextWriter opens a message of kind to be sent in fragments, for a message
@@ -86,7 +87,7 @@ func (c *Conn) NextWriter(kind MessageKind) (*MessageWriter, error) {
 		d.fw.Reset(&d.buf)
 		c.wr.d = d
 	}
-	c.ec.HoldAsync()
+	c.wr.release, _ = c.ec.HoldAsync() // on the loop (checked above): cannot fail
 	return &c.wr, nil
 }
 
@@ -181,5 +182,5 @@ func (w *MessageWriter) end() {
 		}
 		deflaters.Put(d)
 	}
-	w.c.ec.ReleaseAsync()
+	w.release()
 }
