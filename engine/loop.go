@@ -66,8 +66,9 @@ type Loop struct {
 	hooks   []hook
 	hookSeq uint64
 
-	stats stats
-	inbox handoffInbox // MSG_RING hand-offs towards this loop (handoffinbox.go)
+	stats   stats
+	packets packetCounts // the loop's own datagram counts (metrics.go)
+	inbox   handoffInbox // MSG_RING hand-offs towards this loop (handoffinbox.go)
 
 	running atomic.Uint64 // stall detector: the piece of work running, for the watchdog (watchdog.go)
 	goid    atomic.Uint64 // the loop goroutine's id, for the watchdog's stack

@@ -16,14 +16,25 @@ type stats struct {
 	accepted, handoffs                           atomic.Uint64
 	msgRingHandoffs, handoffFallbacks            atomic.Uint64
 	spins                                        atomic.Uint64
-	conns                                        atomic.Int64 // gauge, published each iteration
+	conns                                        atomic.Int64  // gauge, published each iteration
+	packetsIn, packetsOut, packetsDropped        atomic.Uint64 // published each iteration from packets
 }
+
+// packetCounts are the datagram counts of a loop's sockets, kept by the loop
+// without atomics (a datagram costs a plain increment) and published with
+// the gauges.
+type packetCounts struct{ in, out, dropped uint64 }
 
 // publishGauges copies loop-only sizes where other goroutines can read them.
 func (l *Loop) publishGauges() {
 	l.stats.timers.Store(int64(l.heap.Len()))
 	l.stats.registrations.Store(int64(l.reg.live))
 	l.stats.conns.Store(int64(l.reg.conns))
+	if l.packets != (packetCounts{}) {
+		l.stats.packetsIn.Store(l.packets.in)
+		l.stats.packetsOut.Store(l.packets.out)
+		l.stats.packetsDropped.Store(l.packets.dropped)
+	}
 }
 
 // Metrics is a snapshot of a loop's counters since it was built.
@@ -54,6 +65,15 @@ type Metrics struct {
 	MsgRingHandoffs  uint64
 	HandoffFallbacks uint64
 	Spins            uint64 // driver polls the loop made spinning instead of sleeping (WithAdaptiveSpin)
+	// The datagrams of the loop's PacketConns, as of the last iteration:
+	// delivered to OnPacket, taken by the kernel, and lost on the loop's
+	// side (received over MaxSize, refused by the kernel, or still queued
+	// when the socket closed; each but the last also reported to
+	// OnPacketError). What the kernel drops before the loop reads it is
+	// in /proc/net/snmp (RcvbufErrors).
+	PacketsReceived uint64
+	PacketsSent     uint64
+	PacketsDropped  uint64
 }
 
 // Metrics returns the loop's counters; cheap, from any goroutine.
@@ -82,5 +102,8 @@ func (l *Loop) Metrics() Metrics {
 		MsgRingHandoffs:  s.msgRingHandoffs.Load(),
 		HandoffFallbacks: s.handoffFallbacks.Load(),
 		Spins:            s.spins.Load(),
+		PacketsReceived:  s.packetsIn.Load(),
+		PacketsSent:      s.packetsOut.Load(),
+		PacketsDropped:   s.packetsDropped.Load(),
 	}
 }

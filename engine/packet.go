@@ -350,6 +350,7 @@ func (pc *PacketConn) closeWith(err error) {
 		_ = pc.io.send(pc)
 	}
 	pc.sendErrs = pc.sendErrs[:0]
+	pc.loop.packets.dropped += uint64(len(pc.out.msgs) - pc.out.head)
 	pc.out.reset()
 	pc.outBytes.Store(0)
 	pc.blocked = false

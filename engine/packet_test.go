@@ -185,9 +185,12 @@ func TestPacketEchoUDP(t *testing.T) {
 			require.IsType(t, &net.UDPAddr{}, pc.LocalAddr())
 			require.NotZero(t, pc.LocalAddr().(*net.UDPAddr).Port)
 			require.Same(t, l, pc.Loop())
-			echoRounds(t, n[0], pc.LocalAddr(), 16, scale(20, 5))
+			before := l.Metrics()
+			rounds := scale(20, 5)
+			echoRounds(t, n[0], pc.LocalAddr(), 16, rounds)
 			require.NoError(t, pc.Close())
 			require.NoError(t, h.waitClosed(t))
+			waitPacketCounts(t, l, before, uint64(16*rounds), uint64(16*rounds), 0)
 			require.ErrorIs(t, pc.Close(), net.ErrClosed, "a second Close")
 			require.ErrorIs(t, pc.WriteTo([]byte("x"), netip.MustParseAddrPort("127.0.0.1:9")), net.ErrClosed)
 			require.Empty(t, h.errs)
@@ -236,6 +239,7 @@ func TestPacketTruncatedUDP(t *testing.T) {
 				}
 				h.errs <- err
 			}
+			before := l.Metrics()
 			pc := listenPacket(t, l, n[0], n[1], h, engine.WithPacketOptions(engine.PacketOptions{MaxSize: 100}))
 			peer, err := net.DialUDP(n[0], nil, pc.LocalAddr().(*net.UDPAddr))
 			require.NoError(t, err)
@@ -263,8 +267,26 @@ func TestPacketTruncatedUDP(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, msg, buf[:k])
 			require.EqualValues(t, 1, h.got.Load())
+			// The cut one is counted dropped; the reply and the echo sent.
+			waitPacketCounts(t, l, before, 1, 2, 1)
 		}
 	})
+}
+
+// waitPacketCounts waits for l's datagram metrics to have grown by in
+// received, out sent and dropped since before (they are published once per
+// loop iteration).
+func waitPacketCounts(t *testing.T, l *engine.Loop, before engine.Metrics, in, out, dropped uint64) {
+	t.Helper()
+	var m engine.Metrics
+	ok := testenv.Until(30*time.Second, func() bool {
+		m = l.Metrics()
+		return m.PacketsReceived-before.PacketsReceived == in && m.PacketsSent-before.PacketsSent == out &&
+			m.PacketsDropped-before.PacketsDropped == dropped
+	})
+	require.True(t, ok, "datagrams received, sent, dropped: %d, %d, %d; want %d, %d, %d",
+		m.PacketsReceived-before.PacketsReceived, m.PacketsSent-before.PacketsSent,
+		m.PacketsDropped-before.PacketsDropped, in, out, dropped)
 }
 
 // closedPort returns a loopback address where no socket listens.

@@ -90,6 +90,7 @@ func (mmsgIO) send(pc *PacketConn) error {
 		switch errno {
 		case 0:
 			q.advance(n)
+			pc.loop.packets.out += uint64(n)
 			continue
 		case unix.EAGAIN:
 			return unix.EAGAIN
@@ -114,6 +115,7 @@ func (pc *PacketConn) refused(call string, errno unix.Errno) {
 		return
 	}
 	q.advance(1)
+	pc.loop.packets.dropped++
 }
 
 // icmpErrno reports the errors ICMP messages leave on a socket.

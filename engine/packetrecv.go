@@ -79,8 +79,10 @@ func (pc *PacketConn) deliverOne(b []byte, size int, flags int32, name *unix.Raw
 	from := decodeSource(name)
 	if flags&unix.MSG_TRUNC != 0 || size > len(b) {
 		err := fmt.Errorf("%w: %d bytes, over MaxSize %d", ErrTruncated, size, pc.cfg.maxSize)
+		pc.loop.packets.dropped++
 		pc.h.OnPacketError(pc, pc.packetError("read", pc.sourceAddr(from), err))
 	} else {
+		pc.loop.packets.in++
 		pc.h.OnPacket(pc, b, from)
 	}
 	pc.delivering = false

@@ -125,6 +125,7 @@ func (pc *PacketConn) sent(c *driver.Completion) {
 		return
 	}
 	pc.out.advance(n)
+	pc.loop.packets.out += uint64(n)
 	if n > 0 {
 		pc.idleOut = 0
 	}
