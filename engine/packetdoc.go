@@ -50,7 +50,9 @@
 // (ErrTruncated) with its size. ICMP errors on a connected socket reach
 // OnPacketError (syscall.ECONNREFUSED for a closed port), as does any
 // datagram the kernel refuses, so every datagram the socket accepted is
-// sent or reported. On readiness the loop's sockets share one receive
+// sent or reported; what is still queued when a socket closes is dropped.
+// Loop.Metrics counts each kind (PacketsReceived, PacketsSent,
+// PacketsDropped). On readiness the loop's sockets share one receive
 // arena (Batch slots of the largest MaxSize), so a dialled socket per peer
 // costs no receive buffer of its own; on the ring they share the driver's
 // datagram buffers.
