@@ -30,9 +30,9 @@ func BenchmarkServer(b *testing.B) {
 			name string
 			make func() (*httpserver.Server, error)
 		}{
-			{"fast", func() (*httpserver.Server, error) { return httpserver.New(fastHello) }},
-			{"adapter", func() (*httpserver.Server, error) { return httpserver.NewHTTP(stdHello) }},
-			{"inline", func() (*httpserver.Server, error) { return httpserver.NewHTTP(stdHello, httpserver.WithInlineHTTP()) }},
+			{"fast", func() (*httpserver.Server, error) { return httpserver.NewFast(fastHello) }},
+			{"adapter", func() (*httpserver.Server, error) { return httpserver.New(stdHello) }},
+			{"inline", func() (*httpserver.Server, error) { return httpserver.New(stdHello, httpserver.WithInlineHTTP()) }},
 		} {
 			b.Run(c.String()+"/"+v.name, func(b *testing.B) {
 				loop, err := engine.New(c.Options()...)

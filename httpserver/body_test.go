@@ -108,7 +108,7 @@ func (f fastStreamer) StreamBody(r *httpserver.Request) bool {
 	return string(r.Path()) != "/whole"
 }
 
-func (f fastStreamer) ServeRing(w *httpserver.Response, r *httpserver.Request) {
+func (f fastStreamer) ServeFast(w *httpserver.Response, r *httpserver.Request) {
 	body := r.BodyStream()
 	switch path := string(r.Path()); {
 	case path == "/ignore":
@@ -137,9 +137,9 @@ func (f fastStreamer) ServeRing(w *httpserver.Response, r *httpserver.Request) {
 // combo c, both serving bsvc.
 func bodyServers(t *testing.T, c testenv.Combo, bsvc *bodyService, opts ...httpserver.Option) map[string]string {
 	t.Helper()
-	a, err := httpserver.NewHTTP(bsvc.adapter(), opts...)
+	a, err := httpserver.New(bsvc.adapter(), opts...)
 	require.NoError(t, err)
-	f, err := httpserver.New(fastStreamer{bsvc}, opts...)
+	f, err := httpserver.NewFast(fastStreamer{bsvc}, opts...)
 	require.NoError(t, err)
 	out := map[string]string{"adapter": onLoop(t, c, a), "fast": onLoop(t, c, f)}
 	bodyServerOf.Store(out["adapter"], a)
@@ -250,11 +250,11 @@ func TestStreamedBodyFlowControl(t *testing.T) {
 		for _, name := range []string{"adapter", "fast"} {
 			t.Run(name, func(t *testing.T) {
 				bsvc := newBodyService()
-				a, err := httpserver.NewHTTP(bsvc.adapter())
+				a, err := httpserver.New(bsvc.adapter())
 				require.NoError(t, err)
 				s := a
 				if name == "fast" {
-					s, err = httpserver.New(fastStreamer{bsvc})
+					s, err = httpserver.NewFast(fastStreamer{bsvc})
 					require.NoError(t, err)
 				}
 				base := onLoop(t, c, s)

@@ -22,7 +22,7 @@ func TestHandlerSeesLoopShutdown(t *testing.T) {
 		testenv.CheckLeaks(t)
 		started := make(chan struct{}, 1)
 		cause := make(chan error, 1)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			started <- struct{}{}
 			<-r.Context().Done()
 			cause <- context.Cause(r.Context())

@@ -30,9 +30,9 @@ type variant struct {
 }
 
 var variants = []variant{
-	{"fast", func() (*httpserver.Server, error) { return httpserver.New(fastEcho) }},
-	{"adapter", func() (*httpserver.Server, error) { return httpserver.NewHTTP(stdEcho) }},
-	{"inline", func() (*httpserver.Server, error) { return httpserver.NewHTTP(stdEcho, httpserver.WithInlineHTTP()) }},
+	{"fast", func() (*httpserver.Server, error) { return httpserver.NewFast(fastEcho) }},
+	{"adapter", func() (*httpserver.Server, error) { return httpserver.New(stdEcho) }},
+	{"inline", func() (*httpserver.Server, error) { return httpserver.New(stdEcho, httpserver.WithInlineHTTP()) }},
 }
 
 // onLoop starts s on a new loop of combo c and returns its base URL.

@@ -261,11 +261,11 @@ func servers(t *testing.T, c testenv.Combo) map[string]string {
 		addrs[name] = a.String()
 		t.Cleanup(func() { require.NoError(t, s.Close()) })
 	}
-	s, err := httpserver.NewHTTP(stdEcho, limits)
+	s, err := httpserver.New(stdEcho, limits)
 	start("adapter", s, err)
-	s, err = httpserver.NewHTTP(stdEcho, limits, httpserver.WithInlineHTTP())
+	s, err = httpserver.New(stdEcho, limits, httpserver.WithInlineHTTP())
 	start("inline", s, err)
-	s, err = httpserver.New(fastEcho, limits)
+	s, err = httpserver.NewFast(fastEcho, limits)
 	start("fast", s, err)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

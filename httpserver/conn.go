@@ -468,7 +468,7 @@ func (cs *conn) serveFast(w *Response, r *Request) (ok bool) {
 			_ = cs.c.Abort()
 		}
 	}()
-	cs.s.fast.ServeRing(w, r)
+	cs.s.fast.ServeFast(w, r)
 	return true
 }
 
@@ -520,14 +520,9 @@ func (cs *conn) refuse(e *parseError) {
 	cs.linger()
 }
 
-// appendHeadTail finishes a bodiless closing response: server headers,
+// appendHeadTail finishes a bodiless closing response: Date,
 // Content-Length 0, Connection: close.
 func (ls *loopState) appendHeadTail(out []byte) []byte {
-	if ls.s.cfg.name != "" {
-		out = append(out, "Server: "...)
-		out = append(out, ls.s.cfg.name...)
-		out = append(out, "\r\n"...)
-	}
 	out = append(out, ls.date...)
 	return append(out, "Content-Length: 0\r\nConnection: close\r\n\r\n"...)
 }

@@ -36,7 +36,7 @@ func TestAdapterResponseWithFullTaskRing(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l := boundedLoop(t, c)
 		entered, proceed := make(chan struct{}, 1), make(chan struct{})
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			entered <- struct{}{}
 			<-proceed
 			_, _ = w.Write([]byte("answered"))
@@ -74,7 +74,7 @@ func TestTickWithFullTaskRing(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		l := boundedLoop(t, c)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
 			httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: httpserver.NoTimeout, Read: httpserver.NoTimeout, Idle: 50 * time.Millisecond}))
 		require.NoError(t, err)
 		addr, err := s.Listen(l, "tcp", "127.0.0.1:0")
@@ -102,7 +102,7 @@ func TestDeferredWithFullTaskRing(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l := boundedLoop(t, c)
 		deferred := make(chan *httpserver.Deferred, 1)
-		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			w.SetContentLength(int64(len("later")))
 			deferred <- w.Defer()
 		}))

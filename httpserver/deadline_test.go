@@ -158,19 +158,19 @@ func TestWriteTimeout(t *testing.T) {
 				var err error
 				switch mode {
 				case "adapter":
-					s, err = httpserver.NewHTTP(adapterStreamer(ends, 0, nil), opt)
+					s, err = httpserver.New(adapterStreamer(ends, 0, nil), opt)
 				case "fast":
-					s, err = httpserver.New(deferredStreamer(ends), opt)
+					s, err = httpserver.NewFast(deferredStreamer(ends), opt)
 				case "adapter-whole", "inline-whole":
 					more := []httpserver.Option{opt}
 					if mode == "inline-whole" {
 						more = append(more, httpserver.WithInlineHTTP())
 					}
-					s, err = httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					s, err = httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						_, _ = io.WriteString(w, big)
 					}), more...)
 				case "fast-whole":
-					s, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+					s, err = httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 						_, _ = w.WriteString(big)
 					}), opt)
 				}
@@ -183,7 +183,7 @@ func TestWriteTimeout(t *testing.T) {
 				if mode == "adapter" || mode == "fast" {
 					requireFreed(t, waitEnd(t, ends), mode == "adapter", "write deadline", sent, d)
 				}
-				testenv.Eventually(t, freedWithin, "the connection reset", func() bool { return s.Connections() == 0 })
+				testenv.Eventually(t, freedWithin, "the connection reset", func() bool { return s.Metrics().Connections == 0 })
 			})
 		}
 	})
@@ -198,9 +198,9 @@ func TestWriteTimeoutFastClient(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		ends := make(chan streamEnd, 8)
-		a, err := httpserver.NewHTTP(adapterStreamer(ends, total, nil), opt)
+		a, err := httpserver.New(adapterStreamer(ends, total, nil), opt)
 		require.NoError(t, err)
-		f, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		f, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			d := w.Defer()
 			go func() {
 				piece := bytes.Repeat([]byte("s"), 16<<10)
@@ -277,13 +277,13 @@ func TestSetWriteDeadline(t *testing.T) {
 			}
 			_, _ = fmt.Fprintf(w, "|%d", n)
 		})
-		s, err := httpserver.NewHTTP(mux, httpserver.WithTimeouts(httpserver.Timeouts{WriteStall: httpserver.NoTimeout}))
+		s, err := httpserver.New(mux, httpserver.WithTimeouts(httpserver.Timeouts{WriteStall: httpserver.NoTimeout}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		// After the subtests, which run at once (each on its own
 		// connection), before the server closes.
 		t.Cleanup(func() {
-			testenv.Eventually(t, freedWithin, "every connection closed", func() bool { return s.Connections() == 0 })
+			testenv.Eventually(t, freedWithin, "every connection closed", func() bool { return s.Metrics().Connections == 0 })
 		})
 
 		t.Run("cut", func(t *testing.T) {
@@ -339,7 +339,7 @@ func TestSetReadDeadline(t *testing.T) {
 		// How each path's handler ended: the subtests run at once.
 		ends := map[string]chan readEnd{"/stall": make(chan readEnd, 1), "/clear": make(chan readEnd, 1)}
 		firstHalf := make(chan struct{}, 1)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rc := http.NewResponseController(w)
 			var e readEnd
 			switch r.URL.Path {
@@ -425,11 +425,11 @@ func TestWriteStall(t *testing.T) {
 				var err error
 				switch mode {
 				case "adapter":
-					s, err = httpserver.NewHTTP(adapterStreamer(ends, 0, nil), opt)
+					s, err = httpserver.New(adapterStreamer(ends, 0, nil), opt)
 				case "fast":
-					s, err = httpserver.New(deferredStreamer(ends), opt)
+					s, err = httpserver.NewFast(deferredStreamer(ends), opt)
 				case "pipelined":
-					s, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+					s, err = httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 						_, _ = w.WriteString(strings.Repeat("p", 16<<10))
 					}), opt)
 				}
@@ -450,7 +450,7 @@ func TestWriteStall(t *testing.T) {
 					require.NoError(t, err)
 					requireFreed(t, waitEnd(t, ends), mode == "adapter", "WriteStall", sent, d)
 				}
-				testenv.Eventually(t, freedWithin, "the connection reset", func() bool { return s.Connections() == 0 })
+				testenv.Eventually(t, freedWithin, "the connection reset", func() bool { return s.Metrics().Connections == 0 })
 			})
 		}
 	})
@@ -464,7 +464,7 @@ func TestWriteTimeoutsOff(t *testing.T) {
 	const total = 4 << 20
 	testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
 		ends := make(chan streamEnd, 1)
-		s, err := httpserver.NewHTTP(adapterStreamer(ends, total, nil), httpserver.WithTimeouts(httpserver.Timeouts{
+		s, err := httpserver.New(adapterStreamer(ends, total, nil), httpserver.WithTimeouts(httpserver.Timeouts{
 			Write: httpserver.NoTimeout, WriteStall: httpserver.NoTimeout, Idle: 50 * time.Millisecond,
 			ReadHeader: httpserver.NoTimeout}))
 		require.NoError(t, err)
@@ -518,9 +518,9 @@ func TestWriteTimeoutTLS(t *testing.T) {
 				var s *httpserver.Server
 				var err error
 				if mode == "adapter" {
-					s, err = httpserver.NewHTTP(adapterStreamer(ends, 0, nil), opts...)
+					s, err = httpserver.New(adapterStreamer(ends, 0, nil), opts...)
 				} else {
-					s, err = httpserver.New(deferredStreamer(ends), opts...)
+					s, err = httpserver.NewFast(deferredStreamer(ends), opts...)
 				}
 				require.NoError(t, err)
 				addr := onLoopTLS(t, c, s, "", "")
@@ -531,7 +531,7 @@ func TestWriteTimeoutTLS(t *testing.T) {
 				_, err = io.WriteString(tc, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
 				require.NoError(t, err)
 				requireFreed(t, waitEnd(t, ends), mode == "adapter", "write deadline", sent, d)
-				testenv.Eventually(t, freedWithin, "the connection reset", func() bool { return s.Connections() == 0 })
+				testenv.Eventually(t, freedWithin, "the connection reset", func() bool { return s.Metrics().Connections == 0 })
 			})
 		}
 	})

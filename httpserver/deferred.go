@@ -169,11 +169,16 @@ func (d *Deferred) Finish() error {
 	if d.gone.Load() {
 		return d.goneErr()
 	}
-	return loopctl.Run(d.loop, d)
+	return loopctl.Run(d.loop, (*deferredFinish)(d))
 }
 
+// deferredFinish is the loop's side of Deferred.Finish: a type of its own,
+// so that Deferred has no Run method a goroutine could call off the loop.
+type deferredFinish Deferred
+
 // Run sends the response on the loop and resumes the connection.
-func (d *Deferred) Run() {
+func (f *deferredFinish) Run() {
+	d := (*Deferred)(f)
 	if st := d.w.st; st != nil {
 		st.deferredFinish(d)
 		return

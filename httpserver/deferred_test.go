@@ -49,7 +49,7 @@ func TestDeferred(t *testing.T) {
 		// Registered before the server starts, so it runs after the server
 		// closed: no handler sends on jobs any more.
 		t.Cleanup(func() { close(jobs); workers.Wait() })
-		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			path := string(r.Path())
 			w.AddHeader("X-Path", path) // set before Defer: carries over
 			jobs <- job{w.Defer(), path}
@@ -121,7 +121,7 @@ func TestDeferredEdges(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		held := make(chan *httpserver.Deferred, 1)
-		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			switch string(r.Path()) {
 			case "/stream":
 				_, _ = w.WriteString("first;")
@@ -169,7 +169,7 @@ func TestDeferredEdges(t *testing.T) {
 		require.NoError(t, err)
 		d := <-held
 		require.NoError(t, s.Close())
-		testenv.Eventually(t, 20*time.Second, "the connection closes", func() bool { return s.Connections() == 0 })
+		testenv.Eventually(t, 20*time.Second, "the connection closes", func() bool { return s.Metrics().Connections == 0 })
 		require.Error(t, d.Finish())
 		require.Empty(t, readEOF(t, gone), "nothing sent for the deferred response")
 	})
@@ -186,7 +186,7 @@ func TestDeferredStream(t *testing.T) {
 		piece := func(i int) []byte { return []byte(strings.Repeat(string(rune('a'+i%26)), size)) }
 		gate := make(chan struct{})
 		errs := make(chan error, 1)
-		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			if string(r.Path()) == "/next" {
 				_, _ = w.WriteString("next")
 				return

@@ -1,8 +1,8 @@
 // Package httpserver is an HTTP/1.1 and HTTP/2 server on ringloop's event
 // loops.
 //
-// New (the fast API, a handler on the loop) or NewHTTP (any http.Handler)
-// builds a Server; Listen serves it on one *engine.Loop or a
+// New (any http.Handler, as net/http) or NewFast (the fast API, a handler
+// on the loop) builds a Server; Listen serves it on one *engine.Loop or a
 // *loopgroup.Group, with any of loopgroup's reactor models (main/sub with
 // loopgroup.WithBoss, single, loopgroup.WithListenerPerLoop); Shutdown(ctx)
 // and Close end it as net/http's do; ListenTLS serves HTTPS (see TLS below),
@@ -59,8 +59,8 @@
 //
 // # Safety
 //
-// Limits (WithLimits): request line and headers 1 MiB (431; net/http's
-// DefaultMaxHeaderBytes), 1000 header lines (431), request line 64 KiB (414),
+// Limits (WithLimits): request line and headers 1 MiB (431;
+// http.DefaultMaxHeaderBytes), 1000 header lines (431), request line 64 KiB (414),
 // whole body 8 MiB (413), streamed body unbounded. Malformed requests get 400 and the connection closes;
 // an unsupported HTTP version gets 505, an unknown transfer coding 501, an
 // Expect other than 100-continue 417 — in net/http's format. A chunked
@@ -106,11 +106,11 @@
 //
 // # Two APIs
 //
-// The fast API (New, Handler): the handler runs on the loop with a Request
+// The fast API (NewFast, Handler): the handler runs on the loop with a Request
 // view (slices into the receive buffer, valid during the call) and a
 // Response that buffers status, headers and body; the server adds Date,
-// Content-Length (or, after Response.Flush, chunked framing), Connection
-// and, with WithServerName, Server. One Response per loop is reused: a request costs no
+// Content-Length (or, after Response.Flush, chunked framing) and
+// Connection. One Response per loop is reused: a request costs no
 // allocation (BenchmarkServer: 0 allocs/op). A handler that blocks stalls
 // its loop: for blocking work it calls Response.Defer, hands the returned
 // Deferred to a goroutine or loopgroup's executor, returns, and the
@@ -120,7 +120,7 @@
 // with Conn.AsyncWrite instead does not work: the server answers the
 // request itself when the handler returns.) Or use the adapter.
 //
-// The adapter (NewHTTP) serves any http.Handler with an *http.Request built
+// The adapter (New) serves any http.Handler with an *http.Request built
 // as net/http builds it (Body streaming the request body, Context cancelled
 // when the client goes away or the server closes the connection, Trailer, RemoteAddr,
 // http.LocalAddrContextKey) and a ResponseWriter that is also an
@@ -199,8 +199,8 @@
 // net/http's server hooks have their counterparts: WithLogger (ErrorLog),
 // WithConnState (ConnState, with an *engine.Conn), WithBaseContext
 // (BaseContext, given the context), WithConnContext (ConnContext) and
-// Server.RegisterOnShutdown. No Server header is sent unless WithServerName
-// asks for one.
+// Server.RegisterOnShutdown. No Server header is sent, as net/http sends
+// none: a handler that wants one sets it.
 //
 // # TLS
 //

@@ -12,14 +12,14 @@ import (
 
 // A fast-API server on one loop: the handler runs on the loop with a request
 // view and a buffered response, allocating nothing per request.
-func Example() {
+func ExampleNewFast() {
 	loop, err := engine.New()
 	if err != nil {
 		panic(err)
 	}
 	defer loop.Close()
 
-	srv, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	srv, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		w.AddHeader("Content-Type", "text/plain")
 		_, _ = w.WriteString("hello " + string(r.Path()))
 	}))
@@ -44,7 +44,7 @@ func Example() {
 
 // Any http.Handler, here a ServeMux, served by the adapter: each request runs
 // on its own goroutine and its response is written back on the loop.
-func ExampleNewHTTP() {
+func Example() {
 	loop, err := engine.New()
 	if err != nil {
 		panic(err)
@@ -55,7 +55,7 @@ func ExampleNewHTTP() {
 	mux.HandleFunc("GET /greet/{name}", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hi %s", r.PathValue("name"))
 	})
-	srv, err := httpserver.NewHTTP(mux)
+	srv, err := httpserver.New(mux)
 	if err != nil {
 		panic(err)
 	}

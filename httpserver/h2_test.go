@@ -28,10 +28,10 @@ import (
 
 // h2Variants serve the echo service with cleartext HTTP/2 on each API.
 var h2Variants = []variant{
-	{"fast", func() (*httpserver.Server, error) { return httpserver.New(fastEcho, httpserver.WithH2C()) }},
-	{"adapter", func() (*httpserver.Server, error) { return httpserver.NewHTTP(stdEcho, httpserver.WithH2C()) }},
+	{"fast", func() (*httpserver.Server, error) { return httpserver.NewFast(fastEcho, httpserver.WithH2C()) }},
+	{"adapter", func() (*httpserver.Server, error) { return httpserver.New(stdEcho, httpserver.WithH2C()) }},
 	{"inline", func() (*httpserver.Server, error) {
-		return httpserver.NewHTTP(stdEcho, httpserver.WithH2C(), httpserver.WithInlineHTTP())
+		return httpserver.New(stdEcho, httpserver.WithH2C(), httpserver.WithInlineHTTP())
 	}},
 }
 
@@ -107,7 +107,7 @@ func TestH2LargeBodies(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		for _, v := range []variant{
 			{"fast", func() (*httpserver.Server, error) {
-				return httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+				return httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 					if r.Method() == "GET" {
 						_, _ = w.Write(big)
 						return
@@ -116,7 +116,7 @@ func TestH2LargeBodies(t *testing.T) {
 				}), httpserver.WithH2C())
 			}},
 			{"adapter", func() (*httpserver.Server, error) {
-				return httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				return httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if r.Method == "GET" {
 						for i := 0; i < len(big); i += 100 << 10 {
 							_, _ = w.Write(big[i:min(len(big), i+100<<10)])
@@ -192,7 +192,7 @@ func TestH2Trailers(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		for _, v := range []variant{
 			{"adapter", func() (*httpserver.Server, error) {
-				return httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				return httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					b, err := io.ReadAll(r.Body)
 					if err != nil {
 						http.Error(w, err.Error(), 500)
@@ -210,7 +210,7 @@ func TestH2Trailers(t *testing.T) {
 				}), httpserver.WithH2C())
 			}},
 			{"fast", func() (*httpserver.Server, error) {
-				return httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+				return httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 					_, _ = fmt.Fprintf(w, "%s|%s", r.Body(), r.Trailer("X-Req"))
 				}), httpserver.WithH2C())
 			}},
@@ -259,7 +259,7 @@ func TestH2Shutdown(t *testing.T) {
 				testenv.CheckLeaks(t)
 				entered := make(chan string, 8)
 				release := make(chan struct{})
-				s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					entered <- r.URL.Path
 					<-release
 					_, _ = io.WriteString(w, "done "+r.URL.Path)
@@ -363,7 +363,7 @@ func TestH2TLS(t *testing.T) {
 		}
 		t.Run("http/1.1 only", func(t *testing.T) {
 			testenv.CheckLeaks(t)
-			s, err := httpserver.New(fastTLS, httpserver.WithTLSConfig(&tls.Config{NextProtos: []string{"http/1.1"}}))
+			s, err := httpserver.NewFast(fastTLS, httpserver.WithTLSConfig(&tls.Config{NextProtos: []string{"http/1.1"}}))
 			require.NoError(t, err)
 			addr := onLoopTLS(t, c, s, certFile, keyFile)
 			h2 := httpsTransport(p, addr, 1)
@@ -413,7 +413,7 @@ func TestH2Curl(t *testing.T) {
 		}
 		t.Run("tls", func(t *testing.T) {
 			testenv.CheckLeaks(t)
-			s, err := httpserver.NewHTTP(stdTLS)
+			s, err := httpserver.New(stdTLS)
 			require.NoError(t, err)
 			addr := onLoopTLS(t, c, s, certFile, keyFile)
 			_, port, _ := net.SplitHostPort(addr)
@@ -433,7 +433,7 @@ func TestH2Deferred(t *testing.T) {
 		testenv.CheckLeaks(t)
 		release := make(chan struct{})
 		var flushed atomic.Int64
-		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			if string(r.Path()) != "/slow" {
 				_, _ = w.WriteString("fast")
 				return
@@ -471,7 +471,7 @@ func TestH2Panic(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		for _, v := range []variant{
 			{"fast", func() (*httpserver.Server, error) {
-				return httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+				return httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 					if string(r.Path()) == "/panic" {
 						panic(http.ErrAbortHandler)
 					}
@@ -479,7 +479,7 @@ func TestH2Panic(t *testing.T) {
 				}), httpserver.WithH2C())
 			}},
 			{"adapter", func() (*httpserver.Server, error) {
-				return httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				return httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if r.URL.Path == "/panic" {
 						panic(http.ErrAbortHandler)
 					}
@@ -520,7 +520,7 @@ func TestH2Panic(t *testing.T) {
 func TestH2WholeBodies(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			_, _ = fmt.Fprintf(w, "%d", len(r.Body()))
 		}), httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{Body: 64 << 10}))
 		require.NoError(t, err)
@@ -558,10 +558,10 @@ func TestH2Limits(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		for _, v := range []variant{
 			{"fast", func() (*httpserver.Server, error) {
-				return httpserver.New(fastEcho, httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{Body: 1000, Headers: 5}))
+				return httpserver.NewFast(fastEcho, httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{Body: 1000, Headers: 5}))
 			}},
 			{"adapter", func() (*httpserver.Server, error) {
-				return httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				return httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					b, err := io.ReadAll(r.Body)
 					var mbe *http.MaxBytesError
 					if errors.As(err, &mbe) {
@@ -611,7 +611,7 @@ func TestH2Timeouts(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		werr := make(chan error, 1)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
 			case "/late":
 				rc := http.NewResponseController(w)
@@ -662,7 +662,7 @@ func TestH2Timeouts(t *testing.T) {
 func TestH2BodyStreamer(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(httpserver.StreamBodies(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		s, err := httpserver.NewFast(streamAll(func(w *httpserver.Response, r *httpserver.Request) {
 			body := r.BodyStream()
 			d := w.Defer()
 			go func() {
@@ -670,7 +670,7 @@ func TestH2BodyStreamer(t *testing.T) {
 				_, _ = fmt.Fprintf(d, "%d %x %v", len(b), sum(b), err)
 				_ = d.Finish()
 			}()
-		})), httpserver.WithH2C())
+		}), httpserver.WithH2C())
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		cl, tr := h2Client(base)
@@ -685,6 +685,13 @@ func TestH2BodyStreamer(t *testing.T) {
 	})
 }
 
+// streamAll is a BodyStreamer that streams every request's body.
+type streamAll httpserver.HandlerFunc
+
+func (streamAll) StreamBody(*httpserver.Request) bool { return true }
+
+func (f streamAll) ServeFast(w *httpserver.Response, r *httpserver.Request) { f(w, r) }
+
 // TestH2TLSInadequate: a TLS 1.2 connection that negotiated h2 with a
 // cipher suite RFC 9113 prohibits (CBC here, which the server's
 // configuration allows for HTTP/1.1 clients) gets GOAWAY
@@ -694,7 +701,7 @@ func TestH2TLSInadequate(t *testing.T) {
 	cbc := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(fastEcho, httpserver.WithTLSConfig(&tls.Config{
+		s, err := httpserver.NewFast(fastEcho, httpserver.WithTLSConfig(&tls.Config{
 			Certificates: []tls.Certificate{p.Leaf(t, "localhost", "localhost")}, MaxVersion: tls.VersionTLS12, CipherSuites: cbc}))
 		require.NoError(t, err)
 		addr := onLoopTLS(t, c, s, "", "")

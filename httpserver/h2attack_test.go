@@ -34,7 +34,7 @@ func TestH2RapidReset(t *testing.T) {
 		testenv.CheckLeaks(t)
 		var started, running, most atomic.Int64
 		release := make(chan struct{})
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			started.Add(1)
 			n := running.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
@@ -74,7 +74,7 @@ func TestH2RapidReset(t *testing.T) {
 func TestH2ContinuationFlood(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(fastEcho, httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{HeaderBytes: 16 << 10}))
+		s, err := httpserver.NewFast(fastEcho, httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{HeaderBytes: 16 << 10}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		for _, empty := range []bool{false, true} {
@@ -112,7 +112,7 @@ func TestH2ContinuationFlood(t *testing.T) {
 func TestH2HPACKBomb(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(fastEcho, httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{HeaderBytes: 64 << 10}))
+		s, err := httpserver.NewFast(fastEcho, httpserver.WithH2C(), httpserver.WithLimits(httpserver.Limits{HeaderBytes: 64 << 10}))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 
@@ -161,7 +161,7 @@ func TestH2ControlFloods(t *testing.T) {
 	}
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.NewHTTP(stdEcho, httpserver.WithH2C())
+		s, err := httpserver.New(stdEcho, httpserver.WithH2C())
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		for name, send := range floods {
@@ -197,7 +197,7 @@ func TestH2ZeroWindow(t *testing.T) {
 				testenv.CheckLeaks(t)
 				var written atomic.Int64
 				werr := make(chan error, 1)
-				s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					chunk := bytes.Repeat([]byte("w"), 16<<10)
 					for range 1024 { // 16 MiB
 						if _, err := w.Write(chunk); err != nil {
@@ -238,7 +238,7 @@ func TestH2ZeroWindow(t *testing.T) {
 func TestH2StreamIDs(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(fastEcho, httpserver.WithH2C())
+		s, err := httpserver.NewFast(fastEcho, httpserver.WithH2C())
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		r := dialH2(t, base)

@@ -6,20 +6,6 @@ import "golang.org/x/net/http2"
 // ALPN chose "h2" (ListenTLS offers it), and on Listen's plain port with
 // prior knowledge when WithH2C asks for it.
 
-// WithH2C serves cleartext HTTP/2 with prior knowledge (RFC 9113 section
-// 3.3) on Listen's port beside HTTP/1.1: a connection whose first bytes
-// are HTTP/2's client preface ("PRI * HTTP/2.0...") speaks HTTP/2, any
-// other HTTP/1.1. It is off by default, as net/http's (which asks for
-// Protocols.SetUnencryptedHTTP2): cleartext HTTP/2 is for clients that
-// know the server speaks it, such as gRPC inside a network or a proxy in
-// front that ended TLS, and a server that did not plan for it should not
-// answer it. The "Upgrade: h2c" of RFC 7540, which RFC 9113 deprecates, is
-// not offered: such a request is served as HTTP/1.1. ListenTLS ignores
-// the option.
-func WithH2C() Option {
-	return func(c *config) error { c.h2c = true; return nil }
-}
-
 // sniffH2 looks for the client preface at the start of a connection that
 // WithH2C serves. It returns true when it took b: a prefix of the preface
 // (kept in cs.buf until the rest comes) or the whole of it, which turns

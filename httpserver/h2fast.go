@@ -47,7 +47,7 @@ func (st *h2Stream) runFast(w *Response, r *Request) (ok bool) {
 			st.reset(http2.ErrCodeInternal, nil)
 		}
 	}()
-	st.hc.cs.s.fast.ServeRing(w, r)
+	st.hc.cs.s.fast.ServeFast(w, r)
 	return true
 }
 

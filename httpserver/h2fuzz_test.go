@@ -37,8 +37,8 @@ func FuzzH2(f *testing.F) {
 	f.Cleanup(func() { require.NoError(f, loop.Close()) })
 	var bases [2]string
 	for i, make := range []func() (*httpserver.Server, error){
-		func() (*httpserver.Server, error) { return httpserver.New(fastEcho, httpserver.WithH2C()) },
-		func() (*httpserver.Server, error) { return httpserver.NewHTTP(stdEcho, httpserver.WithH2C()) },
+		func() (*httpserver.Server, error) { return httpserver.NewFast(fastEcho, httpserver.WithH2C()) },
+		func() (*httpserver.Server, error) { return httpserver.New(stdEcho, httpserver.WithH2C()) },
 	} {
 		s, err := make()
 		require.NoError(f, err)

@@ -34,7 +34,7 @@ func TestH2ResetCancelsContext(t *testing.T) {
 		}
 		got := make(chan result, 1)
 		read := make(chan struct{})
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(200)
 			w.(http.Flusher).Flush()
 			buf := make([]byte, 64)
@@ -85,7 +85,7 @@ func TestH2SmallMessages(t *testing.T) {
 	const n = 20000
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Trailer", "Grpc-Status")
 			for i := range n {
 				if _, err := fmt.Fprintf(w, "%08d", i); err != nil {
@@ -147,7 +147,7 @@ func TestH2FullDuplex(t *testing.T) {
 	const piece, pieces = 32 << 10, 128
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Trailer", "Grpc-Status")
 			w.WriteHeader(200)
 			w.(http.Flusher).Flush()

@@ -23,19 +23,15 @@ var h2Status = func() (t [1000]string) {
 	return t
 }()
 
-// writeHead writes a response's HEADERS: status, the Server and Date
-// headers (date), the header lines, and the content-length cl (-1: none).
+// writeHead writes a response's HEADERS: status, the Date header
+// (date), the header lines, and the content-length cl (-1: none).
 func (hc *h2Conn) writeHead(id uint32, status int, lines []byte, cl int64, date, end bool) {
 	if status < 100 || status > 999 {
 		status = 500
 	}
-	cfg := hc.cs.s.cfg
 	hc.hbuf.Reset()
 	e := hc.enc
 	_ = e.WriteField(hpack.HeaderField{Name: ":status", Value: h2Status[status]})
-	if cfg.name != "" {
-		_ = e.WriteField(hpack.HeaderField{Name: "server", Value: cfg.name})
-	}
 	if date {
 		_ = e.WriteField(hpack.HeaderField{Name: "date", Value: hc.dateValue()})
 	}

@@ -71,7 +71,7 @@ func TestWebSocketOverHijack(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		var handlers sync.WaitGroup
-		s, err := httpserver.NewHTTP(wsEcho(&handlers))
+		s, err := httpserver.New(wsEcho(&handlers))
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		d := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
@@ -79,7 +79,7 @@ func TestWebSocketOverHijack(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
 		echoRounds(t, ws)
-		require.Zero(t, s.Connections(), "a hijacked connection is no longer the server's")
+		require.Zero(t, s.Metrics().Connections, "a hijacked connection is no longer the server's")
 		require.NoError(t, ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")))
 		_, _, err = ws.ReadMessage()
 		var ce *websocket.CloseError
@@ -98,7 +98,7 @@ func TestHijackPendingBytes(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		second := make(chan error, 1)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			conn, rw, err := w.(http.Hijacker).Hijack()
 			if err != nil {
 				http.Error(w, err.Error(), 500)
@@ -142,7 +142,7 @@ func TestHijackPendingBytes(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, rest)
 
-		inline, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inline, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, _, err := w.(http.Hijacker).Hijack(); err != nil {
 				http.Error(w, err.Error(), http.StatusNotImplemented)
 			}
@@ -165,7 +165,7 @@ func TestHijackAfterClientFIN(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		finSent := make(chan struct{})
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			<-finSent
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err != nil {
@@ -219,7 +219,7 @@ func TestFastUpgrade(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		proto := &shoutProto{closed: make(chan error, 1)}
-		s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			if string(r.Header("Upgrade")) != "shout" {
 				w.SetStatus(http.StatusUpgradeRequired)
 				return
@@ -247,7 +247,7 @@ func TestFastUpgrade(t *testing.T) {
 		_, err = io.ReadFull(r, got)
 		require.NoError(t, err)
 		require.Equal(t, want, string(got))
-		require.Zero(t, s.Connections())
+		require.Zero(t, s.Metrics().Connections)
 		_, err = io.WriteString(conn, "later")
 		require.NoError(t, err)
 		got = make([]byte, 5)

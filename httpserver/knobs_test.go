@@ -60,7 +60,7 @@ func TestServerKnobs(t *testing.T) {
 		defer cancelBase()
 		connCtxCalls := 0
 		shutdownRan := make(chan struct{})
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
 			case "/panic":
 				panic("knob test panic")

@@ -25,7 +25,7 @@ func TestListenError(t *testing.T) {
 		require.NoError(t, err)
 		defer held.Close()
 		addr := held.Addr().String()
-		s, err := httpserver.NewHTTP(http.NotFoundHandler())
+		s, err := httpserver.New(http.NotFoundHandler())
 		require.NoError(t, err)
 		_, err = s.Listen(loop, "tcp", addr)
 		var oe *net.OpError

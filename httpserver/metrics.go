@@ -10,14 +10,14 @@ import (
 )
 
 // Request metrics: every server counts its responses by status class and
-// times its handlers in a histogram of fixed buckets, always (Server.Stats
+// times its handlers in a histogram of fixed buckets, always (Server.Metrics
 // reads them; package github.com/ringloop/ringloop/metrics exports them to
 // Prometheus). Counting costs two clock reads and three atomic adds per
 // request, no allocation: the counters are spread over stripes, each on its
 // own cache lines, picked from the connection's (fast API) or the request's
 // (adapter) address, so the loops of a group seldom write the same line.
 //
-// What is measured is the handler: from the call of ServeRing or ServeHTTP
+// What is measured is the handler: from the call of ServeFast or ServeHTTP
 // to its return, as Prometheus's promhttp.InstrumentHandlerDuration does; the
 // status is the one the response went out with (200 when the handler set
 // none). A response the handler Defers is counted when the handler returns,
@@ -25,10 +25,9 @@ import (
 // apart (Hijacked). Requests the server refuses before any handler runs
 // (malformed, over a limit) and handlers that panic are not counted.
 
-// DurationBuckets are the upper bounds of the request-duration histogram
-// (Prometheus's "le"), from 100 µs to 10 s; a last, implicit bucket holds the
-// longer ones.
-var DurationBuckets = [...]time.Duration{
+// bucketBounds are the request-duration histogram's upper bounds
+// (Metrics.BucketBounds).
+var bucketBounds = [16]time.Duration{
 	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
 	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
 	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
@@ -36,49 +35,47 @@ var DurationBuckets = [...]time.Duration{
 	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
 }
 
-// Stats is a snapshot of a server's request metrics since it was built.
-type Stats struct {
-	// Responses counts the responses by status class: [0] 1xx (an
-	// Upgrade's 101), [1] 2xx, [2] 3xx, [3] 4xx, [4] 5xx.
-	Responses [5]uint64
-	// Hijacked counts the adapter's requests whose handler took the
-	// connection (Hijack): what it answered is its own.
-	Hijacked uint64
-	// Requests is how many requests were timed (all of the above).
-	Requests uint64
-	// Duration is the handlers' total time.
-	Duration time.Duration
-	// Buckets counts the requests by duration: Buckets[i] those that took
-	// at most DurationBuckets[i] and more than DurationBuckets[i-1] (not
-	// cumulative); the last one those over the last bound.
-	Buckets [len(DurationBuckets) + 1]uint64
+// Metrics is a snapshot of a server's counters since it was built, as
+// engine.Metrics is of a loop's.
+type Metrics struct {
+	Connections int           // connections open now (not those Hijack or Upgrade took)
+	Requests    uint64        // requests timed: the sum of Responses and Hijacked
+	Responses   [5]uint64     // responses by status class: [0] 1xx (an Upgrade's 101), [1] 2xx, [2] 3xx, [3] 4xx, [4] 5xx
+	Hijacked    uint64        // adapter requests whose handler took the connection (Hijack): what it answered is its own
+	HandlerTime time.Duration // the handlers' total time
+
+	// Buckets counts the requests by their handler's time: Buckets[i]
+	// those that took at most BucketBounds[i] and more than
+	// BucketBounds[i-1] (not cumulative); the last one those over the
+	// last bound.
+	Buckets [17]uint64
+	// BucketBounds are the histogram's upper bounds (Prometheus's "le"),
+	// from 100 µs to 10 s, the same in every snapshot.
+	BucketBounds [16]time.Duration
 }
 
-// StatusClasses names Stats.Responses' classes, for labels.
-var StatusClasses = [5]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
-
-// Stats returns the server's request metrics; cheap, from any goroutine.
-func (s *Server) Stats() Stats {
-	var st Stats
-	m := s.requestMetrics()
-	if m == nil {
-		return st
+// Metrics returns the server's counters; cheap, from any goroutine.
+func (s *Server) Metrics() Metrics {
+	m := Metrics{Connections: int(s.live.Load()), BucketBounds: bucketBounds}
+	rm := s.requestMetrics()
+	if rm == nil {
+		return m
 	}
-	for i := range m.stripes {
-		sh := &m.stripes[i]
-		for j := range st.Responses {
-			st.Responses[j] += sh.classes[j].Load()
+	for i := range rm.stripes {
+		sh := &rm.stripes[i]
+		for j := range m.Responses {
+			m.Responses[j] += sh.classes[j].Load()
 		}
-		st.Hijacked += sh.hijacked.Load()
-		st.Duration += time.Duration(sh.nanos.Load())
-		for j := range st.Buckets {
-			st.Buckets[j] += sh.buckets[j].Load()
+		m.Hijacked += sh.hijacked.Load()
+		m.HandlerTime += time.Duration(sh.nanos.Load())
+		for j := range m.Buckets {
+			m.Buckets[j] += sh.buckets[j].Load()
 		}
 	}
-	for _, n := range st.Buckets {
-		st.Requests += n
+	for _, n := range m.Buckets {
+		m.Requests += n
 	}
-	return st
+	return m
 }
 
 const metricStripes = 8
@@ -92,8 +89,8 @@ type metricStripe struct {
 	classes  [5]atomic.Uint64
 	hijacked atomic.Uint64
 	nanos    atomic.Uint64
-	buckets  [len(DurationBuckets) + 1]atomic.Uint64
-	_        [64]byte // the next stripe starts on another cache line
+	buckets  [len(Metrics{}.Buckets)]atomic.Uint64 // one per bound and one over the last
+	_        [64]byte                              // the next stripe starts on another cache line
 }
 
 // observe counts one request served in d nanoseconds with status (0: the
@@ -110,7 +107,7 @@ func (m *requestMetrics) observe(key unsafe.Pointer, status int, d int64) {
 	}
 	sh.nanos.Add(uint64(max(d, 0)))
 	i := 0
-	for i < len(DurationBuckets) && time.Duration(d) > DurationBuckets[i] {
+	for i < len(bucketBounds) && time.Duration(d) > bucketBounds[i] {
 		i++
 	}
 	sh.buckets[i].Add(1)
@@ -152,9 +149,9 @@ type countedFast struct {
 	m *requestMetrics
 }
 
-func (c *countedFast) ServeRing(w *Response, r *Request) {
+func (c *countedFast) ServeFast(w *Response, r *Request) {
 	start := timers.Now()
-	c.h.ServeRing(w, r)
+	c.h.ServeFast(w, r)
 	// A Deferred response is counted now, with the status set when the
 	// handler called Defer (w keeps it; the Deferred is another
 	// goroutine's from then on).

@@ -12,7 +12,7 @@ import (
 func TestRequestMetricsAllocFree(t *testing.T) {
 	fast, std := counted(HandlerFunc(func(w *Response, r *Request) {}), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	w, r := &Response{status: 404}, &Request{}
-	if n := testing.AllocsPerRun(1000, func() { fast.ServeRing(w, r) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { fast.ServeFast(w, r) }); n != 0 {
 		t.Errorf("fast API: %v allocations per request", n)
 	}
 	sw, sr := &stdWriter{status: 503}, &http.Request{}
@@ -23,8 +23,8 @@ func TestRequestMetricsAllocFree(t *testing.T) {
 	m.observe(unsafe.Pointer(w), 200, int64(3*time.Millisecond))
 	m.observe(unsafe.Pointer(w), 0, int64(time.Minute))
 	s := &Server{fast: &countedFast{nil, m}}
-	st := s.Stats()
-	if st.Buckets[5] != 1 || st.Buckets[len(DurationBuckets)] != 1 || st.Hijacked != 1 || st.Responses[1] != 1 {
-		t.Errorf("stats %+v", st)
+	got := s.Metrics()
+	if got.Buckets[5] != 1 || got.Buckets[len(got.BucketBounds)] != 1 || got.Hijacked != 1 || got.Responses[1] != 1 || got.Requests != 2 {
+		t.Errorf("metrics %+v", got)
 	}
 }

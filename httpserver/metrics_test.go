@@ -24,15 +24,15 @@ func statusFromPath(r *http.Request) (int, time.Duration) {
 	return code, time.Duration(ms) * time.Millisecond
 }
 
-// TestRequestStats: both APIs count their responses by status class and
+// TestRequestMetrics: both APIs count their responses by status class and
 // time their handlers into the duration histogram, Requests being the sum
 // of the buckets and of the classes; a handler that sets no status counts
 // as 200; a handler that takes 30 ms lands in a bucket above 25 ms (its
 // sleep is the floor, never a bound on the machine).
-func TestRequestStats(t *testing.T) {
+func TestRequestMetrics(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		std, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		std, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			code, d := statusFromPath(r)
 			time.Sleep(d)
 			if code != 0 {
@@ -40,7 +40,7 @@ func TestRequestStats(t *testing.T) {
 			}
 		}))
 		require.NoError(t, err)
-		fast, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+		fast, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 			code, err := strconv.Atoi(string(r.Path()[1:]))
 			if err == nil {
 				w.SetStatus(code)
@@ -56,35 +56,35 @@ func TestRequestStats(t *testing.T) {
 				_, _ = io.Copy(io.Discard, res.Body)
 				res.Body.Close()
 			}
-			st := s.Stats()
-			require.Equal(t, [5]uint64{0, 3, 1, 2, 3}, st.Responses, name)
-			require.Equal(t, uint64(len(paths)), st.Requests, name)
+			m := s.Metrics()
+			require.Equal(t, [5]uint64{0, 3, 1, 2, 3}, m.Responses, name)
+			require.Equal(t, uint64(len(paths)), m.Requests, name)
 			var sum uint64
-			for _, n := range st.Buckets {
+			for _, n := range m.Buckets {
 				sum += n
 			}
-			require.Equal(t, st.Requests, sum, name)
-			require.Positive(t, st.Duration, name)
+			require.Equal(t, m.Requests, sum, name)
+			require.Positive(t, m.HandlerTime, name)
 		}
 
-		slow := mustNewHTTP(t)
+		slow := mustNewAdapter(t)
 		res, err := http.Get(onLoop(t, c, slow) + "/?sleep=30")
 		require.NoError(t, err)
 		res.Body.Close()
-		st := slow.Stats()
-		require.Equal(t, uint64(1), st.Requests)
-		for i, n := range st.Buckets {
+		m := slow.Metrics()
+		require.Equal(t, uint64(1), m.Requests)
+		for i, n := range m.Buckets {
 			if n == 1 {
-				require.True(t, i == len(httpserver.DurationBuckets) || httpserver.DurationBuckets[i] > 25*time.Millisecond,
-					"a 30 ms handler in the bucket up to %v", httpserver.DurationBuckets[i])
+				require.True(t, i == len(m.BucketBounds) || m.BucketBounds[i] > 25*time.Millisecond,
+					"a 30 ms handler in bucket %d", i)
 			}
 		}
-		require.GreaterOrEqual(t, st.Duration, 30*time.Millisecond)
+		require.GreaterOrEqual(t, m.HandlerTime, 30*time.Millisecond)
 	})
 }
 
-func mustNewHTTP(t *testing.T) *httpserver.Server {
-	s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func mustNewAdapter(t *testing.T) *httpserver.Server {
+	s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, d := statusFromPath(r)
 		time.Sleep(d)
 	}))

@@ -17,11 +17,10 @@ import (
 // Option configures a Server.
 type Option func(*config) error
 
-// Defaults. MaxHeaderBytes is net/http's DefaultMaxHeaderBytes; the body
-// limit exists because request bodies are buffered whole before the handler
-// runs (net/http streams them and has no limit).
+// Defaults. The header bytes' is net/http's own, http.DefaultMaxHeaderBytes;
+// the body limit exists because a body served whole is buffered before the
+// handler runs (net/http streams them all and has no limit).
 const (
-	DefaultMaxHeaderBytes    = 1 << 20
 	DefaultMaxHeaders        = 1000
 	DefaultMaxRequestLine    = 64 << 10
 	DefaultMaxBodyBytes      = 8 << 20
@@ -47,7 +46,6 @@ type config struct {
 	idle       time.Duration
 	write      time.Duration // Timeouts.Write; 0: none
 	stall      time.Duration // Timeouts.WriteStall; 0: none
-	name       string
 	inline     bool
 	logger     *slog.Logger
 	connState  func(*engine.Conn, http.ConnState)
@@ -60,7 +58,7 @@ type config struct {
 func newConfig(opts []Option) (*config, error) {
 	c := &config{
 		limits: limits{
-			maxHeaderBytes: DefaultMaxHeaderBytes,
+			maxHeaderBytes: http.DefaultMaxHeaderBytes,
 			maxHeaders:     DefaultMaxHeaders,
 			maxLine:        DefaultMaxRequestLine,
 			maxBody:        DefaultMaxBodyBytes,
@@ -83,7 +81,7 @@ func newConfig(opts []Option) (*config, error) {
 
 // Limits bounds what one request may hold. A zero field keeps its default.
 type Limits struct {
-	HeaderBytes int // request line and headers (default DefaultMaxHeaderBytes): 431 past it
+	HeaderBytes int // request line and headers (default http.DefaultMaxHeaderBytes, 1 MiB): 431 past it
 	Headers     int // header lines (default DefaultMaxHeaders): 431 past it
 	RequestLine int // request-line length (default DefaultMaxRequestLine): 414 past it
 	Body        int // a body held whole in memory, at most 1 GiB (default DefaultMaxBodyBytes): 413 past it
@@ -200,12 +198,6 @@ func WithTimeouts(t Timeouts) Option {
 	}
 }
 
-// WithServerName adds a Server header with this value to every response.
-// By default there is none, as with net/http: it tells a scanner what to try.
-func WithServerName(name string) Option {
-	return func(c *config) error { c.name = name; return nil }
-}
-
 // WithInlineHTTP runs an http.Handler on the connection's loop instead of on
 // a goroutine per request: faster, but a handler that blocks stalls every
 // connection of the loop, and its Flush cannot wait for a slow client.
@@ -230,7 +222,7 @@ func WithConnState(fn func(*engine.Conn, http.ConnState)) Option {
 	return func(c *config) error { c.connState = fn; return nil }
 }
 
-// WithBaseContext sets the parent of every request's context (NewHTTP):
+// WithBaseContext sets the parent of every request's context (New):
 // cancelling it cancels the requests in flight. It is net/http's
 // BaseContext given as the context itself, since a Server here serves no
 // net.Listener to derive it from.
@@ -245,11 +237,34 @@ func WithBaseContext(ctx context.Context) Option {
 }
 
 // WithConnContext sets a hook that derives a connection's context, the
-// parent of its requests' contexts (NewHTTP), from the base context, as
+// parent of its requests' contexts (New), from the base context, as
 // net/http's ConnContext; it runs on the loop before the connection's first
 // request reaches the handler.
 func WithConnContext(fn func(ctx context.Context, c *engine.Conn) context.Context) Option {
 	return func(c *config) error { c.connCtx = fn; return nil }
+}
+
+// WithTLSConfig sets the TLS configuration ListenTLS serves with, as
+// net/http's Server.TLSConfig: certificates, GetCertificate (SNI), client
+// certificates, session tickets, cipher suites, versions. ListenTLS works
+// on a clone, so cfg may serve other servers too. Listen ignores it (it
+// serves plain HTTP, as net/http's ListenAndServe does).
+func WithTLSConfig(cfg *tls.Config) Option {
+	return option.Required(cfg, "httpserver: nil TLS config", func(c *config) { c.tls = cfg })
+}
+
+// WithH2C serves cleartext HTTP/2 with prior knowledge (RFC 9113 section
+// 3.3) on Listen's port beside HTTP/1.1: a connection whose first bytes
+// are HTTP/2's client preface ("PRI * HTTP/2.0...") speaks HTTP/2, any
+// other HTTP/1.1. It is off by default, as net/http's (which asks for
+// Protocols.SetUnencryptedHTTP2): cleartext HTTP/2 is for clients that
+// know the server speaks it, such as gRPC inside a network or a proxy in
+// front that ended TLS, and a server that did not plan for it should not
+// answer it. The "Upgrade: h2c" of RFC 7540, which RFC 9113 deprecates, is
+// not offered: such a request is served as HTTP/1.1. ListenTLS ignores
+// the option.
+func WithH2C() Option {
+	return func(c *config) error { c.h2c = true; return nil }
 }
 
 // maxTick caps the tick: timeouts and deadlines fire up to one tick late, and

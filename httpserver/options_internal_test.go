@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"net/http"
 	"testing"
 	"time"
 )
@@ -16,7 +17,7 @@ func TestOptionZeroKeepsDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.maxHeaders != 10 || c.maxHeaderBytes != DefaultMaxHeaderBytes || c.maxLine != DefaultMaxRequestLine || c.maxBody != DefaultMaxBodyBytes {
+	if c.maxHeaders != 10 || c.maxHeaderBytes != http.DefaultMaxHeaderBytes || c.maxLine != DefaultMaxRequestLine || c.maxBody != DefaultMaxBodyBytes {
 		t.Errorf("limits: %+v", c.limits)
 	}
 	if c.readHeader != DefaultReadHeaderTimeout || c.read != 0 || c.idle != time.Minute || c.write != 0 || c.stall != 0 {

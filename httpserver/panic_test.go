@@ -43,7 +43,7 @@ func TestPanicLogReadable(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
 		var logs syncBuffer
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			panic(errors.New("boom"))
 		}), httpserver.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 		require.NoError(t, err)

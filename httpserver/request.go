@@ -2,7 +2,6 @@ package httpserver
 
 import (
 	"bytes"
-	"net"
 
 	"github.com/ringloop/ringloop/engine"
 )
@@ -177,8 +176,6 @@ func (r *Request) TrailerAt(i int) (name, value []byte) { return r.line(r.p.trai
 // connection after this one.
 func (r *Request) KeepAlive() bool { return r.p.keepAlive() }
 
-// Conn returns the connection the request came on.
+// Conn returns the connection the request came on: its RemoteAddr is the
+// client's address.
 func (r *Request) Conn() *engine.Conn { return r.conn }
-
-// RemoteAddr returns the client's address.
-func (r *Request) RemoteAddr() net.Addr { return r.conn.RemoteAddr() }

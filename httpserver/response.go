@@ -239,15 +239,10 @@ type framing struct {
 	chunked bool
 }
 
-// appendHead appends the status line, the server's headers, the handler's
+// appendHead appends the status line, Date (date), the handler's
 // header lines (hdr) and the framing and Connection headers.
 func (ls *loopState) appendHead(out []byte, status int, minor uint8, keep bool, fr framing, hdr []byte, date bool) []byte {
 	out = appendStatusLine(out, status)
-	if ls.s.cfg.name != "" {
-		out = append(out, "Server: "...)
-		out = append(out, ls.s.cfg.name...)
-		out = append(out, "\r\n"...)
-	}
 	if date {
 		out = append(out, ls.date...)
 	}

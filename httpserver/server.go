@@ -17,42 +17,32 @@ import (
 	"github.com/ringloop/ringloop/tasks"
 )
 
-// Handler serves one request on the connection's loop (the fast API). The
-// request view and the response writer are valid only during the call. A
-// handler that blocks stalls every connection of its loop.
+// Handler serves one request on the connection's loop (the fast API,
+// NewFast). The request view and the response writer are valid only during
+// the call. A handler that blocks stalls every connection of its loop.
 type Handler interface {
-	ServeRing(w *Response, r *Request)
+	ServeFast(w *Response, r *Request)
 }
 
 // BodyStreamer is a Handler that takes some request bodies as a stream.
 // Once a request's head is read, the server asks StreamBody (on the loop;
-// the body is not there yet). If it returns true, ServeRing runs at once,
+// the body is not there yet). If it returns true, ServeFast runs at once,
 // Request.Body is nil and Request.BodyStream returns the body, read while
 // it arrives; the handler defers its response (Response.Defer) and reads
 // the body from another goroutine. The body's bytes in memory stay within
 // a window of 64 KiB whatever its length; Limits.StreamedBody bounds it.
-// Other requests get whole bodies, as with a plain Handler.
+// Other requests get whole bodies, as with a plain Handler; a StreamBody
+// that returns true streams them all.
 type BodyStreamer interface {
 	Handler
 	StreamBody(r *Request) bool
 }
 
-// StreamBodies returns a BodyStreamer that streams the body of every
-// request h serves.
-func StreamBodies(h Handler) BodyStreamer { return streamAll{h} }
-
-type streamAll struct{ Handler }
-
-func (streamAll) StreamBody(*Request) bool { return true }
-
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(w *Response, r *Request)
 
-// ServeRing calls f(w, r).
-func (f HandlerFunc) ServeRing(w *Response, r *Request) { f(w, r) }
-
-// ErrServerClosed is returned by Listen after Shutdown or Close.
-var ErrServerClosed = http.ErrServerClosed
+// ServeFast calls f(w, r).
+func (f HandlerFunc) ServeFast(w *Response, r *Request) { f(w, r) }
 
 // errConnGone: the client went away before the response was written.
 var errConnGone = errors.New("httpserver: connection closed")
@@ -74,23 +64,25 @@ type Server struct {
 	onShutdown []func()
 }
 
-// New returns a server for the fast API.
-func New(h Handler, opts ...Option) (*Server, error) {
-	if h == nil {
-		return nil, errors.New("httpserver: nil handler")
-	}
-	return newServer(opts, h, nil)
-}
-
-// NewHTTP returns a server for any http.Handler (the adapter): each request
-// runs on its own goroutine, with an *http.Request whose Body streams the
-// request body as it arrives, or on the loop with WithInlineHTTP, the body
-// then read whole first.
-func NewHTTP(h http.Handler, opts ...Option) (*Server, error) {
+// New returns a server for any http.Handler (the adapter): each request
+// runs on its own goroutine, as on net/http, with an *http.Request whose
+// Body streams the request body as it arrives, or on the loop with
+// WithInlineHTTP, the body then read whole first.
+func New(h http.Handler, opts ...Option) (*Server, error) {
 	if h == nil {
 		return nil, errors.New("httpserver: nil handler")
 	}
 	return newServer(opts, nil, h)
+}
+
+// NewFast returns a server for the fast API: h runs on the connection's
+// loop with a Request view and a reused Response, no allocation per
+// request, and must not block (Response.Defer answers from elsewhere).
+func NewFast(h Handler, opts ...Option) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("httpserver: nil handler")
+	}
+	return newServer(opts, h, nil)
 }
 
 func newServer(opts []Option, fast Handler, std http.Handler) (*Server, error) {
@@ -107,11 +99,11 @@ func newServer(opts []Option, fast Handler, std http.Handler) (*Server, error) {
 // default, loopgroup.WithBoss accepts on another group, and
 // loopgroup.WithListenerPerLoop gives each loop its own SO_REUSEPORT socket;
 // loopgroup.WithConnOptions carries socket and connection options. It
-// returns the address listened on, and ErrServerClosed after Shutdown or
-// Close. Call it as often as there are addresses to serve.
+// returns the address listened on, and http.ErrServerClosed after Shutdown
+// or Close. Call it as often as there are addresses to serve.
 func (s *Server) Listen(loops engine.Loops, network, addr string, opts ...loopgroup.ServerOption) (net.Addr, error) {
 	if s.closing.Load() {
-		return nil, ErrServerClosed
+		return nil, http.ErrServerClosed
 	}
 	return s.serve(loops, network, addr, (*handler)(s), opts)
 }
@@ -127,9 +119,6 @@ func (s *Server) serve(loops engine.Loops, network, addr string, h engine.Handle
 	s.mu.Unlock()
 	return srv.Addr(), nil
 }
-
-// Connections returns the number of open connections.
-func (s *Server) Connections() int { return int(s.live.Load()) }
 
 // Shutdown stops accepting, closes idle keep-alive connections, lets
 // requests in flight finish (each connection closes after its current

@@ -13,17 +13,17 @@ import (
 var errUpgradeArgs = errors.New("httpserver: Upgrade needs a handler and a protocol")
 
 // ErrNotAdapter is what Upgrade and CanUpgrade return for an
-// http.ResponseWriter that is not this package's adapter's (NewHTTP), nor
+// http.ResponseWriter that is not this package's adapter's (New), nor
 // a wrapper whose Unwrap leads to one: net/http's own, a test recorder. A
 // connection can be handed to a loop only where it already is on one; on
 // net/http, Hijack it instead (a goroutine per connection).
-var ErrNotAdapter = errors.New("httpserver: the http.ResponseWriter is not one of this package's adapter (NewHTTP): its connection is on no loop to hand over")
+var ErrNotAdapter = errors.New("httpserver: the http.ResponseWriter is not the adapter's (httpserver.New): its connection is on no loop to hand over")
 
 // errUpgradeStarted: a 101 cannot follow a status or body already given.
 var errUpgradeStarted = errors.New("httpserver: Upgrade after WriteHeader, Write or Flush")
 
 // Upgrade is Response.Upgrade for an http.Handler served by the adapter
-// (NewHTTP): it answers 101 Switching Protocols to protocol, with the
+// (New): it answers 101 Switching Protocols to protocol, with the
 // header fields set in w.Header() (Connection and Upgrade are its own; any
 // Content-Length or Transfer-Encoding is dropped), and hands the connection
 // to h on its loop, with the bytes the client sent behind the request. The

@@ -60,7 +60,7 @@ func TestUpgradeFromHandler(t *testing.T) {
 				if mode.useTLS {
 					opts = append(opts, httpserver.WithTLSConfig(serverTLS(t, p)))
 				}
-				s, err := httpserver.NewHTTP(h, opts...)
+				s, err := httpserver.New(h, opts...)
 				require.NoError(t, err)
 				var a net.Addr
 				if mode.useTLS {

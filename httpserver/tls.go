@@ -6,22 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/internal/option"
 	"github.com/ringloop/ringloop/loopgroup"
 	"github.com/ringloop/ringloop/looptls"
 )
-
-// WithTLSConfig sets the TLS configuration ListenTLS serves with, as
-// net/http's Server.TLSConfig: certificates, GetCertificate (SNI), client
-// certificates, session tickets, cipher suites, versions. ListenTLS works
-// on a clone, so cfg may serve other servers too. Listen ignores it (it
-// serves plain HTTP, as net/http's ListenAndServe does).
-func WithTLSConfig(cfg *tls.Config) Option {
-	return option.Required(cfg, "httpserver: nil TLS config", func(c *config) { c.tls = cfg })
-}
 
 // ListenTLS serves HTTPS as Listen serves HTTP, with crypto/tls driven by
 // the loops (package looptls: an established connection costs no
@@ -34,7 +25,7 @@ func WithTLSConfig(cfg *tls.Config) Option {
 // by the read-header timeout (or the read timeout), as in net/http.
 func (s *Server) ListenTLS(loops engine.Loops, network, addr, certFile, keyFile string, opts ...loopgroup.ServerOption) (net.Addr, error) {
 	if s.closing.Load() {
-		return nil, ErrServerClosed
+		return nil, http.ErrServerClosed
 	}
 	cfg, err := s.tlsConfig(certFile, keyFile)
 	if err != nil {

@@ -64,7 +64,7 @@ var fastTLS = httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.
 	case "/sum":
 		_, _ = fmt.Fprintf(w, "n=%d sha256=%x err=<nil>", len(r.Body()), sha256.Sum256(r.Body()))
 	default:
-		fastEcho.ServeRing(w, r)
+		fastEcho.ServeFast(w, r)
 	}
 })
 
@@ -72,10 +72,10 @@ var tlsVariants = []struct {
 	name string
 	make func(opts ...httpserver.Option) (*httpserver.Server, error)
 }{
-	{"fast", func(o ...httpserver.Option) (*httpserver.Server, error) { return httpserver.New(fastTLS, o...) }},
-	{"adapter", func(o ...httpserver.Option) (*httpserver.Server, error) { return httpserver.NewHTTP(stdTLS, o...) }},
+	{"fast", func(o ...httpserver.Option) (*httpserver.Server, error) { return httpserver.NewFast(fastTLS, o...) }},
+	{"adapter", func(o ...httpserver.Option) (*httpserver.Server, error) { return httpserver.New(stdTLS, o...) }},
 	{"inline", func(o ...httpserver.Option) (*httpserver.Server, error) {
-		return httpserver.NewHTTP(stdTLS, append(o, httpserver.WithInlineHTTP())...)
+		return httpserver.New(stdTLS, append(o, httpserver.WithInlineHTTP())...)
 	}},
 }
 
@@ -350,7 +350,7 @@ func TestHTTPSBadClients(t *testing.T) {
 	require.Contains(t, want, "400 Bad Request", "net/http's answer to plain HTTP on its TLS port")
 	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		var log testenv.SyncBuffer
-		s, err := httpserver.NewHTTP(stdTLS, httpserver.WithTLSConfig(serverTLS(t, p)),
+		s, err := httpserver.New(stdTLS, httpserver.WithTLSConfig(serverTLS(t, p)),
 			httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 300 * time.Millisecond}),
 			httpserver.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 		require.NoError(t, err)
@@ -378,7 +378,7 @@ func TestHTTPSBadClients(t *testing.T) {
 			return strings.Count(log.String(), "TLS handshake error") >= 12
 		})
 		require.Contains(t, log.String(), "timed out")
-		require.Equal(t, 0, s.Connections())
+		require.Equal(t, 0, s.Metrics().Connections)
 		// The server still serves.
 		tr := httpsTransport(p, addr, 1)
 		defer tr.CloseIdleConnections()
@@ -396,7 +396,7 @@ func TestHTTPSShutdown(t *testing.T) {
 		testenv.CheckLeaks(t)
 		release := make(chan struct{})
 		entered := make(chan struct{}, 1)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/slow" {
 				entered <- struct{}{}
 				<-release
@@ -446,7 +446,7 @@ func TestHTTPSShutdown(t *testing.T) {
 		require.Contains(t, string(b), "Connection: close")
 		require.Contains(t, string(b), "done /slow")
 		require.NoError(t, <-done)
-		require.Equal(t, 0, s.Connections())
+		require.Equal(t, 0, s.Metrics().Connections)
 	})
 }
 
@@ -460,7 +460,7 @@ func TestListenTLSConfig(t *testing.T) {
 	certFile, keyFile := p.LeafFiles(t, "localhost", "localhost", "127.0.0.1")
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.New(fastTLS, httpserver.WithTLSConfig(&tls.Config{NextProtos: []string{"h2", "x-other"}}))
+		s, err := httpserver.NewFast(fastTLS, httpserver.WithTLSConfig(&tls.Config{NextProtos: []string{"h2", "x-other"}}))
 		require.NoError(t, err)
 		addr := onLoopTLS(t, c, s, certFile, keyFile)
 
@@ -485,13 +485,13 @@ func TestListenTLSConfig(t *testing.T) {
 		defer func() { require.NoError(t, loop.Close()) }()
 		_, err = s.ListenTLS(loop, "tcp", "127.0.0.1:0", certFile+".missing", keyFile)
 		require.ErrorIs(t, err, os.ErrNotExist)
-		s2, err := httpserver.New(fastTLS)
+		s2, err := httpserver.NewFast(fastTLS)
 		require.NoError(t, err)
 		_, err = s2.ListenTLS(loop, "tcp", "127.0.0.1:0", "", "")
 		require.Error(t, err, "no certificate at all")
 		require.NoError(t, s2.Close())
 		_, err = s2.ListenTLS(loop, "tcp", "127.0.0.1:0", certFile, keyFile)
-		require.ErrorIs(t, err, httpserver.ErrServerClosed)
+		require.ErrorIs(t, err, http.ErrServerClosed)
 	})
 }
 
@@ -508,7 +508,7 @@ func TestHijackTLS(t *testing.T) {
 		testenv.CheckLeaks(t)
 		var handlers sync.WaitGroup
 		ws := wsEcho(&handlers)
-		s, err := httpserver.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := httpserver.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != "CONNECT" {
 				ws(w, r)
 				return
@@ -565,6 +565,6 @@ func TestHijackTLS(t *testing.T) {
 		require.NoError(t, err, "the hijacked side's Close ends the stream with close_notify")
 		require.Empty(t, rest)
 		handlers.Wait()
-		require.Zero(t, s.Connections(), "hijacked connections are no longer the server's")
+		require.Zero(t, s.Metrics().Connections, "hijacked connections are no longer the server's")
 	})
 }

@@ -51,7 +51,7 @@ func TestFastUpgradeTLS(t *testing.T) {
 				_, _ = w.WriteString(err.Error())
 			}
 		})
-		s, err := httpserver.New(h, httpserver.WithTLSConfig(serverTLS(t, p)))
+		s, err := httpserver.NewFast(h, httpserver.WithTLSConfig(serverTLS(t, p)))
 		require.NoError(t, err)
 		addr := onLoopTLS(t, c, s, "", "")
 		conn, err := tls.Dial("tcp", addr, clientTLS(p))
@@ -71,7 +71,7 @@ func TestFastUpgradeTLS(t *testing.T) {
 		_, err = io.ReadFull(r, got)
 		require.NoError(t, err)
 		require.Equal(t, want, string(got))
-		testenv.Eventually(t, 30*time.Second, "the server to let the connection go", func() bool { return s.Connections() == 0 })
+		testenv.Eventually(t, 30*time.Second, "the server to let the connection go", func() bool { return s.Metrics().Connections == 0 })
 		_, err = io.WriteString(conn, "later")
 		require.NoError(t, err)
 		got = make([]byte, 5)
@@ -86,7 +86,7 @@ func TestFastUpgradeTLS(t *testing.T) {
 			t.Fatal("the upgraded protocol's OnClose did not run")
 		}
 
-		plain, err := httpserver.New(h)
+		plain, err := httpserver.NewFast(h)
 		require.NoError(t, err)
 		pc := dial(t, onLoop(t, c, plain))
 		_, err = io.WriteString(pc, "GET /up HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\n")

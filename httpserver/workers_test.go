@@ -31,7 +31,7 @@ var handlerGoroutine = http.HandlerFunc(func(w http.ResponseWriter, r *http.Requ
 func TestAdapterReusesGoroutines(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.NewHTTP(handlerGoroutine)
+		s, err := httpserver.New(handlerGoroutine)
 		require.NoError(t, err)
 		base := onLoop(t, c, s)
 		conn := dial(t, base)
@@ -58,7 +58,7 @@ func TestAdapterReusesGoroutines(t *testing.T) {
 func TestAdapterWorkersEndWithLoop(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		s, err := httpserver.NewHTTP(handlerGoroutine)
+		s, err := httpserver.New(handlerGoroutine)
 		require.NoError(t, err)
 		loop, err := engine.New(c.Options()...)
 		require.NoError(t, err)

@@ -23,12 +23,13 @@
 // restarts of the same code), backend (io_uring, epoll) and mode (parked,
 // locked).
 //
-// Every server's request metrics (httpserver.Server.Stats), labelled server
+// Every server's metrics (httpserver.Server.Metrics), labelled server
 // (the name given to AddServer):
 //
+//	ringloop_http_connections{server}                open connections
 //	ringloop_http_responses_total{server, code}      code: 1xx 2xx 3xx 4xx 5xx
 //	ringloop_http_hijacked_total{server}
-//	ringloop_http_request_duration_seconds{server}   a histogram (httpserver.DurationBuckets)
+//	ringloop_http_request_duration_seconds{server}   a histogram (httpserver.Metrics.BucketBounds)
 //
 // Scraping reads the counters where they are (atomics), with no call into the
 // loops: a stalled loop still reports, and a scrape costs the loops nothing.
@@ -65,6 +66,8 @@ type namedServer struct {
 }
 
 var (
+	connectionsDesc = prometheus.NewDesc(Namespace+"_http_connections",
+		"Open HTTP connections (not those a handler took by Hijack or Upgrade).", []string{"server"}, nil)
 	responseDesc = prometheus.NewDesc(Namespace+"_http_responses_total",
 		"HTTP responses by status class (1xx..5xx), as the handler set them.", []string{"server", "code"}, nil)
 	hijackedDesc = prometheus.NewDesc(Namespace+"_http_hijacked_total",
@@ -162,18 +165,22 @@ func collectLoop(ch chan<- prometheus.Metric, l *engine.Loop) {
 }
 
 func collectServer(ch chan<- prometheus.Metric, s namedServer) {
-	st := s.s.Stats()
-	for i, n := range st.Responses {
-		ch <- prometheus.MustNewConstMetric(responseDesc, prometheus.CounterValue, float64(n), s.name, httpserver.StatusClasses[i])
+	m := s.s.Metrics()
+	ch <- prometheus.MustNewConstMetric(connectionsDesc, prometheus.GaugeValue, float64(m.Connections), s.name)
+	for i, n := range m.Responses {
+		ch <- prometheus.MustNewConstMetric(responseDesc, prometheus.CounterValue, float64(n), s.name, statusClasses[i])
 	}
-	ch <- prometheus.MustNewConstMetric(hijackedDesc, prometheus.CounterValue, float64(st.Hijacked), s.name)
-	buckets := make(map[float64]uint64, len(httpserver.DurationBuckets))
+	ch <- prometheus.MustNewConstMetric(hijackedDesc, prometheus.CounterValue, float64(m.Hijacked), s.name)
+	buckets := make(map[float64]uint64, len(m.BucketBounds))
 	var cum uint64
-	for i, le := range httpserver.DurationBuckets {
-		cum += st.Buckets[i]
+	for i, le := range m.BucketBounds {
+		cum += m.Buckets[i]
 		buckets[le.Seconds()] = cum
 	}
-	ch <- prometheus.MustNewConstHistogram(durationDesc, st.Requests, st.Duration.Seconds(), buckets, s.name)
+	ch <- prometheus.MustNewConstHistogram(durationDesc, m.Requests, m.HandlerTime.Seconds(), buckets, s.name)
 }
+
+// statusClasses label httpserver.Metrics.Responses' classes.
+var statusClasses = [len(httpserver.Metrics{}.Responses)]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
 
 var _ prometheus.Collector = (*Collector)(nil)

@@ -17,7 +17,7 @@ import (
 )
 
 // TestCollector: a pedantic registry gathers every loop metric of every
-// loop added, each labelled with the loop's name, and a server's three
+// loop added, each labelled with the loop's name, and a server's four
 // families with none missing; loops added after registration are
 // collected; a loop added twice counts once; two loops of one name, two
 // servers of one name and nil arguments are refused with an error naming
@@ -27,7 +27,7 @@ func TestCollector(t *testing.T) {
 		g, err := loopgroup.New(loopgroup.WithName("workers"), loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 		require.NoError(t, err)
 		defer g.Close()
-		srv, err := httpserver.NewHTTP(http.NotFoundHandler())
+		srv, err := httpserver.New(http.NotFoundHandler())
 		require.NoError(t, err)
 
 		col := metrics.New()
@@ -67,10 +67,11 @@ func TestCollector(t *testing.T) {
 			}
 		}
 		require.Equal(t, reflect.TypeFor[engine.Metrics]().NumField(), loopFams, "one family per engine.Metrics field")
+		require.Equal(t, 1, byName["ringloop_http_connections"])
 		require.Equal(t, 5, byName["ringloop_http_responses_total"])
 		require.Equal(t, 1, byName["ringloop_http_hijacked_total"])
 		require.Equal(t, 1, byName["ringloop_http_request_duration_seconds"])
-		require.Len(t, fams, loopFams+3, "no other family")
+		require.Len(t, fams, loopFams+4, "no other family")
 
 		twin, err := engine.New(append(c.Options(), engine.WithName("solo"))...)
 		require.NoError(t, err)

@@ -34,7 +34,7 @@ func benchEcho(b *testing.B, h websocket.Handler, back int) []byte {
 		b.Fatal(err)
 	}
 	defer loop.Close()
-	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		_ = websocket.Upgrade(w, r, h)
 	}))
 	if err != nil {

@@ -5,7 +5,7 @@
 //
 // Upgrade answers a handshake from httpserver's fast API (over HTTP or
 // HTTPS); UpgradeHTTP from an http.Handler served by httpserver's adapter
-// (httpserver.NewHTTP, over HTTP or HTTPS); EngineHandler reads it itself
+// (httpserver.New, over HTTP or HTTPS); EngineHandler reads it itself
 // on an engine listener, plain or under looptls.Server (TLSServer builds
 // that). Each of them hands the connection to the Handler on its loop,
 // where it stays: no goroutine per connection.
@@ -39,7 +39,7 @@
 //			log.Printf("ws: %v", err) // already answered: 4xx, or 500
 //		}
 //	})
-//	srv, err := httpserver.NewHTTP(mux)
+//	srv, err := httpserver.New(mux)
 //	if err != nil {
 //		log.Fatal(err)
 //	}

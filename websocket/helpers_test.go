@@ -72,7 +72,7 @@ func (e *echo) next(t *testing.T) closed {
 // server's address.
 func serve(t *testing.T, c testenv.Combo, h websocket.Handler, opts []websocket.Option, conn ...engine.ConnOption) string {
 	t.Helper()
-	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		_ = websocket.Upgrade(w, r, h, opts...)
 	}))
 	require.NoError(t, err)

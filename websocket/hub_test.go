@@ -73,7 +73,7 @@ func serveGroup(t *testing.T, c testenv.Combo, h websocket.Handler, opts []webso
 	g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
-	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		_ = websocket.Upgrade(w, r, h, opts...)
 	}))
 	require.NoError(t, err)
@@ -541,7 +541,7 @@ func BenchmarkHubBroadcast(b *testing.B) {
 	}
 	defer g.Close()
 	r := newRoom()
-	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, req *httpserver.Request) {
+	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, req *httpserver.Request) {
 		_ = websocket.Upgrade(w, req, r)
 	}))
 	if err != nil {

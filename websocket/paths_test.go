@@ -75,7 +75,7 @@ func serveAdapter(inline bool) func(t *testing.T, loop *engine.Loop, p *testenv.
 		mux := http.NewServeMux()
 		mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "plain route") })
 		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { a.reported(websocket.UpgradeHTTP(w, r, a.h, a.opts...)) })
-		s, err := httpserver.NewHTTP(mux, sopts...)
+		s, err := httpserver.New(mux, sopts...)
 		require.NoError(t, err)
 		return listenHTTP(t, s, loop, p != nil)
 	}
@@ -88,7 +88,7 @@ func serveFast(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) str
 	if p != nil {
 		sopts = append(sopts, httpserver.WithTLSConfig(serverTLS(t, p)))
 	}
-	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		if string(r.Path()) == "/plain" {
 			_, _ = w.WriteString("plain route")
 			return

@@ -80,7 +80,7 @@ func listenOn(t *testing.T, loop *engine.Loop, via string, h websocket.Handler) 
 		require.NoError(t, err)
 		return ln.Addr().String()
 	}
-	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		_ = websocket.Upgrade(w, r, h)
 	}))
 	require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 )
 
 // UpgradeHTTP is Upgrade for an http.Handler served by httpserver's
-// adapter (httpserver.NewHTTP, over Listen or ListenTLS): one call in the
+// adapter (httpserver.New, over Listen or ListenTLS): one call in the
 // handler checks the opening handshake (Origin policy included), answers
 // 101, and moves the connection onto its loop with h, where it is served
 // as Upgrade's are, with no goroutine; the handler then returns and its
@@ -23,7 +23,7 @@ import (
 //			log.Print(err) // answered already: 4xx, or 500 when misconfigured
 //		}
 //	})
-//	srv, err := httpserver.NewHTTP(mux)
+//	srv, err := httpserver.New(mux)
 //	_, err = srv.Listen(loops, "tcp", ":8080") // or ListenTLS: wss stays on looptls
 //
 // Over HTTPS (r.TLS set) the TLS connection is handed over, its records
@@ -86,4 +86,4 @@ func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, opts ...Opti
 // ErrNotLoopWriter is UpgradeHTTP's error (after a 500) for an
 // http.ResponseWriter that is not httpserver's adapter's: it wraps
 // httpserver.ErrNotAdapter.
-var ErrNotLoopWriter = errors.New("websocket: UpgradeHTTP needs a handler served by httpserver's adapter (httpserver.NewHTTP), which has the connection on a loop")
+var ErrNotLoopWriter = errors.New("websocket: UpgradeHTTP needs a handler served by httpserver's adapter (httpserver.New), which has the connection on a loop")

@@ -205,7 +205,7 @@ func thousandOn(t *testing.T, loops []*engine.Loop, p *testenv.PKI, useTLS bool,
 		sopts = append(sopts, httpserver.WithTLSConfig(serverTLS(t, p)))
 		scheme, clientTLS = "wss://", &tls.Config{RootCAs: p.Pool}
 	}
-	s, err := httpserver.NewHTTP(mux, sopts...)
+	s, err := httpserver.New(mux, sopts...)
 	require.NoError(t, err)
 	var addrs []string
 	for _, l := range loops {
@@ -347,7 +347,7 @@ func TestUpgradeHTTPWriters(t *testing.T) {
 			w.WriteHeader(http.StatusTeapot)
 			errs <- websocket.UpgradeHTTP(w, r, silentEcho{})
 		})
-		s, err := httpserver.NewHTTP(mux)
+		s, err := httpserver.New(mux)
 		require.NoError(t, err)
 		addr := listenHTTP(t, s, loop, false)
 		req := func(path string) string {

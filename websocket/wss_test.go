@@ -38,7 +38,7 @@ func serverTLS(t *testing.T, p *testenv.PKI) *tls.Config {
 // of the combo and returns its address.
 func serveTLS(t *testing.T, c testenv.Combo, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, conn ...engine.ConnOption) string {
 	t.Helper()
-	s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		_ = websocket.Upgrade(w, r, h, opts...)
 	}), httpserver.WithTLSConfig(serverTLS(t, p)))
 	require.NoError(t, err)
@@ -466,7 +466,7 @@ func TestWSSShutdownGoingAway(t *testing.T) {
 					require.NoError(t, err)
 					addr = ln.Addr().String()
 				} else {
-					s, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+					s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 						_ = websocket.Upgrade(w, r, h)
 					}), httpserver.WithTLSConfig(serverTLS(t, p)))
 					require.NoError(t, err)

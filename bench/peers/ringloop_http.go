@@ -39,12 +39,13 @@ func startRingloopHTTP(b engine.Backend, c Config, adapter bool, tlsCfg *tls.Con
 		opts = append(opts, httpserver.WithTLSConfig(tlsCfg))
 	}
 	if adapter {
-		srv, err = httpserver.NewHTTP(plaintextHandler("ringloop"), opts...)
+		srv, err = httpserver.New(plaintextHandler("ringloop"), opts...)
 	} else {
-		srv, err = httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, _ *httpserver.Request) {
+		srv, err = httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, _ *httpserver.Request) {
+			w.AddHeader("Server", "ringloop") // the plaintext rules ask for Server, as the other peers send
 			w.AddHeader("Content-Type", "text/plain")
 			_, _ = w.Write(plaintext)
-		}), append(opts, httpserver.WithServerName("ringloop"))...) // the plaintext rules ask for Server, as the other peers send
+		}), opts...)
 	}
 	if err != nil {
 		_ = loop.Close()

@@ -40,7 +40,7 @@ func startRingloopWS(b engine.Backend, c Config) (Server, error) {
 		return nil, err
 	}
 	room := wsRoom{websocket.NewHub()}
-	srv, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	srv, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		if string(r.Path()) == BroadcastPath {
 			_ = websocket.Upgrade(w, r, room)
 			return

@@ -1,5 +1,5 @@
 // Command grpc serves gRPC through ringloop's http.Handler adapter:
-// grpc-go's Server.ServeHTTP mounted on httpserver.NewHTTP, the HTTP/2
+// grpc-go's Server.ServeHTTP mounted on httpserver.New, the HTTP/2
 // connections run by ringloop's loops (one per GOMAXPROCS), each RPC's
 // handler on the adapter's goroutines. Over TLS (-cert, -key) HTTP/2 is
 // offered by ALPN; with -h2c it is cleartext HTTP/2 with prior knowledge,
@@ -83,7 +83,7 @@ func serve(ctx context.Context, addr, certFile, keyFile string, ready func(net.A
 	if certFile == "" {
 		opts = append(opts, httpserver.WithH2C())
 	}
-	srv, err := httpserver.NewHTTP(gs, opts...)
+	srv, err := httpserver.New(gs, opts...)
 	if err != nil {
 		return err
 	}

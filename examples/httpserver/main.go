@@ -80,7 +80,7 @@ func serve(ctx context.Context, addr, certFile, keyFile string, h2c bool, ready 
 	if h2c {
 		opts = append(opts, httpserver.WithH2C())
 	}
-	srv, err := httpserver.New(&service{}, opts...)
+	srv, err := httpserver.NewFast(&service{}, opts...)
 	if err != nil {
 		return err
 	}
@@ -104,12 +104,12 @@ func serve(ctx context.Context, addr, certFile, keyFile string, h2c bool, ready 
 // service holds the routes. Handlers run on the connection's loop: they must
 // not block (hand blocking work to another goroutine with Response.Defer and
 // finish the response there, or serve an http.Handler with
-// httpserver.NewHTTP).
+// httpserver.New).
 type service struct {
 	served atomic.Int64
 }
 
-func (s *service) ServeRing(w *httpserver.Response, r *httpserver.Request) {
+func (s *service) ServeFast(w *httpserver.Response, r *httpserver.Request) {
 	n := s.served.Add(1)
 	path, method := string(r.Path()), r.Method()
 	switch {

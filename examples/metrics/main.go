@@ -69,7 +69,7 @@ func serve(ctx context.Context, addr string, n int, ready func(net.Addr), opts .
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "Hello from ringloop\n")
 	})
-	srv, err := httpserver.NewHTTP(mux, httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Idle: time.Minute}))
+	srv, err := httpserver.New(mux, httpserver.WithTimeouts(httpserver.Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Idle: time.Minute}))
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func (service) StreamBody(r *httpserver.Request) bool {
 	return r.Method() == "POST" && string(r.Path()) == "/upload"
 }
 
-func (service) ServeRing(w *httpserver.Response, r *httpserver.Request) {
+func (service) ServeFast(w *httpserver.Response, r *httpserver.Request) {
 	body := r.BodyStream()
 	if body == nil { // not streamed: the whole body is here
 		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
@@ -72,7 +72,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := httpserver.New(service{})
+	srv, err := httpserver.NewFast(service{})
 	if err != nil {
 		log.Fatal(err)
 	}

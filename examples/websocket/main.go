@@ -108,7 +108,7 @@ func main() {
 		log.Fatal(err)
 	}
 	chat := room{websocket.NewHub()}
-	srv, err := httpserver.New(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+	srv, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		switch string(r.Path()) {
 		case "/echo":
 			_ = websocket.Upgrade(w, r, echo{}) // on error it answered 4xx

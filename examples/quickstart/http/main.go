@@ -30,7 +30,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := httpserver.NewHTTP(mux) // each request on its own goroutine, as net/http
+	srv, err := httpserver.New(mux) // each request on its own goroutine, as net/http
 	if err != nil {
 		log.Fatal(err)
 	}

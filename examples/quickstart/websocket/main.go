@@ -49,7 +49,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := httpserver.NewHTTP(mux)
+	srv, err := httpserver.New(mux)
 	if err != nil {
 		log.Fatal(err)
 	}
