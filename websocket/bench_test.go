@@ -35,7 +35,7 @@ func benchEcho(b *testing.B, h websocket.Handler, back int) []byte {
 	}
 	defer loop.Close()
 	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
-		_ = websocket.Upgrade(w, r, h)
+		_ = websocket.UpgradeFast(w, r, h)
 	}))
 	if err != nil {
 		b.Fatal(err)
@@ -147,7 +147,7 @@ func benchDialEcho(b *testing.B, secure bool) {
 			b.Fatal(err)
 		}
 		h = looptls.Server(wh, &tls.Config{Certificates: []tls.Certificate{pki.Leaf(b, "server", "127.0.0.1")}})
-		opts = append(opts, websocket.WithTLSConfig(&tls.Config{RootCAs: pki.Pool}))
+		opts = append(opts, websocket.WithDialConfig(websocket.DialConfig{TLSConfig: &tls.Config{RootCAs: pki.Pool}}))
 		url = "wss://"
 	} else if h, err = websocket.EngineHandler(newEcho()); err != nil {
 		b.Fatal(err)

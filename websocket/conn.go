@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +48,7 @@ type Handler interface {
 	// sent when it failed the connection, with err saying why (matching
 	// ErrProtocol for the peer's violations); CloseAbnormal when the
 	// connection ended without a close handshake, with the engine's error
-	// (io.EOF, ErrCloseTimeout...); when the loop shut down, the code of
+	// (io.EOF...) or one matching ErrTimeout; when the loop shut down, the code of
 	// the close frame sent then (CloseGoingAway unless ShutdownHandler
 	// closed with another) and engine.ErrShutdown.
 	OnClose(c *Conn, code int, reason string, err error)
@@ -74,10 +75,14 @@ var (
 	// ErrClosed: the close handshake has begun (or the connection is gone);
 	// no data can be sent.
 	ErrClosed = errors.New("websocket: connection closing")
-	// ErrCloseTimeout: the peer did not answer a close frame in time.
-	ErrCloseTimeout = errors.New("websocket: peer did not answer the close frame in time")
-	// ErrPingTimeout: the peer sent nothing for a ping interval after a ping.
-	ErrPingTimeout = errors.New("websocket: peer did not answer a ping")
+	// ErrTimeout matches (errors.Is) the error of a connection closed for
+	// passing one of its Timeouts: a request head not whole within
+	// Handshake (EngineHandler), a Dial answer not within it, no answer to
+	// a close frame within Close, nothing from the peer for a Ping interval
+	// after a ping. The error says which; it matches
+	// os.ErrDeadlineExceeded too and has a Timeout method, as a net.Conn's
+	// deadline errors.
+	ErrTimeout = errors.New("websocket: timed out")
 	// ErrSlowConsumer: the peer did not read (CloseSlow).
 	ErrSlowConsumer = errors.New("websocket: peer does not read (slow consumer)")
 	// ErrAsyncDropped: frames AsyncWriteMessage had accepted were dropped
@@ -86,7 +91,23 @@ var (
 	ErrAsyncDropped = errors.New("websocket: accepted asynchronous frames dropped by a close during a fragmented message")
 	errBadKind      = errors.New("websocket: message kind must be Text or Binary")
 	errControlSize  = errors.New("websocket: ping payload over 125 bytes")
+
+	errCloseTimeout error = timeoutError("websocket: peer did not answer the close frame within Timeouts.Close")
+	errPingTimeout  error = timeoutError("websocket: peer sent nothing for a ping interval after a ping (Timeouts.Ping)")
 )
+
+// timeoutError is an error matching ErrTimeout, saying which timeout.
+type timeoutError string
+
+func (e timeoutError) Error() string { return string(e) }
+
+// Is matches ErrTimeout and os.ErrDeadlineExceeded.
+func (e timeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == os.ErrDeadlineExceeded
+}
+
+// Timeout reports true, as net.Error's.
+func (e timeoutError) Timeout() bool { return true }
 
 // Conn is a WebSocket connection served by one loop. Methods that send say
 // what they do off the loop.
@@ -361,7 +382,7 @@ func putFrame(bp *[]byte) {
 
 // Ping sends a ping with payload p (at most 125 bytes); the peer's pong
 // arrives as any frame does and keeps the connection alive (see
-// WithPingInterval). Off the loop it goes through AsyncWrite.
+// Timeouts.Ping). Off the loop it goes through AsyncWrite.
 func (c *Conn) Ping(p []byte) error {
 	if len(p) > maxControlPayload {
 		return errControlSize
@@ -374,7 +395,7 @@ func (c *Conn) Ping(p []byte) error {
 
 // Close starts the close handshake with code and reason: the close frame
 // is sent, no data after it, and the connection closes when the peer
-// answers or WithCloseTimeout passes. OnClose then reports the peer's code.
+// answers or Timeouts.Close passes. OnClose then reports the peer's code.
 // Off the loop it hands itself to the loop.
 func (c *Conn) Close(code int, reason string) error {
 	if !validCloseCode(code) || len(reason) > maxCloseReason || !utf8.ValidString(reason) {
@@ -423,7 +444,7 @@ func (c *Conn) sendClose() {
 func (c *Conn) closeTimedOut() {
 	c.closeTimer = nil
 	if !c.closeDone {
-		c.shut(CloseAbnormal, "", ErrCloseTimeout)
+		c.shut(CloseAbnormal, "", errCloseTimeout)
 	}
 }
 

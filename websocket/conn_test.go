@@ -207,12 +207,12 @@ func TestNoGoroutinePerConnection(t *testing.T) {
 }
 
 // TestCloseTimeout: a peer that never answers the server's close frame is
-// closed after WithCloseTimeout, OnClose saying so. The combos run in
+// closed after Timeouts.Close, OnClose saying so (ErrTimeout). The combos run in
 // parallel: each mostly waits out the timeout.
 func TestCloseTimeout(t *testing.T) {
 	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		e := newEcho()
-		addr := serve(t, c, e, []websocket.Option{websocket.WithCloseTimeout(100 * time.Millisecond)})
+		addr := serve(t, c, e, []websocket.Option{websocket.WithTimeouts(websocket.Timeouts{Close: 100 * time.Millisecond})})
 		rc := dialRaw(t, addr)
 		_, err := rc.Write(frame(finText, []byte("close-me"), true))
 		require.NoError(t, err)
@@ -223,20 +223,20 @@ func TestCloseTimeout(t *testing.T) {
 		rc.expectEOF(t)
 		cl := e.next(t)
 		require.Equal(t, websocket.CloseAbnormal, cl.code)
-		require.ErrorIs(t, cl.err, websocket.ErrCloseTimeout)
+		require.ErrorIs(t, cl.err, websocket.ErrTimeout)
 	})
 }
 
-// TestPingInterval: with WithPingInterval the server pings; a client that
+// TestPingInterval: with Timeouts.Ping the server pings; a client that
 // answers (gorilla, while reading) stays connected across pings, one that
-// does not is closed with ErrPingTimeout. A pong must come back within one
+// does not is closed with ErrTimeout. A pong must come back within one
 // interval, so the interval is far longer than a loopback round trip on a
 // slow machine (50 ms was not, under an emulated kernel). The combos run
 // in parallel: each mostly waits on the interval.
 func TestPingInterval(t *testing.T) {
 	testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
 		e := newEcho()
-		addr := serve(t, c, e, []websocket.Option{websocket.WithPingInterval(500 * time.Millisecond)})
+		addr := serve(t, c, e, []websocket.Option{websocket.WithTimeouts(websocket.Timeouts{Ping: 500 * time.Millisecond})})
 		ws := dialGorilla(t, addr)
 		pings := make(chan struct{}, 100)
 		ws.SetPingHandler(func(p string) error {
@@ -275,7 +275,7 @@ func TestPingInterval(t *testing.T) {
 		}
 		cl = e.next(t)
 		require.Equal(t, websocket.CloseAbnormal, cl.code)
-		require.ErrorIs(t, cl.err, websocket.ErrPingTimeout)
+		require.ErrorIs(t, cl.err, websocket.ErrTimeout)
 	})
 }
 

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -55,7 +54,7 @@ func (e *HandshakeError) Unwrap() error { return ErrHandshake }
 // Dial opens a WebSocket connection to a ws:// or wss:// URL from a loop
 // of loops (a loop, or a group, whose next loop takes it): engine.Dial
 // connects, for wss:// TLS is negotiated on the loop (looptls.Client, its
-// handshake bounded by WithHandshakeTimeout too), the opening handshake is
+// handshake bounded by Timeouts.Handshake too), the opening handshake is
 // sent and its answer checked, and the connection is
 // then served by h on that loop exactly as a server's is (OnOpen runs on
 // the loop before Dial returns; DialAsync dials without blocking), with a
@@ -69,18 +68,19 @@ func (e *HandshakeError) Unwrap() error { return ErrHandshake }
 // blocks, so it refuses to run on the loop it would use.
 //
 // ctx bounds and cancels the whole dial (the connect as engine.Dial, then
-// the handshake); WithHandshakeTimeout bounds the wait for the answer once
+// the handshake); Timeouts.Handshake bounds the wait for the answer once
 // connected. Errors: the connect's are engine.Dial's (*net.OpError); a
 // refused or wrong answer is a *HandshakeError (errors.Is ErrHandshake)
-// saying the status and what was wrong; an answer not in time is a
-// Timeout() error matching os.ErrDeadlineExceeded; a connection closed
-// before the answer gives the engine's error (io.EOF...).
+// saying the status and what was wrong; an answer not in time matches
+// ErrTimeout (and os.ErrDeadlineExceeded); a TLS handshake not in time,
+// looptls.ErrHandshakeTimeout; a connection closed before the answer gives
+// the engine's error (io.EOF...).
 //
-// The options are the server's (WithMaxMessageSize, WithCloseTimeout,
-// WithPingInterval, WithSlowConsumer, WithCompression to offer
-// permessage-deflate, WithSubprotocols to offer subprotocols) and the
-// client's own (WithHandshakeTimeout, WithHeader, WithConnOptions,
-// WithTLSConfig for wss://).
+// The options are the server's (WithMaxMessageSize, WithTimeouts,
+// WithSlowConsumer, WithCompression to offer permessage-deflate,
+// WithSubprotocols to offer subprotocols) and the client's own,
+// WithDialConfig (request header fields, the TLS configuration of
+// wss://, the engine connection's options).
 func Dial(ctx context.Context, loops engine.Loops, rawURL string, h Handler, opts ...Option) (*Conn, error) {
 	l := loops.Next()
 	if l.InEventLoop() {
@@ -160,7 +160,7 @@ func dialRequest(rawURL string, cfg *config) (tgt dialTarget, req []byte, accept
 	switch strings.ToLower(u.Scheme) {
 	case "ws":
 		if cfg.tls != nil {
-			return tgt, nil, "", fmt.Errorf("websocket: URL %q: WithTLSConfig needs wss://", rawURL)
+			return tgt, nil, "", fmt.Errorf("websocket: URL %q: DialConfig.TLSConfig needs wss://", rawURL)
 		}
 	case "wss":
 		port, secure = "443", true
@@ -171,7 +171,7 @@ func dialRequest(rawURL string, cfg *config) (tgt dialTarget, req []byte, accept
 	case u.Host == "" || u.Hostname() == "":
 		return tgt, nil, "", fmt.Errorf("websocket: URL %q has no host", rawURL)
 	case u.User != nil:
-		return tgt, nil, "", fmt.Errorf("websocket: URL %q: user info is not sent; use WithHeader for Authorization", rawURL)
+		return tgt, nil, "", fmt.Errorf("websocket: URL %q: user info is not sent; use DialConfig.Header for Authorization", rawURL)
 	case strings.Contains(rawURL, "#"):
 		return tgt, nil, "", fmt.Errorf("websocket: URL %q: a fragment has no meaning in a WebSocket URL (RFC 6455 §3)", rawURL)
 	}
@@ -295,7 +295,7 @@ func (d *dialing) opened(ec *engine.Conn) {
 
 func (d *dialing) timedOut() {
 	d.timer = nil
-	d.fail(fmt.Errorf("websocket: no handshake answer within %v: %w", d.cfg.handshakeTimeout, os.ErrDeadlineExceeded))
+	d.fail(timeoutError(fmt.Sprintf("websocket: no handshake answer within %v (Timeouts.Handshake)", d.cfg.handshakeTimeout)))
 }
 
 // answer waits for the whole answer head and checks it: it returns the

@@ -297,7 +297,7 @@ func TestDialRefused(t *testing.T) {
 }
 
 // TestDialEnded: a server that closes before answering, or never answers
-// (WithHandshakeTimeout), or a context cancelled during the handshake
+// (Timeouts.Handshake), or a context cancelled during the handshake
 // fail Dial with the matching error. The combos run in parallel: each
 // mostly waits out the handshake timeout.
 func TestDialEnded(t *testing.T) {
@@ -315,8 +315,9 @@ func TestDialEnded(t *testing.T) {
 			_, _ = r.ReadByte()
 			close(gone)
 		})
-		_, err = websocket.Dial(ctx, loop, "ws://"+addr+"/", newClient(), websocket.WithHandshakeTimeout(200*time.Millisecond))
+		_, err = websocket.Dial(ctx, loop, "ws://"+addr+"/", newClient(), websocket.WithTimeouts(websocket.Timeouts{Handshake: 200 * time.Millisecond}))
 		require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+		require.ErrorIs(t, err, websocket.ErrTimeout)
 		var te interface{ Timeout() bool }
 		require.True(t, errors.As(err, &te) && te.Timeout(), "%v", err)
 		<-gone
@@ -360,15 +361,15 @@ func TestDialErrors(t *testing.T) {
 			_, err := websocket.Dial(ctx, loop, url, newClient())
 			require.ErrorContains(t, err, want, url)
 		}
-		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithTLSConfig(&tls.Config{}))
-		require.ErrorContains(t, err, "WithTLSConfig needs wss://")
+		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithDialConfig(websocket.DialConfig{TLSConfig: &tls.Config{}}))
+		require.ErrorContains(t, err, "DialConfig.TLSConfig needs wss://")
 		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithOriginCheck(func(o, h []byte) bool { return true }))
 		require.ErrorContains(t, err, "server option")
-		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithHeader(http.Header{"Upgrade": {"h2c"}}))
+		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithDialConfig(websocket.DialConfig{Header: http.Header{"Upgrade": {"h2c"}}}))
 		require.ErrorContains(t, err, "set by the handshake")
 		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", newClient(), websocket.WithSubprotocols("a b"))
 		require.ErrorContains(t, err, "not a token")
-		_, err = websocket.EngineHandler(newEcho(), websocket.WithHeader(http.Header{"Authorization": {"x"}}))
+		_, err = websocket.EngineHandler(newEcho(), websocket.WithDialConfig(websocket.DialConfig{Header: http.Header{"Authorization": {"x"}}}))
 		require.ErrorContains(t, err, "Dial option")
 		_, err = websocket.Dial(ctx, loop, "ws://127.0.0.1:1/", nil)
 		require.Error(t, err)
@@ -383,7 +384,7 @@ func TestDialErrors(t *testing.T) {
 
 // TestDialBytesAfter101: frames the server sends in the same segment as
 // its 101 (a message, a fragmented one, a ping) are the client's first
-// events, none lost; the request carries WithHeader's fields.
+// events, none lost; the request carries DialConfig.Header's fields.
 func TestDialBytesAfter101(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -413,7 +414,7 @@ func TestDialBytesAfter101(t *testing.T) {
 			_, _ = readClientFrame(r)
 		})
 		cl := newClient()
-		dial(t, loop, "ws://"+addr+"/chat?room=1", cl, websocket.WithHeader(http.Header{"Origin": {"http://example.test"}}))
+		dial(t, loop, "ws://"+addr+"/chat?room=1", cl, websocket.WithDialConfig(websocket.DialConfig{Header: http.Header{"Origin": {"http://example.test"}}}))
 		require.Equal(t, message{websocket.Text, []byte("first")}, cl.next(t))
 		require.Equal(t, message{websocket.Text, []byte("frag")}, cl.next(t))
 		m := cl.next(t)

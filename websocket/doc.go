@@ -3,18 +3,13 @@
 // with no goroutine per connection, so very many mostly idle connections
 // cost little more than their sockets (a Conn is a few hundred bytes).
 //
-// Upgrade answers a handshake from httpserver's fast API (over HTTP or
-// HTTPS); UpgradeHTTP from an http.Handler served by httpserver's adapter
-// (httpserver.New, over HTTP or HTTPS); EngineHandler reads it itself
-// on an engine listener, plain or under looptls.Server (TLSServer builds
-// that). Each of them hands the connection to the Handler on its loop,
-// where it stays: no goroutine per connection.
-//
-//	func serve(w *httpserver.Response, r *httpserver.Request) {
-//		if err := websocket.Upgrade(w, r, echo{}); err != nil {
-//			return // Upgrade answered 400, 403, 405 or 426 (500 when misconfigured)
-//		}
-//	}
+// Upgrade answers a handshake from an http.Handler served by httpserver's
+// adapter (httpserver.New, over HTTP or HTTPS); UpgradeFast from
+// httpserver's fast API (httpserver.NewFast), the names following
+// httpserver's; EngineHandler reads it itself on an engine listener, plain
+// or under looptls.Server. Each of them hands the connection to the
+// Handler on its loop, where it stays: no goroutine per connection. Dial
+// opens one as a client, served by the same Handler and Conn.
 //
 //	type echo struct{}
 //
@@ -26,16 +21,16 @@
 //
 // # WebSockets beside net/http routes
 //
-// UpgradeHTTP is the one call an http.Handler makes to turn its request
-// into a loop-native WebSocket, so one http.ServeMux, with its middleware,
-// serves ordinary routes and WebSockets on one port. The handler's
-// goroutine returns to the adapter's pool once the 101 is queued; over
-// ListenTLS the connection keeps its TLS transport (wss):
+// Upgrade is the one call an http.Handler makes to turn its request into a
+// loop-native WebSocket, so one http.ServeMux, with its middleware, serves
+// ordinary routes and WebSockets on one port. The handler's goroutine
+// returns to the adapter's pool once the 101 is queued; over ListenTLS the
+// connection keeps its TLS transport (wss):
 //
 //	mux := http.NewServeMux()
 //	mux.Handle("/", http.FileServer(http.Dir("static")))
 //	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
-//		if err := websocket.UpgradeHTTP(w, r, echo{}, websocket.WithCompression(true)); err != nil {
+//		if err := websocket.Upgrade(w, r, echo{}, websocket.WithCompression(true)); err != nil {
 //			log.Printf("ws: %v", err) // already answered: 4xx, or 500
 //		}
 //	})
@@ -52,9 +47,17 @@
 //	}
 //
 // Under net/http's own server (or any http.ResponseWriter that is not the
-// adapter's and does not Unwrap to it) UpgradeHTTP answers 500 and returns
-// ErrNotLoopWriter: the connection is on no loop, and it does not hijack it
-// into a goroutine behind the caller's back.
+// adapter's and does not Unwrap to it) Upgrade answers 500 and returns an
+// error wrapping httpserver.ErrNotAdapter: the connection is on no loop,
+// and it does not hijack it into a goroutine behind the caller's back.
+//
+// UpgradeFast is the same call for a handler of the fast API, on the loop:
+//
+//	func serve(w *httpserver.Response, r *httpserver.Request) {
+//		if err := websocket.UpgradeFast(w, r, echo{}); err != nil {
+//			return // it answered 400, 403, 405 or 426 (500 when misconfigured)
+//		}
+//	}
 //
 // # Origin
 //
@@ -69,48 +72,59 @@
 // without Origin is accepted: browsers always send one, so it comes from a
 // program, which a web page cannot make a victim's browser be.
 // WithAllowedOrigins names further origins to accept (a front end served
-// from another host); WithAnyOrigin accepts all, for endpoints that
-// authenticate by other means than what a browser attaches; WithOriginCheck
-// decides with a function of its own:
+// from another host), or "*" for all, for endpoints that authenticate by
+// other means than what a browser attaches (coder/websocket spells it the
+// same way); WithOriginCheck decides with a function of its own:
 //
-//	websocket.UpgradeHTTP(w, r, h, websocket.WithAllowedOrigins("https://app.example", "localhost:3000"))
+//	websocket.Upgrade(w, r, h, websocket.WithAllowedOrigins("https://app.example", "localhost:3000"))
 //
-// # Handshake timeout
+// # Timeouts
+//
+// WithTimeouts sets a connection's three bounds in one struct, as
+// engine.WithTimeouts and httpserver.WithTimeouts do, a zero field keeping
+// the default: Handshake (10 s), Close (the wait for the peer's close
+// frame, 5 s) and Ping (keepalive pings, off). A connection closed for
+// passing one reports an error matching ErrTimeout, which says which.
 //
 // A client that connects and sends nothing, or trickles its request, is
 // cut on every path: EngineHandler closes a connection whose request head
-// is not whole within WithHandshakeTimeout (default
-// DefaultHandshakeTimeout, 10 s, httpserver's DefaultReadHeaderTimeout),
-// counted from its opening (over TLS: from its TLS handshake's end).
-// TLSServer bounds the TLS handshake by the same timeout, and then the
-// request head, as net/http bounds both by ReadHeaderTimeout:
+// is not whole within Timeouts.Handshake (default 10 s, httpserver's
+// DefaultReadHeaderTimeout), counted from its opening (over TLS: from its
+// TLS handshake's end). Under looptls.Server the TLS handshake is bounded
+// first by looptls's own WithHandshakeTimeout (10 s by default too), and
+// then the request head, as net/http bounds both by ReadHeaderTimeout:
 //
-//	h, err := websocket.TLSServer(chat, tlsConfig, websocket.WithHandshakeTimeout(5*time.Second))
+//	h, err := websocket.EngineHandler(chat, websocket.WithTimeouts(websocket.Timeouts{Handshake: 5 * time.Second}))
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	ln, err := engine.Listen(loop, "tcp", ":8443", h)
+//	ln, err := engine.Listen(loop, "tcp", ":8443",
+//		looptls.Server(h, tlsConfig, looptls.WithHandshakeTimeout(5*time.Second)))
 //
-// Behind Upgrade and UpgradeHTTP the HTTP server reads the request head,
+// Behind Upgrade and UpgradeFast the HTTP server reads the request head,
 // under its Timeouts.ReadHeader (and its ListenTLS bounds the TLS
-// handshake by it), so they refuse WithHandshakeTimeout.
+// handshake by it), so they refuse Timeouts.Handshake.
 //
 // # Options
 //
 // Options are checked by the call they are given to: an option for
-// another kind of call (WithConnOptions, WithTLSConfig or WithHeader, which
-// are Dial's, given to a server; an origin option given to Dial) is an
-// error naming it, returned at construction by EngineHandler, TLSServer
-// and Dial. Upgrade and UpgradeHTTP, called per request, return
-// it and answer 500, so the mistake shows on the first request and never
-// as a 200.
+// another kind of call (WithDialConfig, Dial's, given to a server; an
+// origin option given to Dial) is an error naming it, returned at
+// construction by EngineHandler and Dial. Upgrade and UpgradeFast, called
+// per request, return it and answer 500, so the mistake shows on the first
+// request and never as a 200. The options every side takes are one each
+// (WithSubprotocols, WithCompression, WithMaxMessageSize, WithSlowConsumer,
+// WithTimeouts); the server's are the origin policy's two, and the
+// client's own settings (request header fields, the TLS configuration of
+// wss://, the engine connection's options) are one struct, DialConfig, as
+// they only ever go together into Dial.
 //
 // A message that arrived whole in one read is handed to OnMessage in place,
 // not copied; a fragmented one, or one that spans reads, is assembled in a
 // buffer bounded by WithMaxMessageSize (1009 past it). Text is checked to be
 // UTF-8 as it arrives (1007). Pings are answered, the close handshake is
-// completed (WithCloseTimeout when the peer does not answer), optional
-// keepalive pings find dead peers (WithPingInterval), and a peer that breaks
+// completed (Timeouts.Close when the peer does not answer), optional
+// keepalive pings find dead peers (Timeouts.Ping), and a peer that breaks
 // the protocol is closed with the code RFC 6455 asks for (1002).
 //
 // When the loop shuts down, each connection sends a close frame with 1001
@@ -146,10 +160,9 @@
 // connection's loop, and the frames are read and written exactly as for
 // ws (the same code, the same *engine.Conn), so a wss connection costs no
 // goroutine either once its TLS handshake (on one of the loop's kept
-// goroutines) is done. Upgrade and UpgradeHTTP over httpserver's ListenTLS
+// goroutines) is done. Upgrade and UpgradeFast over httpserver's ListenTLS
 // hand the connection over as over ListenTLS's plain sibling;
-// EngineHandler serves a looptls listener (TLSServer builds it, bounding
-// the TLS handshake by WithHandshakeTimeout):
+// EngineHandler serves a looptls listener:
 //
 //	wh, err := websocket.EngineHandler(h)
 //	ln, err := engine.Listen(loop, "tcp", ":8443", looptls.Server(wh, tlsConfig))
@@ -179,11 +192,14 @@
 // its upstream): a listener on the future runs on the loop once the
 // connection is open or the dial failed.
 //
-// For wss:// it runs looptls's client side: WithTLSConfig sets the
+// For wss:// it runs looptls's client side: DialConfig.TLSConfig sets the
 // configuration (root CAs, client certificates; the system's roots by
 // default), its ServerName the URL's host unless set, and the TLS
-// handshake is bounded by WithHandshakeTimeout as the answer is; a failed
-// one wraps looptls.ErrHandshake and crypto/tls's error.
+// handshake is bounded by Timeouts.Handshake as the answer is; a failed
+// one wraps looptls.ErrHandshake and crypto/tls's error:
+//
+//	c, err := websocket.Dial(ctx, group, "wss://example.com/feed", h,
+//		websocket.WithDialConfig(websocket.DialConfig{TLSConfig: tlsConfig, Header: authHeader}))
 //
 // The handshake sends a random 16-byte Sec-WebSocket-Key and checks the
 // answer: 101, Upgrade and Connection, Sec-WebSocket-Accept, a subprotocol
@@ -191,7 +207,7 @@
 // server_no_context_takeover, which the client asks for: it inflates each
 // message on its own, as the server does); any other extension fails it.
 // The answer's head is bounded (16 KiB) and so is its wait
-// (WithHandshakeTimeout, and ctx). A refusal is a *HandshakeError naming
+// (Timeouts.Handshake, and ctx). A refusal is a *HandshakeError naming
 // the status; connect errors are engine.Dial's *net.OpError. Bytes the
 // server sends right behind its 101 are the connection's first frames.
 // Every frame the client sends is masked with a fresh key from
@@ -199,8 +215,8 @@
 // small stack buffer so the caller's bytes are left as they are; a masked
 // frame from the server fails the connection with 1002.
 //
-// Broadcast: a Hub holds connections on any loops of a group, kept per
-// loop. Add (in OnOpen) and Remove run on the connection's loop, and a
+// Broadcast: a Hub (its zero value is ready to use, its limits are
+// fields) holds connections on any loops of a group, kept per loop. Add (in OnOpen) and Remove run on the connection's loop, and a
 // connection leaves by itself when it closes. Broadcast, from any goroutine
 // or loop, encodes the frame once (and deflates it once, shared by the
 // members that negotiated compression) and hands one task to each loop
@@ -210,14 +226,15 @@
 // of its own, masked). Every member that keeps reading sees every
 // broadcast, in one order: the hub pushes back instead of dropping. While a
 // member is over its high watermark (within the hub's slow-consumer timeout,
-// WithHubSlowTimeout, default 5 s) or a loop's queue is past its backlog
-// (WithHubBacklog, default 1024 messages or 1 MiB), a Broadcast from a
+// Hub.SlowTimeout, default 5 s) or a loop's queue is past its backlog
+// (Hub.BacklogMessages and BacklogBytes, default 1024 messages or 1 MiB),
+// a Broadcast from a
 // member's OnMessage is accepted and that member's reads are paused until
 // the congestion clears, and a Broadcast from elsewhere returns
 // ErrHubBacklog (BroadcastContext waits instead). A member that stays over
 // its watermark for the timeout is handled by its policy: CloseSlow drops
-// it, PauseReading skips it (Hub.Dropped counts what it missed) until it
-// drains. Hub.Stats counts pauses, refusals and slow members. Once the loops
+// it, PauseReading skips it (Hub.Stats counts what it missed) until it
+// drains. Hub.Stats counts pauses, refusals and slow members too. Once the loops
 // have shut down Broadcast returns engine.ErrShutdown.
 //
 // # Fragmented messages

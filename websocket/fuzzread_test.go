@@ -51,7 +51,7 @@ func FuzzReader(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { _ = loop.Close() })
-	cfg := &config{maxMessage: fuzzMaxMessage, closeTimeout: DefaultCloseTimeout}
+	cfg := &config{maxMessage: fuzzMaxMessage, closeTimeout: defaultCloseTimeout}
 	f.Fuzz(func(t *testing.T, stream []byte, cut1, cut2 uint16) {
 		fuzzRead(t, loop, cfg, stream, []int{int(cut1), int(cut2)})
 	})
@@ -66,7 +66,7 @@ func TestReaderHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer loop.Close()
-	cfg := &config{maxMessage: fuzzMaxMessage, closeTimeout: DefaultCloseTimeout}
+	cfg := &config{maxMessage: fuzzMaxMessage, closeTimeout: defaultCloseTimeout}
 	frag := append(append(frameBytes(0x01, []byte("hel"), [4]byte{9, 8, 7, 6}), frameBytes(0x89, []byte("p"), [4]byte{})...), frameBytes(0x80, []byte("lo"), [4]byte{5, 5, 5, 5})...)
 	for cut := 0; cut <= len(frag); cut++ {
 		h, sent := fuzzRead(t, loop, cfg, frag, []int{cut, cut + 1})

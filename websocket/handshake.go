@@ -133,25 +133,27 @@ func (f fastRequest) values(name string, fn func([]byte) bool) bool {
 	return false
 }
 
-// Upgrade checks r is a WebSocket opening handshake (RFC 6455 §4.2.1)
-// and answers 101, handing the connection to h on this loop (no goroutine;
-// see httpserver.Response.Upgrade; over HTTPS, wss). A
-// request that is not one is answered with 400, 403 (an Origin the policy
-// refuses: by default any other host than the request's; see
-// WithAllowedOrigins), 405 (not GET) or 426 (another Sec-WebSocket-Version,
-// with "Sec-WebSocket-Version: 13"), and the error, matching ErrHandshake,
-// is returned; the handler then simply returns. A call that cannot work
-// whatever the request (a nil handler, an option Upgrade does not take) is
-// answered 500 and its error returned: a misconfiguration shows on the
-// first request, not as a 200.
+// UpgradeFast is Upgrade for httpserver's fast API (a Handler served by
+// httpserver.NewFast, over Listen or ListenTLS), as NewFast is New's: it
+// checks r is a WebSocket opening handshake (RFC 6455 §4.2.1) and answers
+// 101, handing the connection to h on this loop (no goroutine; see
+// httpserver.Response.Upgrade; over HTTPS, wss). A request that is not one
+// is answered with 400, 403 (an Origin the policy refuses: by default any
+// other host than the request's; see WithAllowedOrigins), 405 (not GET) or
+// 426 (another Sec-WebSocket-Version, with "Sec-WebSocket-Version: 13"),
+// and the error, matching ErrHandshake, is returned; the handler then
+// simply returns. A call that cannot work whatever the request (a nil
+// handler, an option UpgradeFast does not take) is answered 500 and its
+// error returned: a misconfiguration shows on the first request, not as a
+// 200.
 //
 // The request head was read by httpserver, so the server's
 // Timeouts.ReadHeader (default httpserver.DefaultReadHeaderTimeout) is
-// this path's handshake timeout; WithHandshakeTimeout is refused here.
-func Upgrade(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...Option) error {
-	cfg, err := newConfig(opts, "Upgrade", siteUpgrade)
+// this path's handshake timeout; Timeouts.Handshake is refused here.
+func UpgradeFast(w *httpserver.Response, r *httpserver.Request, h Handler, opts ...Option) error {
+	cfg, err := newConfig(opts, "UpgradeFast", siteUpgrade)
 	if err == nil && h == nil {
-		err = errNilHandler("Upgrade")
+		err = errNilHandler("UpgradeFast")
 	}
 	if err != nil {
 		w.SetStatus(http.StatusInternalServerError)

@@ -17,13 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/websocket"
 )
 
 // shortHandshake is the handshake timeout the tests configure: the
-// listener handlers' WithHandshakeTimeout, the HTTP servers' ReadHeader.
+// listener handlers' Timeouts.Handshake, the HTTP servers' ReadHeader.
 const shortHandshake = 300 * time.Millisecond
 
 // cutWithin is how long a test waits for a stalled client to be cut: far
@@ -39,7 +38,7 @@ func serveShort(t *testing.T, path upgradePath, loop *engine.Loop, p *testenv.PK
 	if strings.HasPrefix(path.name, "Upgrade") {
 		a.hs.ReadHeader = shortHandshake
 	} else {
-		a.opts = append(a.opts, websocket.WithHandshakeTimeout(shortHandshake))
+		a.handshake = shortHandshake
 	}
 	return path.serve(t, loop, p, a)
 }
@@ -243,13 +242,12 @@ func expectCut(conn net.Conn, start time.Time) (time.Duration, error) {
 
 // TestHandshakeTimeoutDefault: the listeners' default is the HTTP server's
 // read-header default, which bounds the request head behind Upgrade and
-// UpgradeHTTP, so every path cuts a stalled handshake alike by default;
-// Upgrade and UpgradeHTTP refuse WithHandshakeTimeout, naming the timeout
+// UpgradeFast, so every path cuts a stalled handshake alike by default;
+// Upgrade and UpgradeFast refuse Timeouts.Handshake, naming the timeout
 // that applies there.
 func TestHandshakeTimeoutDefault(t *testing.T) {
-	require.Equal(t, httpserver.DefaultReadHeaderTimeout, websocket.DefaultHandshakeTimeout)
-	_, err := websocket.EngineHandler(silentEcho{}, websocket.WithHandshakeTimeout(time.Second))
+	_, err := websocket.EngineHandler(silentEcho{}, websocket.WithTimeouts(websocket.Timeouts{Handshake: time.Second}))
 	require.NoError(t, err)
-	_, err = websocket.EngineHandler(silentEcho{}, websocket.WithHandshakeTimeout(0))
-	require.ErrorContains(t, err, "handshake timeout 0s")
+	_, err = websocket.EngineHandler(silentEcho{}, websocket.WithTimeouts(websocket.Timeouts{Handshake: -time.Second}))
+	require.ErrorContains(t, err, "expected >= 0")
 }

@@ -68,12 +68,12 @@ func (e *echo) next(t *testing.T) closed {
 	return closed{}
 }
 
-// serve runs h behind Upgrade on a loop of the combo and returns the
+// serve runs h behind UpgradeFast on a loop of the combo and returns the
 // server's address.
 func serve(t *testing.T, c testenv.Combo, h websocket.Handler, opts []websocket.Option, conn ...engine.ConnOption) string {
 	t.Helper()
 	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
-		_ = websocket.Upgrade(w, r, h, opts...)
+		_ = websocket.UpgradeFast(w, r, h, opts...)
 	}))
 	require.NoError(t, err)
 	loop, err := engine.New(c.Options()...)

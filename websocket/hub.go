@@ -28,7 +28,7 @@ import (
 // senders down. The hub is congested while a member is over its high
 // watermark (engine.BufferLimits) and still within its slow-consumer
 // timeout, or while a loop has more broadcasts queued than the backlog
-// (WithHubBacklog). While it is congested:
+// (BacklogMessages, BacklogBytes). While it is congested:
 //
 //   - Broadcast called from a member's OnMessage (a chat relaying what a
 //     member sent) is accepted, and that member's reads are paused
@@ -46,11 +46,11 @@ import (
 //
 // A member that stops reading must not stall the room for long: one that
 // stays over its high watermark (it has not drained under its low
-// watermark) for the slow-consumer timeout (WithHubSlowTimeout, default
-// DefaultHubSlowTimeout) is handled by its WithSlowConsumer policy, and the
+// watermark) for the slow-consumer timeout (SlowTimeout, default 5 s) is
+// handled by its WithSlowConsumer policy, and the
 // senders go on. CloseSlow drops it (OnClose reports ClosePolicyViolation
 // and ErrSlowConsumer). PauseReading skips it: it misses broadcasts, counted
-// in Dropped, until its output drains under the low watermark, and from
+// in Stats' Dropped, until its output drains under the low watermark, and from
 // then on it gets the next ones; having been slow once, it gets no more
 // grace and is skipped at once whenever it is over its high watermark
 // again, so a peer that reads a trickle cannot hold the room back time
@@ -62,16 +62,33 @@ import (
 // A member sending a fragmented message (NextWriter) gets a broadcast after
 // that message, with its AsyncWriteMessage frames: they are held within its
 // async write limit, and past it the member misses the broadcast, counted
-// in Dropped too.
+// in Stats' Dropped too.
 //
 // Compression: when a member negotiated permessage-deflate, a message of 64
 // bytes or more is deflated once per broadcast and the compressed frame is
 // shared by every such member (no context takeover makes each message a
 // stream of its own); the others get the uncompressed frame.
 //
-// A zero Hub is not usable: use NewHub.
+// The zero Hub is ready to use, with the default limits; set the limit
+// fields, if any, before its first Add. A Hub must not be copied.
+//
+//	room := &websocket.Hub{SlowTimeout: time.Second}
 type Hub struct {
-	cfg hubConfig
+	// BacklogMessages and BacklogBytes are how many broadcasts, and how
+	// many frame bytes, a loop may have queued, not yet written to its
+	// members, before the hub counts as congested (defaults 1024 and 1 MiB;
+	// zero or negative takes the default). A larger backlog absorbs longer
+	// bursts before the senders pause, and costs up to that much per loop,
+	// and per slow member, in memory.
+	BacklogMessages, BacklogBytes int
+	// SlowTimeout is how long a member may stay over its high watermark,
+	// with the senders held back for it, before its slow-consumer policy
+	// acts (default 5 s; zero or negative takes the default). It is how
+	// long one member that stops reading can stall the room; a member that
+	// reads drains in far less.
+	SlowTimeout time.Duration
+
+	cfg hubConfig // the limits, fixed at the first Add (resolveLimits)
 
 	// mu orders broadcasts, so every member sees them in one order, and
 	// serializes adding a loop to loops.
@@ -96,18 +113,11 @@ type Hub struct {
 	clearCh chan struct{} // closed when the congestion clears; BroadcastContext waits on it
 }
 
-// Defaults of a Hub's options.
+// Defaults of a Hub's limits.
 const (
-	// DefaultHubBacklog is how many broadcasts a loop may have queued, not
-	// yet written to its members, before the hub counts as congested.
-	DefaultHubBacklog = 1024
-	// DefaultHubBacklogBytes is how many frame bytes a loop may have
-	// queued before the hub counts as congested.
-	DefaultHubBacklogBytes = 1 << 20
-	// DefaultHubSlowTimeout is how long a member may stay over its high
-	// watermark, holding the senders back, before its slow-consumer
-	// policy acts.
-	DefaultHubSlowTimeout = 5 * time.Second
+	defaultHubBacklog      = 1024
+	defaultHubBacklogBytes = 1 << 20
+	defaultHubSlowTimeout  = 5 * time.Second
 )
 
 // ErrHubBacklog is Broadcast's answer, sending nothing, when the hub is
@@ -117,61 +127,35 @@ const (
 // BroadcastContext waits instead. It wraps tasks.ErrRejected.
 var ErrHubBacklog = fmt.Errorf("websocket: hub congested (a member over its high watermark, or a loop's broadcast backlog full): %w", tasks.ErrRejected)
 
-// HubOption configures NewHub.
-type HubOption func(*hubConfig) error
-
+// hubConfig is a hub's limits, taken from its fields at its first Add.
 type hubConfig struct {
 	backlog      int
 	backlogBytes int
 	slowTimeout  time.Duration
 }
 
-// WithHubBacklog sets how many broadcasts (messages) and frame bytes (bytes)
-// a loop may have queued before the hub counts as congested (defaults
-// DefaultHubBacklog, DefaultHubBacklogBytes). Both must be positive. A
-// larger backlog absorbs longer bursts before the senders pause, and costs
-// up to that much per loop, and per slow member, in memory.
-func WithHubBacklog(messages, bytes int) HubOption {
-	return func(c *hubConfig) error {
-		if messages <= 0 || bytes <= 0 {
-			return fmt.Errorf("websocket: hub backlog of %d messages and %d bytes: both must be positive", messages, bytes)
-		}
-		c.backlog, c.backlogBytes = messages, bytes
-		return nil
+// resolveLimits fixes the limits from the fields (under mu, before the
+// first loop is published: whoever sees a loop sees them).
+func (h *Hub) resolveLimits() {
+	h.cfg = hubConfig{backlog: defaultHubBacklog, backlogBytes: defaultHubBacklogBytes, slowTimeout: defaultHubSlowTimeout}
+	if h.BacklogMessages > 0 {
+		h.cfg.backlog = h.BacklogMessages
 	}
-}
-
-// WithHubSlowTimeout sets how long a member may stay over its high
-// watermark, with the senders held back for it, before its slow-consumer
-// policy acts (default DefaultHubSlowTimeout). It is how long one member
-// that stops reading can stall the room; a member that reads drains in far
-// less. It must be positive.
-func WithHubSlowTimeout(d time.Duration) HubOption {
-	return func(c *hubConfig) error {
-		if d <= 0 {
-			return fmt.Errorf("websocket: hub slow-consumer timeout %v: must be positive", d)
-		}
-		c.slowTimeout = d
-		return nil
+	if h.BacklogBytes > 0 {
+		h.cfg.backlogBytes = h.BacklogBytes
 	}
-}
-
-// NewHub returns an empty hub. An invalid option is a programming error:
-// NewHub panics, naming it.
-func NewHub(opts ...HubOption) *Hub {
-	h := &Hub{cfg: hubConfig{backlog: DefaultHubBacklog, backlogBytes: DefaultHubBacklogBytes, slowTimeout: DefaultHubSlowTimeout}}
-	for _, o := range opts {
-		if err := o(&h.cfg); err != nil {
-			panic(err)
-		}
+	if h.SlowTimeout > 0 {
+		h.cfg.slowTimeout = h.SlowTimeout
 	}
-	return h
 }
 
 // HubStats is a snapshot of a hub's counters.
 type HubStats struct {
 	Members int // members now
-	// Dropped is how many broadcasts members missed (Dropped).
+	// Dropped is how many broadcasts members missed: PauseReading members
+	// their policy skipped (slow consumers), and members whose frames held
+	// behind a fragmented message filled their async write limit. A member
+	// that keeps reading misses none.
 	Dropped uint64
 	// Slow is how many times a member's slow-consumer policy acted: it was
 	// closed (CloseSlow) or started skipping broadcasts (PauseReading).
@@ -195,12 +179,6 @@ func (h *Hub) Stats() HubStats {
 
 // Len returns the number of members; safe from any goroutine.
 func (h *Hub) Len() int { return int(h.n.Load()) }
-
-// Dropped returns how many broadcasts members missed: PauseReading members
-// their policy skipped (slow consumers), and members whose frames held
-// behind a fragmented message filled their async write limit. A member
-// that keeps reading misses none.
-func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
 
 // hubMember is one membership of a connection: its slot in a hub's loop and
 // its state there (loop only).
@@ -284,6 +262,8 @@ func (h *Hub) loopFor(l *engine.Loop) *hubLoop {
 				return hl
 			}
 		}
+	} else {
+		h.resolveLimits()
 	}
 	hl := newHubLoop(h, l)
 	ls := append(append(make([]*hubLoop, 0, len(old)+1), old...), hl)

@@ -32,8 +32,10 @@ type chat struct {
 	first  error // the first failure
 }
 
-func newChat(opts ...websocket.HubOption) *chat {
-	return &chat{hub: websocket.NewHub(opts...), closes: make(chan closed, 256), opens: make(chan *websocket.Conn, 256)}
+// newChat returns a chat room whose hub has the default limits; a test
+// sets others on ch.hub before the first member joins.
+func newChat() *chat {
+	return &chat{hub: new(websocket.Hub), closes: make(chan closed, 256), opens: make(chan *websocket.Conn, 256)}
 }
 
 func (ch *chat) OnOpen(c *websocket.Conn) {
@@ -264,7 +266,8 @@ func TestHubBurstSilentMember(t *testing.T) {
 	for name, policy := range map[string]websocket.SlowConsumer{"PauseReading": websocket.PauseReading, "CloseSlow": websocket.CloseSlow} {
 		t.Run(name, func(t *testing.T) {
 			testenv.ForEachBackendParallel(t, func(t *testing.T, c testenv.Combo) {
-				ch := newChat(websocket.WithHubSlowTimeout(5 * time.Second))
+				ch := newChat()
+				ch.hub.SlowTimeout = 5 * time.Second
 				burst(t, c, ch, []websocket.Option{websocket.WithSlowConsumer(policy)}, []engine.ConnOption{buf}, 20, 500, func(addr string) {
 					silent := dialRaw(t, addr)
 					require.NoError(t, silent.Conn.(*net.TCPConn).SetReadBuffer(4<<10))

@@ -161,7 +161,7 @@ func (hl *hubLoop) Run() {
 
 // again queues the drain task for what is left: on the task ring, or if
 // it is full on the loop's timers; a loop that refuses both is shutting
-// down, closing its members, and what they miss is counted in Dropped.
+// down, closing its members, and what they miss is counted in Stats' Dropped.
 func (hl *hubLoop) again() {
 	if hl.loop.Execute(hl) == nil {
 		return

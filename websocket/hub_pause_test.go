@@ -26,7 +26,8 @@ func TestHubPausesSender(t *testing.T) {
 	buf := engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10})
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		ch := newChat(websocket.WithHubSlowTimeout(time.Minute))
+		ch := newChat()
+		ch.hub.SlowTimeout = time.Minute
 		_, addr := serveGroup(t, c, ch, nil, buf)
 		silent := dialRaw(t, addr)
 		sc := <-ch.opens

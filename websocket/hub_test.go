@@ -34,8 +34,10 @@ type room struct {
 	loops map[*engine.Loop]bool
 }
 
-func newRoom(opts ...websocket.HubOption) *room {
-	return &room{hub: websocket.NewHub(opts...), closes: make(chan closed, 4096), marked: make(chan *websocket.Conn, 16),
+// newRoom returns a room whose hub has the default limits; a test sets
+// others on r.hub before the first member joins.
+func newRoom() *room {
+	return &room{hub: new(websocket.Hub), closes: make(chan closed, 4096), marked: make(chan *websocket.Conn, 16),
 		loops: map[*engine.Loop]bool{}}
 }
 
@@ -67,14 +69,14 @@ func (r *room) loopCount() int {
 	return len(r.loops)
 }
 
-// serveGroup serves h behind Upgrade on a group of two loops of the combo.
+// serveGroup serves h behind UpgradeFast on a group of two loops of the combo.
 func serveGroup(t *testing.T, c testenv.Combo, h websocket.Handler, opts []websocket.Option, conn ...engine.ConnOption) (*loopgroup.Group, string) {
 	t.Helper()
 	g, err := loopgroup.New(loopgroup.WithLoops(2), loopgroup.WithEngineOptions(c.Options()...))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
-		_ = websocket.Upgrade(w, r, h, opts...)
+		_ = websocket.UpgradeFast(w, r, h, opts...)
 	}))
 	require.NoError(t, err)
 	a, err := s.Listen(g, "tcp", "127.0.0.1:0", loopgroup.WithConnOptions(conn...))
@@ -162,7 +164,7 @@ func TestHubBroadcast(t *testing.T) {
 				require.True(t, bytes.Equal(seqPayload(i), p), "gorilla client %d, message %d: %q", k, i, p)
 			}
 		}
-		require.Zero(t, r.hub.Dropped())
+		require.Zero(t, r.hub.Stats().Dropped)
 		require.ErrorContains(t, r.hub.Broadcast(websocket.MessageKind(9), nil), "kind")
 	})
 }
@@ -281,7 +283,7 @@ func TestHubRemoveDuringBroadcast(t *testing.T) {
 		require.NoError(t, <-sent)
 		testenv.Eventually(t, 30*time.Second, "leavers out of the hub", func() bool { return r.hub.Len() == stay })
 		require.NoError(t, broadcastAll(r.hub, n/2, n))
-		require.Zero(t, r.hub.Dropped())
+		require.Zero(t, r.hub.Stats().Dropped)
 
 		for i, rd := range readers[:stay] {
 			testenv.Eventually(t, 60*time.Second, "every broadcast read", func() bool { return rd.count() == n })
@@ -324,7 +326,8 @@ func TestHubSlowConsumer(t *testing.T) {
 	for name, policy := range map[string]websocket.SlowConsumer{"PauseReading": websocket.PauseReading, "CloseSlow": websocket.CloseSlow} {
 		t.Run(name, func(t *testing.T) {
 			testenv.ForEachParallel(t, func(t *testing.T, c testenv.Combo) {
-				r := newRoom(websocket.WithHubSlowTimeout(time.Second))
+				r := newRoom()
+				r.hub.SlowTimeout = time.Second
 				_, addr := serveGroup(t, c, r, []websocket.Option{websocket.WithSlowConsumer(policy)}, wm, buf)
 				slow := dialRaw(t, addr)
 				require.NoError(t, slow.Conn.(*net.TCPConn).SetReadBuffer(4<<10))
@@ -385,14 +388,14 @@ func TestHubSlowConsumer(t *testing.T) {
 					require.Equal(t, websocket.ClosePolicyViolation, cl.code, "%v", cl)
 					require.ErrorIs(t, cl.err, websocket.ErrSlowConsumer)
 					require.Equal(t, len(readers), r.hub.Len())
-					require.Zero(t, r.hub.Dropped())
+					require.Zero(t, r.hub.Stats().Dropped)
 					return
 				}
 				// What was queued when it passed its watermark: one
 				// round at most (the producer waits for the readers).
 				require.LessOrEqual(t, maxHeld, high+per*(size+32), "held for the slow client")
 				require.Positive(t, maxHeld)
-				require.Positive(t, r.hub.Dropped())
+				require.Positive(t, r.hub.Stats().Dropped)
 				require.Equal(t, len(readers)+1, r.hub.Len())
 
 				// The slow client reads: it got an increasing run, then
@@ -438,7 +441,8 @@ func TestHubBacklogAndShutdown(t *testing.T) {
 	const backlog = 64
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		r := newRoom(websocket.WithHubBacklog(backlog, 1<<20))
+		r := newRoom()
+		r.hub.BacklogMessages, r.hub.BacklogBytes = backlog, 1<<20
 		g, addr := serveGroup(t, c, r, nil)
 		rcs := []*rawConn{dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)}
 		testenv.Eventually(t, 30*time.Second, "every client in the hub", func() bool { return r.hub.Len() == len(rcs) })
@@ -476,7 +480,7 @@ func TestHubBacklogAndShutdown(t *testing.T) {
 				require.Equal(t, string(smallPayload(i)), string(f.payload), "client %d, message %d", k, i)
 			}
 		}
-		require.Zero(t, r.hub.Dropped())
+		require.Zero(t, r.hub.Stats().Dropped)
 
 		require.NoError(t, g.Close())
 		require.Zero(t, r.hub.Len())
@@ -484,14 +488,16 @@ func TestHubBacklogAndShutdown(t *testing.T) {
 	})
 }
 
-// TestHubOptions: an invalid hub option is refused at NewHub, naming it.
-func TestHubOptions(t *testing.T) {
-	require.PanicsWithError(t, "websocket: hub backlog of 0 messages and 10 bytes: both must be positive",
-		func() { websocket.NewHub(websocket.WithHubBacklog(0, 10)) })
-	require.PanicsWithError(t, "websocket: hub slow-consumer timeout -1s: must be positive",
-		func() { websocket.NewHub(websocket.WithHubSlowTimeout(-time.Second)) })
-	h := websocket.NewHub(websocket.WithHubBacklog(1, 1), websocket.WithHubSlowTimeout(time.Millisecond))
+// TestHubZero: a zero Hub, and one with limits, broadcast to no members
+// without error, and count nothing.
+func TestHubZero(t *testing.T) {
+	var zero websocket.Hub
+	require.NoError(t, zero.Broadcast(websocket.Text, []byte("no members")))
+	require.NoError(t, zero.BroadcastContext(t.Context(), websocket.Binary, []byte("no members")))
+	require.Equal(t, websocket.HubStats{}, zero.Stats())
+	h := &websocket.Hub{BacklogMessages: 1, BacklogBytes: 1, SlowTimeout: time.Millisecond}
 	require.NoError(t, h.Broadcast(websocket.Text, []byte("no members")))
+	require.Zero(t, h.Len())
 }
 
 // TestHubThousandConnections: 1000 raw clients in a hub over two loops add
@@ -542,7 +548,7 @@ func BenchmarkHubBroadcast(b *testing.B) {
 	defer g.Close()
 	r := newRoom()
 	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, req *httpserver.Request) {
-		_ = websocket.Upgrade(w, req, r)
+		_ = websocket.UpgradeFast(w, req, r)
 	}))
 	if err != nil {
 		b.Fatal(err)
@@ -581,7 +587,7 @@ func BenchmarkHubBroadcast(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		if i%64 == 0 { // let the readers catch up: 64 frames stay far under the high watermark
-			for got.Load() < (int64(i)*clients-int64(r.hub.Dropped()))*frameLen {
+			for got.Load() < (int64(i)*clients-int64(r.hub.Stats().Dropped))*frameLen {
 				runtime.Gosched()
 			}
 		}
@@ -598,14 +604,14 @@ func BenchmarkHubBroadcast(b *testing.B) {
 	}
 	// PauseReading members that fell behind miss broadcasts: Dropped.
 	deadline := time.Now().Add(5 * time.Minute)
-	for got.Load() < (int64(b.N)*clients-int64(r.hub.Dropped()))*frameLen {
+	for got.Load() < (int64(b.N)*clients-int64(r.hub.Stats().Dropped))*frameLen {
 		if time.Now().After(deadline) {
 			b.Fatalf("%d bytes delivered of %d", got.Load(), int64(b.N)*clients*frameLen)
 		}
 		runtime.Gosched()
 	}
 	b.StopTimer()
-	delivered := float64(int64(b.N)*clients - int64(r.hub.Dropped()))
+	delivered := float64(int64(b.N)*clients - int64(r.hub.Stats().Dropped))
 	b.ReportMetric(delivered/b.Elapsed().Seconds(), "deliveries/s")
-	b.ReportMetric(float64(r.hub.Dropped())/float64(b.N), "dropped/op")
+	b.ReportMetric(float64(r.hub.Stats().Dropped)/float64(b.N), "dropped/op")
 }

@@ -38,7 +38,7 @@ func TestHubClientMember(t *testing.T) {
 		})
 		cl := newClient()
 		ws := dial(t, loop, "ws://"+addr+"/", cl)
-		hub := websocket.NewHub()
+		hub := new(websocket.Hub)
 		require.NoError(t, onLoop(t, ws, func() error { hub.Add(ws); return nil }))
 		const n = 5
 		for i := range n {

@@ -3,15 +3,10 @@ package websocket
 import (
 	"bufio"
 	"bytes"
-	"crypto/tls"
-	"errors"
-	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/looptls"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -25,15 +20,22 @@ const maxRequestHead = 8 << 10
 // sends, then closes), and hands the connection to h on its loop. Every
 // path is a WebSocket endpoint. The options are checked once and shared by
 // every connection. A connection whose request head is not whole within
-// WithHandshakeTimeout of its opening (default DefaultHandshakeTimeout: a
-// client that sends nothing, or trickles its request) is closed without an
-// answer.
+// Timeouts.Handshake of its opening (default 10 s: a client that sends
+// nothing, or trickles its request) is closed without an answer, its
+// error matching ErrTimeout.
 //
 //	h, err := websocket.EngineHandler(chat, websocket.WithAllowedOrigins("https://app.example"))
 //	if err != nil {
 //		log.Fatal(err) // an option EngineHandler does not take, say
 //	}
 //	ln, err := engine.Listen(loop, "tcp", ":8080", h)
+//
+// For wss, TLS is the connection's transport: serve the same handler under
+// looptls.Server, which bounds the TLS handshake by its own
+// WithHandshakeTimeout (10 s by default too) before Timeouts.Handshake
+// starts, as net/http bounds both by ReadHeaderTimeout:
+//
+//	ln, err := engine.Listen(loop, "tcp", ":8443", looptls.Server(h, tlsConfig))
 func EngineHandler(h Handler, opts ...Option) (engine.Handler, error) {
 	s, err := newHandshaker("EngineHandler", h, opts)
 	if err != nil {
@@ -58,10 +60,10 @@ type handshaker struct {
 	cfg *config
 }
 
-// ErrHandshakeTimeout is why a listener's connection whose request head
+// errHandshakeTimeout is why a listener's connection whose request head
 // did not arrive within the handshake timeout was closed (an
 // engine.ConnObserver sees it).
-var ErrHandshakeTimeout = fmt.Errorf("websocket: opening handshake timed out: %w", os.ErrDeadlineExceeded)
+var errHandshakeTimeout error = timeoutError("websocket: opening handshake not whole within Timeouts.Handshake")
 
 // pending is a listener's connection until its handshake is answered: the
 // timer that closes it when the head is late.
@@ -73,7 +75,7 @@ type pending struct {
 // Run is the handshake timeout.
 func (p *pending) Run() {
 	p.timer = nil
-	_ = p.ec.CloseWithError(ErrHandshakeTimeout)
+	_ = p.ec.CloseWithError(errHandshakeTimeout)
 }
 
 // start arms the handshake timeout; the loop is shutting down when it
@@ -123,27 +125,6 @@ func (s *handshaker) OnData(ec *engine.Conn, b []byte) {
 func (s *handshaker) OnClose(ec *engine.Conn, err error) {
 	p, _ := ec.Value().(*pending)
 	p.stop()
-}
-
-// TLSServer is looptls.Server over EngineHandler: the engine.Handler of a
-// wss listener, whose TLS handshake and then WebSocket request head are
-// each bounded by WithHandshakeTimeout (as net/http bounds a TLS handshake
-// and then the request head by ReadHeaderTimeout), so one option cuts a
-// client that stalls at either. cfg is used as looptls.Server uses it.
-// EngineHandler under looptls.Server serves wss too, with looptls's own
-// handshake timeout.
-//
-//	h, err := websocket.TLSServer(chat, tlsConfig, websocket.WithHandshakeTimeout(5*time.Second))
-//	ln, err := engine.Listen(loop, "tcp", ":8443", h)
-func TLSServer(h Handler, cfg *tls.Config, opts ...Option) (engine.Handler, error) {
-	s, err := newHandshaker("TLSServer", h, opts)
-	if err != nil {
-		return nil, err
-	}
-	if cfg == nil {
-		return nil, errors.New("websocket: TLSServer needs a TLS configuration (nil)")
-	}
-	return looptls.Server(s, cfg, looptls.WithHandshakeTimeout(s.cfg.handshakeTimeout)), nil
 }
 
 // read waits for the whole request head, then answers it: done once it is

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"cmp"
 	"crypto/tls"
 	"fmt"
 	"net/http"
@@ -11,14 +12,13 @@ import (
 	"github.com/ringloop/ringloop/internal/option"
 )
 
-// Option configures Upgrade, UpgradeHTTP, EngineHandler, TLSServer or
-// Dial. Most apply to every one of them; the origin options are the
-// servers' only, WithHeader, WithConnOptions and WithTLSConfig Dial's
-// only, and WithHandshakeTimeout is for the calls that read or wait for a
-// handshake themselves (Dial and the listener handlers: Upgrade's request
-// head is read by httpserver, under its Timeouts.ReadHeader). A call given
-// an option it does not take returns an error naming both, at once: never
-// an option silently ignored.
+// Option configures Upgrade, UpgradeFast, EngineHandler or Dial. Most
+// apply to every one of them; the origin options are the servers' only,
+// WithDialConfig is Dial's only, and Timeouts.Handshake is for the calls
+// that read or wait for a handshake themselves (Dial and EngineHandler:
+// the upgrades' request head is read by httpserver, under its
+// Timeouts.ReadHeader). A call given an option it does not take returns an
+// error naming both, at once: never an option silently ignored.
 type Option func(*config) error
 
 // SlowConsumer is what a connection does when the bytes it has not sent yet
@@ -40,16 +40,15 @@ const (
 	CloseSlow
 )
 
-// Defaults.
+// Defaults, each stated by its option's doc.
 const (
-	DefaultMaxMessageSize = 16 << 20
-	DefaultCloseTimeout   = 5 * time.Second
-	// DefaultHandshakeTimeout bounds Dial's wait for the 101 answer once
-	// connected, and on a listener (EngineHandler, TLSServer)
-	// the wait for a connection's whole request head: as
-	// httpserver.DefaultReadHeaderTimeout, which bounds it behind Upgrade
-	// and UpgradeHTTP.
-	DefaultHandshakeTimeout = 10 * time.Second
+	defaultMaxMessageSize = 16 << 20
+	defaultCloseTimeout   = 5 * time.Second
+	// defaultHandshakeTimeout is httpserver.DefaultReadHeaderTimeout, which
+	// bounds the request head behind Upgrade and UpgradeFast, and
+	// looptls.DefaultHandshakeTimeout, which bounds a TLS handshake: every
+	// path cuts a stalled client alike by default.
+	defaultHandshakeTimeout = 10 * time.Second
 )
 
 type config struct {
@@ -64,7 +63,7 @@ type config struct {
 	// Dial and the listener handlers.
 	handshakeTimeout time.Duration
 
-	// Dial only.
+	// Dial only (WithDialConfig).
 	header   http.Header
 	connOpts []engine.ConnOption
 	tls      *tls.Config
@@ -80,8 +79,8 @@ type site uint8
 
 const (
 	siteDial     site = 1 << iota // Dial, DialAsync
-	siteListener                  // EngineHandler, TLSServer
-	siteUpgrade                   // Upgrade, UpgradeHTTP
+	siteListener                  // EngineHandler
+	siteUpgrade                   // Upgrade, UpgradeFast
 
 	siteServers = siteListener | siteUpgrade
 )
@@ -91,7 +90,7 @@ func (c *config) restrict(name string, sites site) { c.only, c.onlySites = name,
 
 // defaults is every option's default, and the configuration of a server
 // given none.
-var defaults = config{maxMessage: DefaultMaxMessageSize, closeTimeout: DefaultCloseTimeout, handshakeTimeout: DefaultHandshakeTimeout}
+var defaults = config{maxMessage: defaultMaxMessageSize, closeTimeout: defaultCloseTimeout, handshakeTimeout: defaultHandshakeTimeout}
 
 // newConfig applies opts for the call named caller at site s, refusing an
 // option that call does not take.
@@ -123,32 +122,62 @@ func whereTaken(sites site) string {
 	case siteDial:
 		return "it is a Dial option (a server's connections take the listener's settings)"
 	case siteServers:
-		return "it is a server option (Upgrade, UpgradeHTTP, EngineHandler, TLSServer)"
+		return "it is a server option (Upgrade, UpgradeFast, EngineHandler)"
 	case siteDial | siteListener:
-		return "it is for Dial, EngineHandler and TLSServer; behind Upgrade and UpgradeHTTP the HTTP server reads the request head, bounded by its Timeouts.ReadHeader"
+		return "it is for Dial and EngineHandler; behind Upgrade and UpgradeFast the HTTP server reads the request head, bounded by its Timeouts.ReadHeader"
 	}
 	return "not taken here"
 }
 
-// WithMaxMessageSize bounds a message, its fragments together; a larger one
-// closes the connection with 1009 (default DefaultMaxMessageSize).
+// WithMaxMessageSize bounds a message, its fragments together, and a
+// compressed one once inflated; a larger one closes the connection with
+// 1009 (default 16 MiB).
 func WithMaxMessageSize(n int64) Option {
 	return option.Positive("websocket: max message size", n, func(c *config) { c.maxMessage = n })
 }
 
-// WithCloseTimeout bounds the wait for the peer's answer to a close frame
-// this side sent; past it the connection is closed anyway (default
-// DefaultCloseTimeout).
-func WithCloseTimeout(d time.Duration) Option {
-	return option.Positive("websocket: close timeout", d, func(c *config) { c.closeTimeout = d })
+// Timeouts are a connection's time bounds (WithTimeouts). Handshake and
+// Close always apply, so that a peer that stalls is cut; Ping is off
+// unless set. Past one of them the connection is closed and the error
+// matches ErrTimeout.
+type Timeouts struct {
+	// Handshake bounds the opening handshake (default 10 s, as
+	// httpserver.DefaultReadHeaderTimeout). On Dial it is the wait for the
+	// server's answer once the TCP connection is up (and the TLS
+	// handshake's, for wss://); Dial's context bounds the whole of it as
+	// well. On EngineHandler it is the time from a connection's opening
+	// (under looptls.Server: from its TLS handshake's end) to the end of
+	// its request head: a client that sends nothing, or trickles its
+	// request, is closed without an answer, as net/http's
+	// ReadHeaderTimeout does. Upgrade and UpgradeFast refuse it: their
+	// request head was read by httpserver, under its Timeouts.ReadHeader.
+	Handshake time.Duration
+	// Close bounds the wait for the peer's answer to a close frame this
+	// side sent; past it the connection is closed anyway (default 5 s).
+	Close time.Duration
+	// Ping, when set, sends a ping every Ping on the loop's timers and
+	// closes a connection that has sent nothing (a pong or anything else)
+	// for a whole interval after a ping: dead peers behind NATs and
+	// proxies are found. Off by default.
+	Ping time.Duration
 }
 
-// WithPingInterval sends a ping every d on the loop's timers and closes a
-// connection that has sent nothing (a pong or anything else) for a whole
-// interval after a ping: dead peers behind NATs and proxies are found.
-// Off by default.
-func WithPingInterval(d time.Duration) Option {
-	return option.Positive("websocket: ping interval", d, func(c *config) { c.pingInterval = d })
+// WithTimeouts sets the timeouts; a zero field keeps its value (the
+// default unless an earlier WithTimeouts set it), a negative one is an
+// error. Handshake and Close cannot be turned off; Ping is off while zero.
+func WithTimeouts(t Timeouts) Option {
+	return func(c *config) error {
+		if t.Handshake < 0 || t.Close < 0 || t.Ping < 0 {
+			return fmt.Errorf("websocket: timeouts %+v (expected >= 0; 0 keeps the default)", t)
+		}
+		c.handshakeTimeout = cmp.Or(t.Handshake, c.handshakeTimeout)
+		c.closeTimeout = cmp.Or(t.Close, c.closeTimeout)
+		c.pingInterval = cmp.Or(t.Ping, c.pingInterval)
+		if t.Handshake != 0 {
+			c.restrict("Timeouts.Handshake", siteDial|siteListener)
+		}
+		return nil
+	}
 }
 
 // WithSubprotocols lists the subprotocols the server speaks, preferred
@@ -188,65 +217,52 @@ func WithCompression(on bool) Option {
 	return func(c *config) error { c.compression = on; return nil }
 }
 
-// WithHandshakeTimeout bounds a handshake (default DefaultHandshakeTimeout).
-// On Dial it is the wait for the server's answer once the TCP connection
-// is up (and the TLS handshake's, for wss); Dial's context bounds the whole
-// of it as well. On EngineHandler and TLSServer it is the time from a
-// connection's opening (over TLS: from its TLS handshake's end) to the end
-// of its request head: a client that sends nothing, or trickles its
-// request, is closed without an answer once it passes, as net/http's
-// ReadHeaderTimeout does. TLSServer bounds the TLS handshake by it too.
-// Upgrade and UpgradeHTTP refuse it: their request head was read by
-// httpserver, under its Timeouts.ReadHeader.
-func WithHandshakeTimeout(d time.Duration) Option {
-	return option.Positive("websocket: handshake timeout", d, func(c *config) {
-		c.handshakeTimeout = d
-		c.restrict("WithHandshakeTimeout", siteDial|siteListener)
-	})
+// DialConfig is what only a client has (WithDialConfig).
+type DialConfig struct {
+	// Header's fields are added to the opening handshake (Origin,
+	// Authorization, Cookie...); a Host field replaces the one taken from
+	// the URL. The fields the handshake itself sets (Upgrade, Connection,
+	// Sec-WebSocket-*) are refused: subprotocols and compression have
+	// options of their own.
+	Header http.Header
+	// TLSConfig is the TLS configuration of a wss:// URL (root CAs, client
+	// certificates, session cache...; Dial works on a clone), its
+	// ServerName the URL's host unless set. Without it a wss:// Dial
+	// verifies the server against the system's roots; a ws:// URL refuses
+	// it.
+	TLSConfig *tls.Config
+	// ConnOptions are the engine.ConnOptions of the connection Dial opens
+	// (engine.Dial's: socket options, buffer limits, engine timeouts,
+	// resolver). A server's connections take their listener's.
+	ConnOptions []engine.ConnOption
 }
 
-// WithHeader adds h's fields to Dial's request (Origin, Authorization,
-// Cookie...); a Host field replaces the one taken from the URL. The fields
-// the handshake itself sets (Upgrade, Connection, Sec-WebSocket-*) are
-// refused: subprotocols and compression have options of their own.
-func WithHeader(h http.Header) Option {
+// WithDialConfig sets Dial's client-only settings; a zero field keeps its
+// value. A Dial option: a server refuses it.
+func WithDialConfig(d DialConfig) Option {
 	return func(c *config) error {
-		for k, vs := range h {
+		for k, vs := range d.Header {
 			switch http.CanonicalHeaderKey(k) {
 			case "Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version",
 				"Sec-Websocket-Extensions", "Sec-Websocket-Protocol", "Content-Length", "Transfer-Encoding":
-				return fmt.Errorf("websocket: WithHeader: %s is set by the handshake", k)
+				return fmt.Errorf("websocket: DialConfig.Header: %s is set by the handshake", k)
 			}
 			for _, v := range vs {
 				if strings.ContainsAny(k+v, "\r\n") {
-					return fmt.Errorf("websocket: WithHeader: %s has a line break", k)
+					return fmt.Errorf("websocket: DialConfig.Header: %s has a line break", k)
 				}
 			}
 		}
-		c.header = h.Clone()
-		c.restrict("WithHeader", siteDial)
+		if d.Header != nil {
+			c.header = d.Header.Clone()
+		}
+		if d.TLSConfig != nil {
+			c.tls = d.TLSConfig
+		}
+		if d.ConnOptions != nil {
+			c.connOpts = append([]engine.ConnOption(nil), d.ConnOptions...)
+		}
+		c.restrict("WithDialConfig", siteDial)
 		return nil
 	}
-}
-
-// WithConnOptions passes options to Dial's engine.Dial (socket options,
-// buffer limits, timeouts...). A server's connections
-// take the listener's.
-func WithConnOptions(opts ...engine.ConnOption) Option {
-	return func(c *config) error {
-		c.connOpts = append([]engine.ConnOption(nil), opts...)
-		c.restrict("WithConnOptions", siteDial)
-		return nil
-	}
-}
-
-// WithTLSConfig sets the TLS configuration Dial uses for a wss:// URL
-// (root CAs, client certificates, session cache...; Dial works on a clone).
-// ServerName defaults to the URL's host. Without it a wss:// Dial verifies
-// the server against the system's roots; a ws:// URL refuses it.
-func WithTLSConfig(cfg *tls.Config) Option {
-	return option.Required(cfg, "websocket: WithTLSConfig: nil configuration", func(c *config) {
-		c.tls = cfg
-		c.restrict("WithTLSConfig", siteDial)
-	})
 }

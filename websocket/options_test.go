@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,43 +19,32 @@ import (
 	"github.com/ringloop/ringloop/websocket"
 )
 
-// dialOnly are options only Dial takes, each with what the error names.
-var dialOnly = []struct {
-	name string
-	opt  websocket.Option
-}{
-	{"WithConnOptions", websocket.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{Nagle: true}))},
-	{"WithTLSConfig", websocket.WithTLSConfig(&tls.Config{})},
-	{"WithHeader", websocket.WithHeader(http.Header{"Authorization": {"Bearer x"}})},
+// dialOnly are the client-only settings, each in a WithDialConfig that
+// every server refuses.
+var dialOnly = []websocket.Option{
+	websocket.WithDialConfig(websocket.DialConfig{ConnOptions: []engine.ConnOption{engine.WithSocketOptions(engine.SocketOptions{Nagle: true})}}),
+	websocket.WithDialConfig(websocket.DialConfig{TLSConfig: &tls.Config{}}),
+	websocket.WithDialConfig(websocket.DialConfig{Header: http.Header{"Authorization": {"Bearer x"}}}),
 }
 
-// TestListenerOptionsChecked: EngineHandler and TLSServer
-// refuse a Dial-only option at construction, naming it and why, and a nil
-// handler, Option or TLS configuration.
+// TestListenerOptionsChecked: EngineHandler refuses a Dial-only option at
+// construction, naming it and why, and a nil handler or Option; it takes
+// Timeouts.Handshake and every origin policy.
 func TestListenerOptionsChecked(t *testing.T) {
-	cfg := &tls.Config{}
-	builders := map[string]func(h websocket.Handler, opts ...websocket.Option) error{
-		"EngineHandler": func(h websocket.Handler, opts ...websocket.Option) error {
-			_, err := websocket.EngineHandler(h, opts...)
-			return err
-		},
-		"TLSServer": func(h websocket.Handler, opts ...websocket.Option) error {
-			_, err := websocket.TLSServer(h, cfg, opts...)
-			return err
-		},
+	build := func(h websocket.Handler, opts ...websocket.Option) error {
+		_, err := websocket.EngineHandler(h, opts...)
+		return err
 	}
-	for name, build := range builders {
-		for _, o := range dialOnly {
-			err := build(silentEcho{}, websocket.WithCompression(true), o.opt)
-			require.ErrorContains(t, err, name+" does not take "+o.name, name)
-			require.ErrorContains(t, err, "Dial option", name)
-		}
-		require.ErrorContains(t, build(nil), name+" needs a handler")
-		require.ErrorContains(t, build(silentEcho{}, nil), "nil Option")
-		require.NoError(t, build(silentEcho{}, websocket.WithHandshakeTimeout(time.Second), websocket.WithAnyOrigin()))
+	for _, o := range dialOnly {
+		err := build(silentEcho{}, websocket.WithCompression(true), o)
+		require.ErrorContains(t, err, "EngineHandler does not take WithDialConfig")
+		require.ErrorContains(t, err, "Dial option")
 	}
-	_, err := websocket.TLSServer(silentEcho{}, nil)
-	require.ErrorContains(t, err, "TLSServer needs a TLS configuration")
+	require.ErrorContains(t, build(nil), "EngineHandler needs a handler")
+	require.ErrorContains(t, build(silentEcho{}, nil), "nil Option")
+	require.NoError(t, build(silentEcho{}, websocket.WithTimeouts(websocket.Timeouts{Handshake: time.Second, Close: time.Second, Ping: time.Minute}),
+		websocket.WithAllowedOrigins("*")))
+	require.NoError(t, build(silentEcho{}, websocket.WithOriginCheck(func(origin, host []byte) bool { return true })))
 }
 
 // TestDialRefusesServerOptions: Dial refuses the server's options, naming
@@ -63,7 +53,7 @@ func TestDialRefusesServerOptions(t *testing.T) {
 	loop, err := engine.New()
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, loop.Close()) })
-	for _, o := range []websocket.Option{websocket.WithAnyOrigin(), websocket.WithAllowedOrigins("a.example")} {
+	for _, o := range []websocket.Option{websocket.WithAllowedOrigins("*"), websocket.WithAllowedOrigins("a.example")} {
 		_, err := websocket.Dial(context.Background(), loop, "ws://127.0.0.1:1/", silentEcho{}, o)
 		require.ErrorContains(t, err, "Dial does not take")
 		_, err = websocket.DialAsync(context.Background(), loop, "ws://127.0.0.1:1/", silentEcho{}, o).Await(context.Background())
@@ -71,8 +61,8 @@ func TestDialRefusesServerOptions(t *testing.T) {
 	}
 }
 
-// TestUpgradeOptionsChecked: Upgrade and UpgradeHTTP given an option they
-// do not take (Dial's, or WithHandshakeTimeout, whose role the HTTP
+// TestUpgradeOptionsChecked: Upgrade and UpgradeFast given an option they
+// do not take (Dial's, or Timeouts.Handshake, whose role the HTTP
 // server's ReadHeader plays there) or a nil handler return the error and
 // answer 500 with a body saying so: never a 200 on the wire. On every
 // backend and mode, over HTTP and HTTPS.
@@ -82,14 +72,14 @@ func TestUpgradeOptionsChecked(t *testing.T) {
 		opt  websocket.Option
 		want string
 	}{
-		{silentEcho{}, dialOnly[0].opt, "does not take WithConnOptions: it is a Dial option"},
-		{silentEcho{}, dialOnly[1].opt, "does not take WithTLSConfig"},
-		{silentEcho{}, dialOnly[2].opt, "does not take WithHeader"},
-		{silentEcho{}, websocket.WithHandshakeTimeout(time.Second), "Timeouts.ReadHeader"},
+		{silentEcho{}, dialOnly[0], "does not take WithDialConfig: it is a Dial option"},
+		{silentEcho{}, dialOnly[1], "does not take WithDialConfig"},
+		{silentEcho{}, dialOnly[2], "does not take WithDialConfig"},
+		{silentEcho{}, websocket.WithTimeouts(websocket.Timeouts{Handshake: time.Second}), "does not take Timeouts.Handshake: it is for Dial and EngineHandler; behind Upgrade and UpgradeFast the HTTP server reads the request head, bounded by its Timeouts.ReadHeader"},
 		{nil, websocket.WithCompression(true), "needs a handler"},
 	}
 	forEachPath(t, func(t *testing.T, c testenv.Combo, path upgradePath, loop *engine.Loop, p *testenv.PKI) {
-		if path.name == "EngineHandler" || path.name == "TLSServer" {
+		if strings.HasPrefix(path.name, "EngineHandler") {
 			return // constructors: TestListenerOptionsChecked
 		}
 		for _, tc := range bad {
@@ -114,23 +104,23 @@ func TestUpgradeOptionsChecked(t *testing.T) {
 	})
 }
 
-// TestUpgradeHTTPNotAdapter: UpgradeHTTP under net/http's own server
-// answers 500 and returns ErrNotLoopWriter, which wraps
-// httpserver.ErrNotAdapter: it never hijacks the connection into a
+// TestUpgradeHTTPNotAdapter: Upgrade under net/http's own server
+// answers 500 and returns an error wrapping httpserver.ErrNotAdapter and
+// saying what Upgrade needs: it never hijacks the connection into a
 // goroutine behind the caller's back. A request that is not a handshake
 // gets the same answer, so the mistake shows on any request.
 func TestUpgradeHTTPNotAdapter(t *testing.T) {
 	errs := make(chan error, 2)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		errs <- websocket.UpgradeHTTP(w, r, silentEcho{})
+		errs <- websocket.Upgrade(w, r, silentEcho{})
 	}))
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()
 	for _, req := range []string{browserHandshake(addr, ""), "GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"} {
 		require.Equal(t, http.StatusInternalServerError, handshakeStatus(t, addr, nil, req))
 		err := <-errs
-		require.ErrorIs(t, err, websocket.ErrNotLoopWriter)
 		require.ErrorIs(t, err, httpserver.ErrNotAdapter)
+		require.ErrorContains(t, err, "websocket: Upgrade needs a handler served by httpserver's adapter")
 		require.False(t, errors.Is(err, websocket.ErrHandshake))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -31,7 +32,7 @@ type originKind uint8
 const (
 	originSame   originKind = iota // default: same origin, or no Origin
 	originListed                   // same origin, or one of the allowed
-	originAny                      // every origin (WithAnyOrigin)
+	originAny                      // every origin (WithAllowedOrigins("*"))
 	originCustom                   // WithOriginCheck decides
 )
 
@@ -46,8 +47,12 @@ func (p *originPolicy) set(option string, next originPolicy) error {
 		return fmt.Errorf("websocket: %s and %s both given: give one origin policy", p.option, option)
 	}
 	allowed := append(p.allowed, next.allowed...)
+	wasAny := p.kind == originAny
 	*p = next
 	p.allowed, p.option = allowed, option
+	if wasAny {
+		p.kind = originAny // an earlier "*" still accepts every origin
+	}
 	return nil
 }
 
@@ -61,11 +66,23 @@ func (p *originPolicy) set(option string, next originPolicy) error {
 // https). "null", the origin of sandboxed iframes and local files, is
 // refused as an entry: any page can send it (WithOriginCheck can still
 // accept it). A server option; calls may add entries.
+//
+// "*", alone, accepts every origin: any web page a user visits can then
+// open a WebSocket to this server with the user's cookies and act as them
+// (cross-site WebSocket hijacking). Only for a server that authenticates
+// each connection by other means than what a browser attaches by itself (a
+// token in the first message, say), or serves public data.
 func WithAllowedOrigins(origins ...string) Option {
 	return func(c *config) error {
 		c.restrict("WithAllowedOrigins", siteServers)
 		if len(origins) == 0 {
 			return errors.New("websocket: WithAllowedOrigins needs at least one origin")
+		}
+		if slices.Contains(origins, "*") {
+			if len(origins) > 1 {
+				return fmt.Errorf("websocket: WithAllowedOrigins%q: \"*\" accepts every origin; give it alone", origins)
+			}
+			return c.origin.set("WithAllowedOrigins", originPolicy{kind: originAny})
 		}
 		list := make([]allowedOrigin, 0, len(origins))
 		for _, o := range origins {
@@ -87,8 +104,6 @@ func parseAllowedOrigin(o string) (allowedOrigin, error) {
 	switch {
 	case o == "":
 		return bad("is empty")
-	case o == "*":
-		return bad("is not an origin (WithAnyOrigin accepts every origin)")
 	case strings.EqualFold(o, "null"):
 		return bad("is the opaque origin any sandboxed page sends; accept it with WithOriginCheck if you must")
 	case strings.ContainsAny(o, " \t\r\n,"):
@@ -111,30 +126,17 @@ func parseAllowedOrigin(o string) (allowedOrigin, error) {
 	return allowedOrigin{scheme: []byte(strings.ToLower(u.Scheme)), host: []byte(strings.ToLower(u.Host))}, nil
 }
 
-// WithAnyOrigin accepts a handshake whatever its Origin: any web page a
-// user visits can then open a WebSocket to this server with the user's
-// cookies and act as them (cross-site WebSocket hijacking). Only for a
-// server that authenticates each connection by other means than what a
-// browser attaches by itself (a token in the first message, say), or
-// serves public data. A server option.
-func WithAnyOrigin() Option {
-	return func(c *config) error {
-		c.restrict("WithAnyOrigin", siteServers)
-		return c.origin.set("WithAnyOrigin", originPolicy{kind: originAny})
-	}
-}
-
 // WithOriginCheck decides the origin policy itself: a handshake for which
 // check returns false is refused with 403. check gets the Origin header's
 // value (nil when there is none; browsers always send one) and the Host
-// header's, and runs on the connection's loop (for UpgradeHTTP, on the
+// header's, and runs on the connection's loop (for Upgrade, on the
 // handler's goroutine): it must not block. It replaces the default policy
 // entirely, same-origin check included. A server option.
 func WithOriginCheck(check func(origin, host []byte) bool) Option {
 	return func(c *config) error {
 		c.restrict("WithOriginCheck", siteServers)
 		if check == nil {
-			return errors.New("websocket: WithOriginCheck(nil): WithAnyOrigin accepts every origin, and no option keeps the same-origin default")
+			return errors.New(`websocket: WithOriginCheck(nil): WithAllowedOrigins("*") accepts every origin, and no option keeps the same-origin default`)
 		}
 		return c.origin.set("WithOriginCheck", originPolicy{kind: originCustom, check: check})
 	}

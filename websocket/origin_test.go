@@ -19,7 +19,7 @@ import (
 // another port of the same host, the opaque "null" origin of a sandboxed
 // iframe, and an empty Origin. WithAllowedOrigins adds the origins it
 // names (on scheme and host, or host alone) and nothing else;
-// WithAnyOrigin accepts them all.
+// WithAllowedOrigins("*") accepts them all.
 func TestOriginPolicy(t *testing.T) {
 	forEachPath(t, func(t *testing.T, c testenv.Combo, path upgradePath, loop *engine.Loop, p *testenv.PKI) {
 		scheme := "http://"
@@ -31,7 +31,7 @@ func TestOriginPolicy(t *testing.T) {
 		}
 		def := serve()
 		listed := serve(websocket.WithAllowedOrigins("https://app.example", "tools.example:8443"))
-		anyOrigin := serve(websocket.WithAnyOrigin())
+		anyOrigin := serve(websocket.WithAllowedOrigins("*"))
 		port := def[strings.LastIndexByte(def, ':'):]
 		firefox := []string{"Sec-Fetch-Dest: empty", "Sec-Fetch-Mode: websocket", "Sec-Fetch-Site: same-origin"}
 		cases := []struct {
@@ -88,26 +88,27 @@ func TestOriginOptions(t *testing.T) {
 	}{
 		{[]websocket.Option{websocket.WithAllowedOrigins()}, "at least one origin"},
 		{[]websocket.Option{websocket.WithAllowedOrigins("")}, "is empty"},
-		{[]websocket.Option{websocket.WithAllowedOrigins("*")}, "WithAnyOrigin"},
+		{[]websocket.Option{websocket.WithAllowedOrigins("*", "https://a.example")}, `"*" accepts every origin; give it alone`},
 		{[]websocket.Option{websocket.WithAllowedOrigins("null")}, "opaque origin"},
 		{[]websocket.Option{websocket.WithAllowedOrigins("https://a.example/app")}, "no user, path or query"},
 		{[]websocket.Option{websocket.WithAllowedOrigins("https://a.example, https://b.example")}, "one origin per argument"},
 		{[]websocket.Option{websocket.WithAllowedOrigins("a.example/x")}, "not a host[:port]"},
-		{[]websocket.Option{websocket.WithAnyOrigin(), websocket.WithAllowedOrigins("https://a.example")}, "WithAnyOrigin and WithAllowedOrigins both given"},
-		{[]websocket.Option{websocket.WithOriginCheck(func(o, h []byte) bool { return true }), websocket.WithAnyOrigin()}, "both given"},
+		{[]websocket.Option{websocket.WithOriginCheck(func(o, h []byte) bool { return true }), websocket.WithAllowedOrigins("*")}, "WithOriginCheck and WithAllowedOrigins both given"},
 		{[]websocket.Option{websocket.WithOriginCheck(nil)}, "WithOriginCheck(nil)"},
 	} {
 		_, err := websocket.EngineHandler(silentEcho{}, tc.opts...)
 		require.ErrorContains(t, err, tc.want)
 	}
-	// Two lists add up.
+	// Two lists add up, "*" among them too.
 	_, err := websocket.EngineHandler(silentEcho{}, websocket.WithAllowedOrigins("https://a.example"), websocket.WithAllowedOrigins("b.example"))
+	require.NoError(t, err)
+	_, err = websocket.EngineHandler(silentEcho{}, websocket.WithAllowedOrigins("*"), websocket.WithAllowedOrigins("b.example"))
 	require.NoError(t, err)
 
 	loop, err := engine.New()
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, loop.Close()) })
-	for _, o := range []websocket.Option{websocket.WithAnyOrigin(), websocket.WithAllowedOrigins("https://a.example"),
+	for _, o := range []websocket.Option{websocket.WithAllowedOrigins("*"), websocket.WithAllowedOrigins("https://a.example"),
 		websocket.WithOriginCheck(func(o, h []byte) bool { return true })} {
 		_, err := websocket.Dial(context.Background(), loop, "ws://127.0.0.1:1/", silentEcho{}, o)
 		require.ErrorContains(t, err, "Dial does not take")

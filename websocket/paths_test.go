@@ -15,6 +15,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/httpserver"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/looptls"
 	"github.com/ringloop/ringloop/websocket"
 )
 
@@ -30,14 +31,16 @@ type upgradePath struct {
 }
 
 // serveArgs is what a path's server serves: h (nil too, for the tests of
-// that mistake) with opts; hs configures the HTTP servers' timeouts (the
-// listener handlers take WithHandshakeTimeout in opts); report, if set,
-// gets the error each Upgrade or UpgradeHTTP call returns.
+// that mistake) with opts; hs configures the HTTP servers' timeouts, and
+// handshake, if set, EngineHandler's (Timeouts.Handshake) and, under
+// looptls.Server, the TLS handshake's; report, if set, gets the error each
+// Upgrade or UpgradeFast call returns.
 type serveArgs struct {
-	h      websocket.Handler
-	opts   []websocket.Option
-	hs     httpserver.Timeouts
-	report func(error)
+	h         websocket.Handler
+	opts      []websocket.Option
+	hs        httpserver.Timeouts
+	handshake time.Duration
+	report    func(error)
 }
 
 func (a serveArgs) reported(err error) {
@@ -46,20 +49,21 @@ func (a serveArgs) reported(err error) {
 	}
 }
 
-// upgradePaths lists them: the fast API's Upgrade over HTTP and HTTPS, the
-// listener handlers, and UpgradeHTTP from an http.Handler over HTTP and
+// upgradePaths lists them: the fast API's UpgradeFast over HTTP and HTTPS,
+// EngineHandler plain and under looptls.Server, and Upgrade from an
+// http.Handler over HTTP and
 // HTTPS, on a goroutine and inline.
 var upgradePaths = []upgradePath{
-	{"Upgrade", false, serveFast},
-	{"Upgrade-TLS", true, serveFast},
+	{"UpgradeFast", false, serveFast},
+	{"UpgradeFast-TLS", true, serveFast},
 	{"EngineHandler", false, serveEngine},
-	{"TLSServer", true, serveEngine}, // EngineHandler under looptls.Server
-	{"UpgradeHTTP", false, serveAdapter(false)},
-	{"UpgradeHTTP-TLS", true, serveAdapter(false)},
-	{"UpgradeHTTP-inline", false, serveAdapter(true)},
+	{"EngineHandler-TLS", true, serveEngine}, // under looptls.Server
+	{"Upgrade", false, serveAdapter(false)},
+	{"Upgrade-TLS", true, serveAdapter(false)},
+	{"Upgrade-inline", false, serveAdapter(true)},
 }
 
-// serveAdapter serves UpgradeHTTP from an http.ServeMux behind the adapter
+// serveAdapter serves Upgrade from an http.ServeMux behind the adapter
 // (ListenTLS when p is set), beside an ordinary route, /plain; inline runs
 // the handlers on the loop (WithInlineHTTP).
 func serveAdapter(inline bool) func(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) string {
@@ -74,14 +78,14 @@ func serveAdapter(inline bool) func(t *testing.T, loop *engine.Loop, p *testenv.
 		}
 		mux := http.NewServeMux()
 		mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "plain route") })
-		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { a.reported(websocket.UpgradeHTTP(w, r, a.h, a.opts...)) })
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { a.reported(websocket.Upgrade(w, r, a.h, a.opts...)) })
 		s, err := httpserver.New(mux, sopts...)
 		require.NoError(t, err)
 		return listenHTTP(t, s, loop, p != nil)
 	}
 }
 
-// serveFast serves Upgrade behind the fast API (ListenTLS when p is set).
+// serveFast serves UpgradeFast behind the fast API (ListenTLS when p is set).
 func serveFast(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) string {
 	t.Helper()
 	sopts := []httpserver.Option{httpserver.WithTimeouts(a.hs)}
@@ -93,7 +97,7 @@ func serveFast(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) str
 			_, _ = w.WriteString("plain route")
 			return
 		}
-		a.reported(websocket.Upgrade(w, r, a.h, a.opts...))
+		a.reported(websocket.UpgradeFast(w, r, a.h, a.opts...))
 	}), sopts...)
 	require.NoError(t, err)
 	return listenHTTP(t, s, loop, p != nil)
@@ -113,17 +117,21 @@ func listenHTTP(t *testing.T, s *httpserver.Server, loop *engine.Loop, useTLS bo
 	return a.String()
 }
 
-// serveEngine serves EngineHandler, or TLSServer when p is set.
+// serveEngine serves EngineHandler, under looptls.Server when p is set:
+// a.handshake bounds both the TLS handshake and then the request head.
 func serveEngine(t *testing.T, loop *engine.Loop, p *testenv.PKI, a serveArgs) string {
 	t.Helper()
-	var eh engine.Handler
-	var err error
-	if p != nil {
-		eh, err = websocket.TLSServer(a.h, serverTLS(t, p), a.opts...)
-	} else {
-		eh, err = websocket.EngineHandler(a.h, a.opts...)
+	opts := a.opts
+	var topts []looptls.Option
+	if a.handshake > 0 {
+		opts = append(opts[:len(opts):len(opts)], websocket.WithTimeouts(websocket.Timeouts{Handshake: a.handshake}))
+		topts = append(topts, looptls.WithHandshakeTimeout(a.handshake))
 	}
+	eh, err := websocket.EngineHandler(a.h, opts...)
 	require.NoError(t, err)
+	if p != nil {
+		eh = looptls.Server(eh, serverTLS(t, p), topts...)
+	}
 	ln, err := engine.Listen(loop, "tcp", "127.0.0.1:0", eh)
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })

@@ -31,7 +31,7 @@ func (c *Conn) keepalive() {
 		return
 	}
 	if c.pingOut {
-		c.shut(CloseAbnormal, "", ErrPingTimeout)
+		c.shut(CloseAbnormal, "", errPingTimeout)
 		return
 	}
 	c.pingOut = true

@@ -25,7 +25,7 @@ func (h lastWords) OnShutdown(c *websocket.Conn) {
 // TestShutdownGoingAway: when the loop shuts down, gorilla's client reads
 // what the handler's OnShutdown sent, then a close frame with 1001 (going
 // away); the server's OnClose gets 1001 and engine.ErrShutdown. Behind
-// Upgrade and behind EngineHandler, with and without a ShutdownHandler.
+// UpgradeFast and behind EngineHandler, with and without a ShutdownHandler.
 func TestShutdownGoingAway(t *testing.T) {
 	handlers := []struct {
 		name string
@@ -36,7 +36,7 @@ func TestShutdownGoingAway(t *testing.T) {
 		{"plain", func(e *echo) websocket.Handler { return e }, ""},
 	}
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		for _, via := range []string{"Upgrade", "EngineHandler"} {
+		for _, via := range []string{"UpgradeFast", "EngineHandler"} {
 			for _, hc := range handlers {
 				t.Run(via+"/"+hc.name, func(t *testing.T) {
 					testenv.CheckLeaks(t)
@@ -69,7 +69,7 @@ func TestShutdownGoingAway(t *testing.T) {
 	})
 }
 
-// listenOn serves h on loop, behind httpserver's Upgrade or EngineHandler,
+// listenOn serves h on loop, behind UpgradeFast or EngineHandler,
 // and returns the address.
 func listenOn(t *testing.T, loop *engine.Loop, via string, h websocket.Handler) string {
 	t.Helper()
@@ -81,7 +81,7 @@ func listenOn(t *testing.T, loop *engine.Loop, via string, h websocket.Handler) 
 		return ln.Addr().String()
 	}
 	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
-		_ = websocket.Upgrade(w, r, h)
+		_ = websocket.UpgradeFast(w, r, h)
 	}))
 	require.NoError(t, err)
 	a, err := s.Listen(loop, "tcp", "127.0.0.1:0", loopgroup.WithConnOptions())

@@ -8,18 +8,18 @@ import (
 	"github.com/ringloop/ringloop/httpserver"
 )
 
-// UpgradeHTTP is Upgrade for an http.Handler served by httpserver's
-// adapter (httpserver.New, over Listen or ListenTLS): one call in the
-// handler checks the opening handshake (Origin policy included), answers
-// 101, and moves the connection onto its loop with h, where it is served
-// as Upgrade's are, with no goroutine; the handler then returns and its
-// goroutine goes back to the pool. So one http.ServeMux serves ordinary
-// routes and loop-native WebSockets on one port:
+// Upgrade is the one call an http.Handler served by httpserver's adapter
+// (httpserver.New, over Listen or ListenTLS) makes to turn its request into
+// a loop-native WebSocket: it checks the opening handshake (RFC 6455
+// §4.2.1, the Origin policy included), answers 101, and moves the
+// connection onto its loop with h, where it is served with no goroutine;
+// the handler then returns and its goroutine goes back to the pool. So one
+// http.ServeMux serves ordinary routes and WebSockets on one port:
 //
 //	mux := http.NewServeMux()
 //	mux.HandleFunc("/", index)
 //	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
-//		if err := websocket.UpgradeHTTP(w, r, echo{}); err != nil {
+//		if err := websocket.Upgrade(w, r, echo{}); err != nil {
 //			log.Print(err) // answered already: 4xx, or 500 when misconfigured
 //		}
 //	})
@@ -28,23 +28,27 @@ import (
 //
 // Over HTTPS (r.TLS set) the TLS connection is handed over, its records
 // staying on the loop (wss). A request that is not a handshake is answered
-// as Upgrade answers it (400, 403, 405, 426) and the ErrHandshake error
-// returned. A call that cannot work whatever the request is answered 500
-// and its error returned: a nil handler, an option it does not take, and
-// a w that is not the adapter's (ErrNotLoopWriter: net/http's own server,
-// say, whose connections are on no loop; use a goroutine-per-connection
-// library over Hijack there). w may wrap the adapter's writer if it has an
-// Unwrap method (http.ResponseController's convention), and must not have
-// been written to. The request head was read by the HTTP server, so its
-// Timeouts.ReadHeader is this path's handshake timeout.
-func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, opts ...Option) error {
-	cfg, err := newConfig(opts, "UpgradeHTTP", siteUpgrade)
+// 400, 403 (an Origin the policy refuses: by default any other host than
+// the request's; see WithAllowedOrigins), 405 (not GET) or 426 (another
+// Sec-WebSocket-Version, with "Sec-WebSocket-Version: 13"), and the error,
+// matching ErrHandshake, returned. A call that cannot work whatever the
+// request is answered 500 and its error returned: a nil handler, an option
+// it does not take, and a w that is not the adapter's (an error wrapping
+// httpserver.ErrNotAdapter: net/http's own server, say, whose connections
+// are on no loop; use a goroutine-per-connection library over Hijack
+// there). w may wrap the adapter's writer if it has an Unwrap method
+// (http.ResponseController's convention), and must not have been written
+// to. The request head was read by the HTTP server, so its
+// Timeouts.ReadHeader is this path's handshake timeout; Timeouts.Handshake
+// is refused here.
+func Upgrade(w http.ResponseWriter, r *http.Request, h Handler, opts ...Option) error {
+	cfg, err := newConfig(opts, "Upgrade", siteUpgrade)
 	if err == nil && h == nil {
-		err = errNilHandler("UpgradeHTTP")
+		err = errNilHandler("Upgrade")
 	}
 	if err == nil {
 		if e := httpserver.CanUpgrade(w); errors.Is(e, httpserver.ErrNotAdapter) {
-			err = fmt.Errorf("%w: %w", ErrNotLoopWriter, e)
+			err = fmt.Errorf("websocket: Upgrade needs a handler served by httpserver's adapter (httpserver.New), which has the connection on a loop: %w", e)
 		} else if e != nil {
 			return fmt.Errorf("%w: %w", ErrHandshake, e) // written to, hijacked, gone: no answer can be given
 		}
@@ -82,8 +86,3 @@ func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, opts ...Opti
 	}
 	return nil
 }
-
-// ErrNotLoopWriter is UpgradeHTTP's error (after a 500) for an
-// http.ResponseWriter that is not httpserver's adapter's: it wraps
-// httpserver.ErrNotAdapter.
-var ErrNotLoopWriter = errors.New("websocket: UpgradeHTTP needs a handler served by httpserver's adapter (httpserver.New), which has the connection on a loop")

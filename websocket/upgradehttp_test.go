@@ -25,11 +25,11 @@ import (
 	"github.com/ringloop/ringloop/websocket"
 )
 
-// adapterPaths are the upgrade paths through UpgradeHTTP.
+// adapterPaths are the upgrade paths through Upgrade (net/http).
 func adapterPaths() []upgradePath {
 	var out []upgradePath
 	for _, p := range upgradePaths {
-		if strings.HasPrefix(p.name, "UpgradeHTTP") {
+		if p.name == "Upgrade" || strings.HasPrefix(p.name, "Upgrade-") {
 			out = append(out, p)
 		}
 	}
@@ -155,7 +155,7 @@ func coderEcho(t *testing.T, url string, clientTLS *tls.Config) {
 }
 
 // TestUpgradeHTTPThousand: 1000 WebSockets (250 with -short) upgraded
-// through UpgradeHTTP from a ServeMux on two loops, dialled by 8 clients at
+// through Upgrade from a ServeMux on two loops, dialled by 8 clients at
 // once, are served on the loops with no goroutine each: with all of them
 // open the process has no more goroutines than a constant over what it had
 // with one (the adapter's pooled workers, at most one per request in
@@ -194,8 +194,8 @@ func thousandOn(t *testing.T, loops []*engine.Loop, p *testenv.PKI, useTLS bool,
 	mux := http.NewServeMux()
 	mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "plain route") })
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
-		if err := websocket.UpgradeHTTP(w, r, h); err != nil {
-			t.Errorf("UpgradeHTTP: %v", err)
+		if err := websocket.Upgrade(w, r, h); err != nil {
+			t.Errorf("Upgrade: %v", err)
 		}
 	})
 	var sopts []httpserver.Option
@@ -291,7 +291,7 @@ func (c *countOpen) OnOpen(*websocket.Conn) { c.wg.Done() }
 
 // TestUpgradeHTTPNodePython: npm's ws and Python's websockets, as clients,
 // exchange messages up to 1 MiB with and without permessage-deflate
-// through UpgradeHTTP behind the adapter, get their pings' pongs, and
+// through Upgrade behind the adapter, get their pings' pongs, and
 // their closes (4000) reach OnClose.
 func TestUpgradeHTTPNodePython(t *testing.T) {
 	node, nodePath := nodeWS(t)
@@ -320,9 +320,9 @@ func (u unwrapping) Unwrap() http.ResponseWriter { return u.ResponseWriter }
 
 type opaque struct{ http.ResponseWriter }
 
-// TestUpgradeHTTPWriters: UpgradeHTTP finds the adapter's writer under a
+// TestUpgradeHTTPWriters: Upgrade finds the adapter's writer under a
 // middleware's that unwraps to it; one that does not is answered 500 with
-// ErrNotLoopWriter; after the handler wrote, it refuses (the answer
+// an error wrapping httpserver.ErrNotAdapter; after the handler wrote, it refuses (the answer
 // begun is the handler's), and a second call on an upgraded request
 // returns http.ErrHijacked.
 func TestUpgradeHTTPWriters(t *testing.T) {
@@ -334,18 +334,18 @@ func TestUpgradeHTTPWriters(t *testing.T) {
 		errs := make(chan error, 2)
 		mux := http.NewServeMux()
 		mux.HandleFunc("/wrapped", func(w http.ResponseWriter, r *http.Request) {
-			err := websocket.UpgradeHTTP(unwrapping{w}, r, silentEcho{})
+			err := websocket.Upgrade(unwrapping{w}, r, silentEcho{})
 			errs <- err
 			if err == nil {
-				errs <- websocket.UpgradeHTTP(w, r, silentEcho{})
+				errs <- websocket.Upgrade(w, r, silentEcho{})
 			}
 		})
 		mux.HandleFunc("/opaque", func(w http.ResponseWriter, r *http.Request) {
-			errs <- websocket.UpgradeHTTP(opaque{w}, r, silentEcho{})
+			errs <- websocket.Upgrade(opaque{w}, r, silentEcho{})
 		})
 		mux.HandleFunc("/written", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusTeapot)
-			errs <- websocket.UpgradeHTTP(w, r, silentEcho{})
+			errs <- websocket.Upgrade(w, r, silentEcho{})
 		})
 		s, err := httpserver.New(mux)
 		require.NoError(t, err)
@@ -359,7 +359,7 @@ func TestUpgradeHTTPWriters(t *testing.T) {
 		require.ErrorIs(t, <-errs, http.ErrHijacked)
 
 		require.Equal(t, http.StatusInternalServerError, handshakeStatus(t, addr, nil, req("/opaque")))
-		require.ErrorIs(t, <-errs, websocket.ErrNotLoopWriter)
+		require.ErrorIs(t, <-errs, httpserver.ErrNotAdapter)
 
 		require.Equal(t, http.StatusTeapot, handshakeStatus(t, addr, nil, req("/written")))
 		err = <-errs

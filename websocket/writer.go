@@ -26,7 +26,7 @@ var (
 // other goroutines is accepted as usual (within the async write limit, which
 // the held frames count against) and sent behind the message once it is
 // closed; a Hub broadcast waits with them (or, past that limit, the member
-// misses it, counted in Hub.Dropped); so does a Ping called off the loop.
+// misses it, counted in Hub.Stats' Dropped); so does a Ping called off the loop.
 // Control frames sent on the loop (Ping, the answer to the peer's pings,
 // Close) may come between fragments, as the RFC allows.
 //

@@ -157,7 +157,7 @@ func TestNextWriterCoder(t *testing.T) {
 func TestNextWriterFrames(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		hub := websocket.NewHub()
+		hub := new(websocket.Hub)
 		results := make(chan error, 32)
 		var w *websocket.MessageWriter
 		write := func(s string) {
@@ -243,7 +243,7 @@ func TestNextWriterFrames(t *testing.T) {
 			require.NoError(t, err, "frame %d", i)
 			require.Equal(t, f.String(), got.String(), "frame %d", i)
 		}
-		require.Zero(t, hub.Dropped())
+		require.Zero(t, hub.Stats().Dropped)
 		_, err = rc.Write(frame(finClose, closePayload(1000, ""), true))
 		require.NoError(t, err)
 		f, err := rc.read()
@@ -432,7 +432,7 @@ func TestNextWriterShutdown(t *testing.T) {
 		h := openMore(errs)
 		loop, err := engine.New(c.Options()...)
 		require.NoError(t, err)
-		addr := listenOn(t, loop, "Upgrade", h)
+		addr := listenOn(t, loop, "UpgradeFast", h)
 		ws := dialGorilla(t, addr)
 		conn := <-h.opens
 		require.NoError(t, ws.WriteMessage(gws.TextMessage, []byte("open")))
@@ -460,7 +460,7 @@ func TestNextWriterHubLimit(t *testing.T) {
 		addr := serve(t, c, h, nil, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 4096}))
 		rc := dialRaw(t, addr)
 		conn := <-h.opens
-		hub := websocket.NewHub()
+		hub := new(websocket.Hub)
 		require.NoError(t, onLoop(t, conn, func() error { hub.Add(conn); return nil }))
 		_, err := rc.Write(frame(finText, []byte("open"), true))
 		require.NoError(t, err)
@@ -468,7 +468,7 @@ func TestNextWriterHubLimit(t *testing.T) {
 		require.NoError(t, hub.Broadcast(websocket.Binary, make([]byte, 8192)))
 		require.NoError(t, hub.Broadcast(websocket.Text, []byte("hub")))
 		require.NoError(t, onLoop(t, conn, func() error { return nil })) // delivered
-		require.EqualValues(t, 1, hub.Dropped())
+		require.EqualValues(t, 1, hub.Stats().Dropped)
 		_, err = rc.Write(frame(finText, []byte("more"), true))
 		require.NoError(t, err)
 		require.NoError(t, <-errs)

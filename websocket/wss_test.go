@@ -34,12 +34,12 @@ func serverTLS(t *testing.T, p *testenv.PKI) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{p.Leaf(t, "server", "127.0.0.1", "localhost")}}
 }
 
-// serveTLS runs h behind Upgrade on an HTTPS server (ListenTLS) on a loop
+// serveTLS runs h behind UpgradeFast on an HTTPS server (ListenTLS) on a loop
 // of the combo and returns its address.
 func serveTLS(t *testing.T, c testenv.Combo, p *testenv.PKI, h websocket.Handler, opts []websocket.Option, conn ...engine.ConnOption) string {
 	t.Helper()
 	s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
-		_ = websocket.Upgrade(w, r, h, opts...)
+		_ = websocket.UpgradeFast(w, r, h, opts...)
 	}), httpserver.WithTLSConfig(serverTLS(t, p)))
 	require.NoError(t, err)
 	loop, err := engine.New(c.Options()...)
@@ -283,7 +283,7 @@ func TestWSSEngineHandler(t *testing.T) {
 
 // wssClient is the TLS configuration trusting p.
 func wssClient(p *testenv.PKI) websocket.Option {
-	return websocket.WithTLSConfig(&tls.Config{RootCAs: p.Pool})
+	return websocket.WithDialConfig(websocket.DialConfig{TLSConfig: &tls.Config{RootCAs: p.Pool}})
 }
 
 // TestWSSDial: Dial wss:// against this package's server over HTTPS, with
@@ -340,7 +340,7 @@ func TestWSSDial(t *testing.T) {
 		var ua x509.UnknownAuthorityError
 		require.ErrorAs(t, err, &ua)
 		_, err = websocket.Dial(ctx, loop, "wss://"+addr+"/echo", newClient(),
-			websocket.WithTLSConfig(&tls.Config{RootCAs: p.Pool, ServerName: "elsewhere.example"}))
+			websocket.WithDialConfig(websocket.DialConfig{TLSConfig: &tls.Config{RootCAs: p.Pool, ServerName: "elsewhere.example"}}))
 		require.ErrorIs(t, err, looptls.ErrHandshake)
 		var he x509.HostnameError
 		require.ErrorAs(t, err, &he)
@@ -358,7 +358,7 @@ func TestWSSDialGorilla(t *testing.T) {
 			srv := httptest.NewTLSServer(gorillaHandler(comp, pongs))
 			pool := x509.NewCertPool()
 			pool.AddCert(srv.Certificate())
-			opts := []websocket.Option{websocket.WithCompression(comp), websocket.WithTLSConfig(&tls.Config{RootCAs: pool})}
+			opts := []websocket.Option{websocket.WithCompression(comp), websocket.WithDialConfig(websocket.DialConfig{TLSConfig: &tls.Config{RootCAs: pool}})}
 			url := "wss://" + srv.Listener.Addr().String() + "/"
 			cl := newClient()
 			ws := dial(t, loop, url, cl, opts...)
@@ -446,12 +446,12 @@ func TestWSSIdleGoroutines(t *testing.T) {
 
 // TestWSSShutdownGoingAway: when the loop shuts down, a wss client reads
 // what OnShutdown sent, then the 1001 close frame, then close_notify;
-// behind Upgrade (ListenTLS) and behind EngineHandler. OnClose gets 1001 and
+// behind UpgradeFast (ListenTLS) and behind EngineHandler. OnClose gets 1001 and
 // engine.ErrShutdown.
 func TestWSSShutdownGoingAway(t *testing.T) {
 	p := testenv.NewPKI(t)
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		for _, via := range []string{"Upgrade", "EngineHandler"} {
+		for _, via := range []string{"UpgradeFast", "EngineHandler"} {
 			t.Run(via, func(t *testing.T) {
 				testenv.CheckLeaks(t)
 				e := newEcho()
@@ -467,7 +467,7 @@ func TestWSSShutdownGoingAway(t *testing.T) {
 					addr = ln.Addr().String()
 				} else {
 					s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
-						_ = websocket.Upgrade(w, r, h)
+						_ = websocket.UpgradeFast(w, r, h)
 					}), httpserver.WithTLSConfig(serverTLS(t, p)))
 					require.NoError(t, err)
 					a, err := s.ListenTLS(loop, "tcp", "127.0.0.1:0", "", "")
@@ -555,7 +555,7 @@ func TestWSSSlowConsumer(t *testing.T) {
 }
 
 // TestWSSDialStalled: a server that accepts and never answers the TLS
-// handshake: WithHandshakeTimeout bounds it (looptls.ErrHandshakeTimeout),
+// handshake: Timeouts.Handshake bounds it (looptls.ErrHandshakeTimeout),
 // and so does the context, whose end cuts the handshake short. The combos
 // run in parallel: each waits out the timeouts.
 func TestWSSDialStalled(t *testing.T) {
@@ -582,7 +582,7 @@ func TestWSSDialStalled(t *testing.T) {
 		loop := newLoop(t, c)
 		url := "wss://" + ln.Addr().String() + "/"
 
-		_, err = websocket.Dial(context.Background(), loop, url, newClient(), websocket.WithHandshakeTimeout(200*time.Millisecond))
+		_, err = websocket.Dial(context.Background(), loop, url, newClient(), websocket.WithTimeouts(websocket.Timeouts{Handshake: 200 * time.Millisecond}))
 		require.ErrorIs(t, err, looptls.ErrHandshakeTimeout)
 
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -628,6 +628,6 @@ func TestWSSHub(t *testing.T) {
 		for i, m := range msgs {
 			require.True(t, bytes.Equal(m, cl.next(t).p), "Dial's client, message %d", i)
 		}
-		require.Zero(t, r.hub.Dropped())
+		require.Zero(t, r.hub.Stats().Dropped)
 	})
 }

@@ -13,7 +13,7 @@ const BroadcastPath = "/bcast"
 
 func init() {
 	registerFamily("ringloop-ws", WebSocket, FamilyWebSocket,
-		"ringloop websocket behind httpserver's Upgrade, one loop; /bcast through a websocket.Hub", startRingloopWS)
+		"ringloop websocket behind websocket.UpgradeFast, one loop; /bcast through a websocket.Hub", startRingloopWS)
 }
 
 // wsEcho sends every message back.
@@ -39,13 +39,13 @@ func startRingloopWS(b engine.Backend, c Config) (Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	room := wsRoom{websocket.NewHub()}
+	room := wsRoom{new(websocket.Hub)}
 	srv, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		if string(r.Path()) == BroadcastPath {
-			_ = websocket.Upgrade(w, r, room)
+			_ = websocket.UpgradeFast(w, r, room)
 			return
 		}
-		_ = websocket.Upgrade(w, r, wsEcho{})
+		_ = websocket.UpgradeFast(w, r, wsEcho{})
 	}))
 	if err != nil {
 		_ = loop.Close()

@@ -72,7 +72,7 @@ func (lines) OnClose(c *websocket.Conn, code int, reason string, err error) {}
 // of them: when members fall behind (a burst), the hub pauses the reads of
 // the members that send until they catch up, rather than drop anything. A
 // member that stops reading holds the room for at most the hub's
-// slow-consumer timeout (websocket.DefaultHubSlowTimeout), then is dropped
+// slow-consumer timeout (Hub.SlowTimeout, 5 s by default), then is dropped
 // (websocket.CloseSlow) rather than held in memory; a member that closes
 // leaves the hub by itself.
 type room struct{ hub *websocket.Hub }
@@ -107,15 +107,15 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	chat := room{websocket.NewHub()}
+	chat := room{new(websocket.Hub)}
 	srv, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
 		switch string(r.Path()) {
 		case "/echo":
-			_ = websocket.Upgrade(w, r, echo{}) // on error it answered 4xx
+			_ = websocket.UpgradeFast(w, r, echo{}) // on error it answered 4xx
 		case "/lines":
-			_ = websocket.Upgrade(w, r, lines{})
+			_ = websocket.UpgradeFast(w, r, lines{})
 		case "/chat":
-			_ = websocket.Upgrade(w, r, chat, websocket.WithSlowConsumer(websocket.CloseSlow))
+			_ = websocket.UpgradeFast(w, r, chat, websocket.WithSlowConsumer(websocket.CloseSlow))
 		default:
 			w.SetStatus(404)
 			_, _ = w.WriteString("try /echo, /lines or /chat\n")

@@ -1,5 +1,5 @@
 // Command websocket serves ordinary routes and loop-native WebSockets from
-// one http.ServeMux on one port: UpgradeHTTP moves a WebSocket onto its loop
+// one http.ServeMux on one port: Upgrade moves a WebSocket onto its loop
 // and the handler's goroutine returns.
 package main
 
@@ -40,7 +40,7 @@ func main() {
 	mux.HandleFunc("GET /echo", func(w http.ResponseWriter, r *http.Request) {
 		// A cross-origin browser page is refused with 403 unless named:
 		// websocket.WithAllowedOrigins("https://app.example").
-		if err := websocket.UpgradeHTTP(w, r, echo{}); err != nil {
+		if err := websocket.Upgrade(w, r, echo{}); err != nil {
 			log.Printf("upgrade: %v", err) // already answered (400, 403, 500)
 		}
 	})
