@@ -75,9 +75,6 @@ func (d *Deferred) AddHeader(name, value string) { d.w.AddHeader(name, value) }
 // SetContentLength declares the body length; see Response.SetContentLength.
 func (d *Deferred) SetContentLength(n int64) { d.w.SetContentLength(n) }
 
-// Close asks for the connection to be closed after this response.
-func (d *Deferred) Close() { d.w.Close() }
-
 // Write appends p to the body.
 func (d *Deferred) Write(p []byte) (int, error) { return d.w.Write(p) }
 

@@ -202,6 +202,15 @@
 // Server.RegisterOnShutdown. No Server header is sent, as net/http sends
 // none: a handler that wants one sets it.
 //
+// # Metrics
+//
+// Server.Metrics returns a snapshot of the server's counters, as
+// engine.Loop.Metrics does of a loop's, cheap from any goroutine: open
+// connections, responses by status class, hijacked requests and a
+// histogram of the handlers' time, counted on every request without
+// allocating. Package github.com/ringloop/ringloop/metrics (a module of
+// its own) exports them to Prometheus.
+//
 // # TLS
 //
 // ListenTLS(loops, network, addr, certFile, keyFile) serves HTTPS on either
@@ -265,7 +274,7 @@
 // on the loop with the same Request (Proto "HTTP/2.0", the :authority as
 // Host and as a "host" header line, header names in lower case as sent,
 // cookie lines joined) and Response: Flush sends what is written as DATA,
-// Defer holds back that stream only, Close means nothing to a stream and
+// Defer holds back that stream only, "Connection: close" means nothing to a stream and
 // Upgrade is refused. The adapter runs each stream's handler on a kept
 // goroutine (or inline) with an *http.Request as net/http's HTTP/2 server
 // builds it (ProtoMajor 2, Body streamed as it arrives, Trailer filled at

@@ -10,7 +10,7 @@ import "golang.org/x/net/http2"
 // (copied while they hold it back: the Response is reused) and
 // END_STREAM. Flush sends the head and what is written so far; Defer
 // hands the response to another goroutine while the connection's other
-// streams go on. Connection: close (Response.Close) means nothing to a
+// streams go on. "Connection: close" (AddHeader) means nothing to a
 // stream, and Upgrade is refused.
 
 // serveFast runs the fast handler for the stream.

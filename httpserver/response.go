@@ -49,7 +49,9 @@ func (w *Response) SetStatus(code int) {
 
 // AddHeader adds a response header line. Names and values with CR or LF are
 // dropped (header injection). Content-Length and Transfer-Encoding are the
-// server's: use SetContentLength; Connection: close is Close.
+// server's: use SetContentLength. "Connection: close" closes the
+// connection after this response, as in net/http; other Connection values
+// are dropped.
 func (w *Response) AddHeader(name, value string) {
 	if w.started || name == "" || strings.ContainsAny(name, "\r\n: ") || strings.ContainsAny(value, "\r\n") {
 		return
@@ -76,9 +78,6 @@ func (w *Response) SetContentLength(n int64) {
 		w.cl = n
 	}
 }
-
-// Close asks for the connection to be closed after this response.
-func (w *Response) Close() { w.closeConn = true }
 
 // Write appends p to the body.
 func (w *Response) Write(p []byte) (int, error) {

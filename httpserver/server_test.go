@@ -587,6 +587,39 @@ func TestHeaderTimeoutNeverEarly(t *testing.T) {
 	})
 }
 
+// TestConnectionCloseHeader: a fast handler's "Connection: close"
+// (AddHeader, on the Response or on its Deferred) goes out and the server
+// closes the keep-alive connection after that response, as net/http does.
+func TestConnectionCloseHeader(t *testing.T) {
+	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		s, err := httpserver.NewFast(httpserver.HandlerFunc(func(w *httpserver.Response, r *httpserver.Request) {
+			if string(r.Path()) != "/defer" {
+				w.AddHeader("Connection", "close")
+				_, _ = w.WriteString("now")
+				return
+			}
+			d := w.Defer()
+			go func() {
+				d.AddHeader("Connection", "close")
+				_, _ = d.WriteString("later")
+				_ = d.Finish()
+			}()
+		}))
+		require.NoError(t, err)
+		base := onLoop(t, c, s)
+		for path, body := range map[string]string{"/": "now", "/defer": "later"} {
+			conn := dial(t, base)
+			_, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: h\r\n\r\n")
+			require.NoError(t, err)
+			got := readEOF(t, conn)
+			require.True(t, strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n"), "%s: %q", path, got)
+			require.Contains(t, got, "\r\nConnection: close\r\n", path)
+			require.True(t, strings.HasSuffix(got, "\r\n\r\n"+body), "%s: %q", path, got)
+		}
+	})
+}
+
 // TestServerHeader: no Server header (as net/http: it tells a scanner what
 // to try), on every API, on answers and on refusals; a handler that wants
 // one sets it.
