@@ -57,6 +57,7 @@ type PacketConn struct {
 	raddr     net.Addr // DialPacket's peer
 	unlink    string   // the unixgram path Listen bound, removed at close
 	connected bool
+	gso       bool // sends coalesce runs to one peer (packetgso.go)
 	cfg       packetConfig
 	limit     int // bytes held unsent (queued on the loop and by other goroutines)
 	io        datagramIO
@@ -158,7 +159,7 @@ func openPacket(l *Loop, op, network, addr string, h PacketHandler, opts []ConnO
 		return fail(os.NewSyscallError("socket", err))
 	}
 	pc := &PacketConn{loop: l, h: h, fd: fd, family: family, network: network, cfg: pcfg,
-		limit: cfg.asyncLimit}
+		limit: cfg.asyncLimit, gso: packetGSO && family != unix.AF_UNIX}
 	if err := pc.setup(op, sa, cfg); err != nil {
 		unix.Close(fd)
 		return fail(err)

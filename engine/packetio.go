@@ -85,37 +85,47 @@ func (mmsgIO) send(pc *PacketConn) error {
 	q := &pc.out
 	s := &pc.pl.scratch
 	for !q.empty() {
-		vlen := q.prepare(s, pc.cfg.batch)
-		n, errno := sendmmsg(pc.fd, s.hdrs[:vlen])
+		vlen := q.prepare(s, pc.cfg.batch, pc.gso)
+		n, errno := sendmmsgCall(pc.fd, s.hdrs[:vlen])
 		switch errno {
 		case 0:
-			q.advance(n)
-			pc.loop.packets.out += uint64(n)
+			k := s.datagrams(n)
+			q.advance(k)
+			pc.loop.packets.out += uint64(k)
 			continue
 		case unix.EAGAIN:
 			return unix.EAGAIN
 		case unix.EINTR:
 			continue
 		}
-		pc.refused("sendmmsg", errno)
+		if s.runs[0] > 1 && gsoRefused(errno) {
+			pc.gso = false // and the run goes again, one by one
+			continue
+		}
+		pc.refused("sendmmsg", errno, int(s.runs[0]))
 	}
 	return nil
 }
 
-// refused records that the kernel refused the oldest queued datagram with
-// errno. An ICMP error the kernel held for the socket (about an earlier
-// datagram) fails the next send once: that one is sent again. Any other
-// error drops it.
-func (pc *PacketConn) refused(call string, errno unix.Errno) {
+// refused records that the kernel refused the oldest n queued datagrams
+// (one send: a datagram, or a coalesced run) with errno. An ICMP error the
+// kernel held for the socket (about an earlier datagram) fails the next
+// send once: that one is sent again. Any other error drops them, each
+// reported.
+func (pc *PacketConn) refused(call string, errno unix.Errno, n int) {
 	q := &pc.out
 	m := &q.msgs[q.head]
-	pc.sendErrs = append(pc.sendErrs, pc.packetError("write", q.dest(pc, m), os.NewSyscallError(call, errno)))
+	err := pc.packetError("write", q.dest(pc, m), os.NewSyscallError(call, errno))
+	pc.sendErrs = append(pc.sendErrs, err)
 	if m.tries == 0 && icmpErrno(errno) && pc.family != unix.AF_UNIX {
 		m.tries++
 		return
 	}
-	q.advance(1)
-	pc.loop.packets.dropped++
+	for range n - 1 {
+		pc.sendErrs = append(pc.sendErrs, err)
+	}
+	q.advance(n)
+	pc.loop.packets.dropped += uint64(n)
 }
 
 // icmpErrno reports the errors ICMP messages leave on a socket.
@@ -135,6 +145,9 @@ func recvmmsg(fd int, hs []mmsghdr) (int, unix.Errno) {
 	return int(n), e
 }
 
+// sendmmsgCall is sendmmsg, for tests to refuse sends.
+var sendmmsgCall = sendmmsg
+
 func sendmmsg(fd int, hs []mmsghdr) (int, unix.Errno) {
 	n, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&hs[0])), uintptr(len(hs)),
 		unix.MSG_DONTWAIT, 0, 0)
@@ -152,10 +165,28 @@ type packetLoop struct {
 	busy    bool
 }
 
-// sendScratch is the headers of one sendmmsg call.
+// sendScratch is the headers of one sendmmsg call: per header, its run of
+// datagrams (1, or a coalesced run: packetgso.go) and room for a
+// UDP_SEGMENT control message; the iovecs of all the headers' payloads.
 type sendScratch struct {
 	hdrs []mmsghdr
+	runs []int32
+	ctrl []byte
 	iovs []unix.Iovec
+}
+
+func newSendScratch(batch int) sendScratch {
+	return sendScratch{hdrs: make([]mmsghdr, batch), runs: make([]int32, batch),
+		ctrl: make([]byte, batch*gsoCtrlSize), iovs: make([]unix.Iovec, max(batch, gsoIovs))}
+}
+
+// datagrams is how many datagrams the first n headers carried.
+func (s *sendScratch) datagrams(n int) int {
+	k := 0
+	for _, r := range s.runs[:n] {
+		k += int(r)
+	}
+	return k
 }
 
 var packetLoops = struct {
@@ -183,7 +214,7 @@ func acquirePacketLoop(l *Loop, c packetConfig) *packetLoop {
 		pl.ar = newPacketArena(batch, size)
 	}
 	if len(pl.scratch.hdrs) < c.batch {
-		pl.scratch = sendScratch{hdrs: make([]mmsghdr, c.batch), iovs: make([]unix.Iovec, c.batch)}
+		pl.scratch = newSendScratch(c.batch)
 	}
 	return pl
 }

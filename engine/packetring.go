@@ -139,7 +139,7 @@ func (pc *PacketConn) sent(c *driver.Completion) {
 		}
 		pc.updateInterest()
 	default:
-		pc.refused("sendmsg", errno)
+		pc.refused("sendmsg", errno, 1)
 	}
 	pc.flush()
 	pc.outBytes.Store(int64(pc.out.bytes))

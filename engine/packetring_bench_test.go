@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"net/netip"
 	"testing"
 	"unsafe"
@@ -19,16 +20,22 @@ func (benchEcho) OnPacketClose(*PacketConn, error)                       {}
 // BenchmarkPacketEchoIO compares the datagram paths on one io_uring loop
 // (locked, native profile): multishot RECVMSG and linked SENDMSG (ring),
 // RECVMSG and sendmmsg (ringrecv), recvmmsg on readiness and sendmmsg
-// (mmsg). A client socket sends a batch of 64-byte datagrams with
-// one sendmmsg and reads the echoes back with recvmmsg; ns/op and allocs/op
+// (mmsg), each with the echoes of a batch coalesced (UDP GSO: they go to
+// one peer) and without (nogso). A client socket sends a batch of 64-byte
+// datagrams with one sendmmsg and reads the echoes back with recvmmsg;
+// ns/op and allocs/op
 // are per datagram, the whole process counted (the loop's side allocates,
 // the client's does not); loop-ns/dgram is the loop thread's CPU time
 // (user and system) per datagram.
 func BenchmarkPacketEchoIO(b *testing.B) {
-	for _, path := range []string{"ring", "ringrecv", "mmsg"} {
+	for _, path := range []string{"ring", "ringrecv", "mmsg", "ringrecv-nogso", "mmsg-nogso"} {
 		for _, batch := range []int{1, 4, 32, 64} {
 			b.Run(fmt.Sprintf("%s/batch=%d", path, batch), func(b *testing.B) {
-				benchPacketEcho(b, path != "mmsg", path == "ring", batch)
+				old := packetGSO
+				packetGSO = !strings.HasSuffix(path, "-nogso")
+				defer func() { packetGSO = old }()
+				base := strings.TrimSuffix(path, "-nogso")
+				benchPacketEcho(b, base != "mmsg", base == "ring", batch)
 			})
 		}
 	}

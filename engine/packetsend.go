@@ -264,14 +264,23 @@ func (q *packetQueue) add(name, ctrl, b []byte) {
 	q.bytes += len(b) + packetOverhead
 }
 
-// prepare points the scratch headers at up to batch unsent datagrams and
-// returns how many.
-func (q *packetQueue) prepare(s *sendScratch, batch int) int {
-	vlen := min(batch, len(q.msgs)-q.head, len(s.hdrs))
-	for k := range vlen {
-		h := &s.hdrs[k]
+// prepare points up to batch scratch headers at the unsent datagrams, one
+// each, or with gso a coalesced run each where the datagrams allow
+// (packetgso.go), and returns how many headers.
+func (q *packetQueue) prepare(s *sendScratch, batch int, gso bool) int {
+	vlen, i, iov := 0, q.head, 0
+	for vlen < min(batch, len(s.hdrs)) && i < len(q.msgs) && iov < len(s.iovs) {
+		h := &s.hdrs[vlen]
 		h.Len = 0
-		q.header(q.head+k, &h.Hdr, &s.iovs[k])
+		q.header(i, &h.Hdr, &s.iovs[iov])
+		n := 1
+		if gso {
+			if n = q.segments(i, len(s.iovs)-iov); n > 1 {
+				q.coalesce(i, n, &h.Hdr, s.iovs[iov:iov+n], s.ctrl[vlen*gsoCtrlSize:(vlen+1)*gsoCtrlSize])
+			}
+		}
+		s.runs[vlen] = int32(n)
+		vlen, i, iov = vlen+1, i+n, iov+n
 	}
 	return vlen
 }
