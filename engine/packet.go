@@ -164,6 +164,7 @@ func openPacket(l *Loop, op, network, addr string, h PacketHandler, opts []ConnO
 		unix.Close(fd)
 		return fail(err)
 	}
+	pc.enableGRO()
 	if lsa, err := unix.Getsockname(fd); err == nil {
 		pc.laddr = packetAddr(lsa, network)
 	}

@@ -271,7 +271,7 @@ func newPacketArena(batch, size int) *packetArena {
 func (ar *packetArena) prepare(c packetConfig) int {
 	vlen := min(c.batch, ar.batch)
 	ctrl := 0
-	if c.info {
+	if c.info || c.gro {
 		ctrl = packetCtrlSlot
 	}
 	for i := range vlen {

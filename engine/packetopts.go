@@ -50,6 +50,7 @@ type packetConfig struct {
 	tos, hops, mhops int
 	mcastIf          string
 	info             bool
+	gro              bool // set by the socket: the kernel coalesces (packetoffload.go)
 }
 
 const (

@@ -81,6 +81,13 @@ func (pc *PacketConn) deliverOne(b []byte, size int, flags int32, name *unix.Raw
 		err := fmt.Errorf("%w: %d bytes, over MaxSize %d", ErrTruncated, size, pc.cfg.maxSize)
 		pc.loop.packets.dropped++
 		pc.h.OnPacketError(pc, pc.packetError("read", pc.sourceAddr(from), err))
+	} else if seg := pc.groSegment(ctrl); seg > 0 && seg < len(b) {
+		for len(b) > 0 && pc.st == packetOpen { // a coalesced run, cut back into its datagrams
+			k := min(seg, len(b))
+			pc.loop.packets.in++
+			pc.h.OnPacket(pc, b[:k:k], from)
+			b = b[k:]
+		}
 	} else {
 		pc.loop.packets.in++
 		pc.h.OnPacket(pc, b, from)

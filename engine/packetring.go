@@ -158,7 +158,7 @@ func (pc *PacketConn) updateRecv() {
 	switch {
 	case reading && !pc.recvArmed:
 		pc.recvArmed = true
-		r.rx.RecvMsg(pc.fd, pc.tag(opRecv), pc.cfg.info)
+		r.rx.RecvMsg(pc.fd, pc.tag(opRecv), pc.cfg.info || pc.cfg.gro)
 	case !reading && pc.recvArmed && !pc.recvCancelling:
 		pc.recvCancelling = true
 		pc.loop.drv.Cancel(pc.fd, pc.tag(opRecv))

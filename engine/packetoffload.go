@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// UDP generic segmentation offload (GSO, UDP_SEGMENT, Linux 4.18).
+// UDP segmentation offloads: GSO on send (UDP_SEGMENT, Linux 4.18), GRO on
+// receive (UDP_GRO, 5.0).
+//
+// Sending (GSO):
 //
 // A run of queued datagrams to one destination, all of one size but the
 // last (which may be shorter), leaves in one sendmmsg header: its payloads
@@ -23,6 +27,14 @@ import (
 // checksum, EINVAL where the size does not fit the path's MTU) turns GSO off
 // for the socket and the run goes again datagram by datagram, so nothing is
 // lost to it.
+//
+// Receiving (GRO): a UDP socket whose MaxSize holds any datagram (the
+// default, 65535) asks the kernel to coalesce (UDP_GRO). A run of
+// datagrams from one peer that arrives coalesced (a sender using GSO, or a
+// device that aggregates) is read in one piece with a UDP_GRO control
+// message giving the segment size, and the loop cuts it back into the
+// datagrams the peer sent: OnPacket sees each, as without it. The run
+// costs one trip up the stack and one slot of the receive batch.
 
 const (
 	// gsoMaxSegments is the most datagrams one coalesced send carries
@@ -37,8 +49,37 @@ const (
 	gsoIovs = 256
 )
 
-// packetGSO lets tests and benchmarks turn coalescing off.
-var packetGSO = true
+// packetGSO and packetGRO let tests and benchmarks turn coalescing off.
+var packetGSO, packetGRO = true, true
+
+// enableGRO asks the kernel to coalesce what pc receives, where every
+// coalesced run fits a receive slot; a kernel without UDP_GRO leaves it off.
+func (pc *PacketConn) enableGRO() {
+	if !packetGRO || pc.family == unix.AF_UNIX || pc.cfg.maxSize < defaultPacketMaxSize {
+		return
+	}
+	pc.cfg.gro = unix.SetsockoptInt(pc.fd, unix.SOL_UDP, unix.UDP_GRO, 1) == nil
+}
+
+// groSegment is the segment size a coalesced datagram's control messages
+// give, 0 for a datagram received as sent.
+func (pc *PacketConn) groSegment(ctrl []byte) int {
+	if !pc.cfg.gro || len(ctrl) == 0 {
+		return 0
+	}
+	seg := 0
+	walkCmsgs(ctrl, func(level, typ int32, data []byte) {
+		if level == unix.SOL_UDP && typ == unix.UDP_GRO {
+			switch {
+			case len(data) >= 4:
+				seg = int(binary.NativeEndian.Uint32(data))
+			case len(data) >= 2:
+				seg = int(binary.NativeEndian.Uint16(data))
+			}
+		}
+	})
+	return seg
+}
 
 // segments returns how many queued datagrams from i, at most max, can
 // leave as one coalesced send: 1 when i cannot lead a run.

@@ -6,6 +6,9 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/require"
 
@@ -85,4 +88,39 @@ func readBurst(t *testing.T, c *net.UDPConn, first, step, size, count int) {
 		require.Equal(t, want, k, "datagram %d's size", i)
 		require.EqualValues(t, i, binary.BigEndian.Uint32(buf), "datagram order")
 	}
+}
+
+// TestPacketCoalescedRunUDP: a peer that sends a run with GSO (one
+// sendmsg, UDP_SEGMENT) to an echo server on the loop gets each datagram
+// back whole and in order: the loop cuts a run the kernel delivers
+// coalesced (UDP_GRO) back into the datagrams sent.
+func TestPacketCoalescedRunUDP(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		testenv.CheckLeaks(t)
+		l := newLoop(t, c)
+		for _, n := range udpNets() {
+			const size, count = 1200, 21
+			pc := listenPacket(t, l, n[0], n[1], newPktHandler())
+			peer := burstPeer(t, n[0], pc.LocalAddr().(*net.UDPAddr))
+			before := l.Metrics()
+			run := make([]byte, 0, size*count)
+			for i := range count {
+				seg := make([]byte, size)
+				if i == count-1 {
+					seg = seg[:300]
+				}
+				binary.BigEndian.PutUint32(seg, uint32(i))
+				run = append(run, seg...)
+			}
+			oob := make([]byte, unix.CmsgSpace(2))
+			cm := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+			cm.Level, cm.Type = unix.SOL_UDP, unix.UDP_SEGMENT
+			cm.SetLen(unix.CmsgLen(2))
+			*(*uint16)(unsafe.Pointer(&oob[unix.CmsgLen(0)])) = size
+			_, _, err := peer.WriteMsgUDP(run, oob, nil)
+			require.NoError(t, err)
+			readBurst(t, peer, 0, 1, size, count)
+			waitPacketCounts(t, l, before, count, count, 0)
+		}
+	})
 }
