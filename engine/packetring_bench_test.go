@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"strings"
 	"net/netip"
+	"strings"
 	"testing"
 	"unsafe"
 
