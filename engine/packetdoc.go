@@ -46,6 +46,11 @@
 // datagram in batches of 32 and 64 (a request and a completion per
 // datagram against one system call per batch): sendmmsg stays.
 //
+// Runs to one peer (an echo's replies, a burst of QUIC packets) leave
+// coalesced, and runs from one peer that arrive coalesced are cut back into
+// their datagrams: UDP GSO and GRO (packetoffload.go). The peer and the
+// handler see the datagrams as without them.
+//
 // A datagram is never cut: one over MaxSize is reported to OnPacketError
 // (ErrTruncated) with its size. ICMP errors on a connected socket reach
 // OnPacketError (syscall.ECONNREFUSED for a closed port), as does any

@@ -121,8 +121,8 @@ var variants = []variant{
 	// loop iteration and socket, where recvmmsg on readiness takes a batch
 	// per system call: those kernels keep recvmmsg (engine/packetdoc.go).
 	{formRing, "recvmsg", "multishot_ring", release{6, 0}, hasOp(liburing.IORingOpSendZC),
-		"datagrams by multishot RECVMSG into a buffer ring of their own, registered with the first datagram socket; sent with sendmmsg (a SENDMSG per datagram cost the loop more CPU in batches)"},
-	{formRing, "recvmsg", "readiness", release{}, nil, "datagrams on readiness with recvmmsg and sendmmsg (multishot RECVMSG needs 6.0; single-shot would take one datagram per iteration)"},
+		"datagrams by multishot RECVMSG into a buffer ring of their own, registered with the first datagram socket; sent with sendmmsg (a SENDMSG per datagram cost the loop more CPU in batches); runs to or from one peer coalesced (UDP GSO and GRO)"},
+	{formRing, "recvmsg", "readiness", release{}, nil, "datagrams on readiness with recvmmsg and sendmmsg (multishot RECVMSG needs 6.0; single-shot would take one datagram per iteration); runs to or from one peer coalesced (UDP GSO and GRO)"},
 	{formRing, "send", "send", release{}, nil, "one SEND per chunk, continued after partial sends, the buffer pinned until the final completion"},
 	// IORING_ASYNC_CANCEL_FD came with 5.19, as did IORING_OP_SOCKET.
 	{formRing, "cancel", "by_fd", release{5, 19}, hasOp(liburing.IORingOpSocket), "by user_data; by fd with IORING_ASYNC_CANCEL_FD"},
@@ -136,7 +136,7 @@ var variants = []variant{
 	{formBatch, "driver", driver.NameEpollURing, release{}, nil, "readiness from epoll, I/O through the ring (parked loop: completions inline on the calling thread, no poll arming, no task work)"},
 	{formBatch, "recv", "dontwait", release{}, nil, "one RECV with MSG_DONTWAIT per ready fd per Wait, all in one io_uring_enter; EAGAIN waits for the next edge"},
 	{formBatch, "send", "dontwait", release{}, nil, "one SEND with MSG_DONTWAIT per fd in the same io_uring_enter; EPOLLOUT edge continues partial sends"},
-	{formBatch, "recvmsg", "readiness", release{}, nil, "datagrams on readiness with recvmmsg and sendmmsg"},
+	{formBatch, "recvmsg", "readiness", release{}, nil, "datagrams on readiness with recvmmsg and sendmmsg; runs to or from one peer coalesced (UDP GSO and GRO)"},
 	{formBatch, "few ops", "direct", release{}, nil, fmt.Sprintf("a Wait with up to %d RECVs and SENDs does them with recv(2) and send(2), cheaper than one io_uring_enter for so few", directMax)},
 }
 
