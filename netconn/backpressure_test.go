@@ -29,8 +29,8 @@ func TestWriteBlocksUnderBackpressure(t *testing.T) {
 	)
 	small := netconn.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 16 << 10, RecvBuffer: 16 << 10}), engine.WithBufferLimits(engine.BufferLimits{LowWatermark: 8 << 10, HighWatermark: 16 << 10}))
 	forEach(t, func(t *testing.T, loops engine.Loops) {
-		ln := listen(t, loops, small, netconn.WithBufferLimits(netconn.BufferLimits{Read: limit, Write: limit}))
-		w, r, err := pipe(t, loops, ln, small, netconn.WithBufferLimits(netconn.BufferLimits{Read: limit, Write: limit}))
+		ln := listen(t, loops, small, netconn.WithLimits(netconn.Limits{Read: limit, Write: limit}))
+		w, r, err := pipe(t, loops, ln, small, netconn.WithLimits(netconn.Limits{Read: limit, Write: limit}))
 		require.NoError(t, err)
 		defer r.Close()
 
@@ -62,7 +62,7 @@ func TestWriteBlocksUnderBackpressure(t *testing.T) {
 // listener pauses and resumes accepting, and no connection is lost.
 func TestAcceptQueue(t *testing.T) {
 	forEach(t, func(t *testing.T, loops engine.Loops) {
-		ln := listen(t, loops, netconn.WithAcceptQueue(2))
+		ln := listen(t, loops, netconn.WithLimits(netconn.Limits{AcceptQueue: 2}))
 		const n = 24
 		clients := make([]net.Conn, n)
 		var wg sync.WaitGroup

@@ -66,7 +66,7 @@ func TestReadResumeWithFullTaskRing(t *testing.T) {
 		testenv.CheckLeaks(t)
 		const limit = 64 << 10
 		l := boundedLoop(t, c)
-		ln := listen(t, l, netconn.WithBufferLimits(netconn.BufferLimits{Read: limit, Write: limit}))
+		ln := listen(t, l, netconn.WithLimits(netconn.Limits{Read: limit, Write: limit}))
 		peer, nc := acceptRaw(t, ln)
 		// Far more than the kernel buffers hold, so the loop must pause.
 		payload := bytes.Repeat([]byte("0123456789abcdef"), (32<<20)/16)
@@ -91,7 +91,7 @@ func TestAcceptResumeWithFullTaskRing(t *testing.T) {
 		testenv.CheckLeaks(t)
 		const queue = 2
 		l := boundedLoop(t, c)
-		ln := listen(t, l, netconn.WithAcceptQueue(queue))
+		ln := listen(t, l, netconn.WithLimits(netconn.Limits{AcceptQueue: queue}))
 		var peers []net.Conn
 		t.Cleanup(func() {
 			for _, p := range peers {

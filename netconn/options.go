@@ -1,10 +1,10 @@
 package netconn
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/internal/option"
 )
 
 // Option configures Listen, Dial and the connections they make.
@@ -17,21 +17,15 @@ type config struct {
 	acceptQueue int
 }
 
-// Defaults.
+// The limits' defaults (Limits states them).
 const (
-	// DefaultReadLimit is how many received bytes a connection holds for
-	// Read before it stops reading from the socket.
-	DefaultReadLimit = 64 << 10
-	// DefaultWriteLimit is how many written bytes a connection holds for
-	// its loop before Write blocks.
-	DefaultWriteLimit = 64 << 10
-	// DefaultAcceptQueue is how many connections a Listener holds for Accept
-	// before it stops accepting (they then wait in the kernel's backlog).
-	DefaultAcceptQueue = 128
+	defaultReadLimit   = 64 << 10
+	defaultWriteLimit  = 64 << 10
+	defaultAcceptQueue = 128
 )
 
 func newConfig(opts []Option) (*config, error) {
-	c := &config{readLimit: DefaultReadLimit, writeLimit: DefaultWriteLimit, acceptQueue: DefaultAcceptQueue}
+	c := &config{readLimit: defaultReadLimit, writeLimit: defaultWriteLimit, acceptQueue: defaultAcceptQueue}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
@@ -48,33 +42,33 @@ func WithConnOptions(opts ...engine.ConnOption) Option {
 	return func(c *config) error { c.conn = append(c.conn, opts...); return nil }
 }
 
-// BufferLimits bounds the bytes a connection holds between its loop and the
-// goroutines using it. A zero field keeps its current value (its default
-// unless an earlier option set it).
-type BufferLimits struct {
-	Read  int // received bytes not yet Read; past it the loop stops reading the socket (default DefaultReadLimit)
-	Write int // written bytes not yet taken by the loop; past it Write blocks (default DefaultWriteLimit)
+// Limits bounds what a connection or listener holds between its loop and
+// the goroutines using it, so a slow reader or acceptor holds the kernel
+// back instead of growing a queue. A zero field keeps its current value
+// (its default unless an earlier option set it).
+type Limits struct {
+	// Read is the received bytes a connection holds for Read (default
+	// 64 KiB); past it the loop stops reading the socket. On a PacketConn
+	// it counts the datagrams' bytes held for ReadFrom.
+	Read int
+	// Write is the written bytes a connection holds for its loop (default
+	// 64 KiB); past it Write blocks.
+	Write int
+	// AcceptQueue is the connections a Listener holds for Accept (default
+	// 128); past it the listener stops accepting until Accept catches up,
+	// and connections wait in the kernel's backlog.
+	AcceptQueue int
 }
 
-// WithBufferLimits sets the buffer limits; a zero field keeps its default.
-func WithBufferLimits(l BufferLimits) Option {
+// WithLimits sets the limits; a zero field keeps its value.
+func WithLimits(l Limits) Option {
 	return func(c *config) error {
-		if l.Read < 0 || l.Write < 0 {
-			return fmt.Errorf("netconn: buffer limits %+v (expected >= 0; 0 keeps the default)", l)
+		if l.Read < 0 || l.Write < 0 || l.AcceptQueue < 0 {
+			return fmt.Errorf("netconn: limits %+v (expected >= 0; 0 keeps the value)", l)
 		}
-		if l.Read > 0 {
-			c.readLimit = l.Read
-		}
-		if l.Write > 0 {
-			c.writeLimit = l.Write
-		}
+		c.readLimit = cmp.Or(l.Read, c.readLimit)
+		c.writeLimit = cmp.Or(l.Write, c.writeLimit)
+		c.acceptQueue = cmp.Or(l.AcceptQueue, c.acceptQueue)
 		return nil
 	}
-}
-
-// WithAcceptQueue bounds the connections a Listener holds for Accept
-// (default 128); past it the listener stops accepting until Accept catches
-// up, and connections wait in the kernel's backlog.
-func WithAcceptQueue(n int) Option {
-	return option.Positive("netconn: accept queue", n, func(c *config) { c.acceptQueue = n })
 }

@@ -16,7 +16,7 @@ import (
 // ringloop loop serves: the loop receives in batches into a bounded queue
 // that ReadFrom drains, and sends what WriteTo hands it with the
 // iteration's other datagrams. When the queue holds its read limit
-// (BufferLimits.Read) the loop stops receiving until ReadFrom has drained
+// (Limits.Read) the loop stops receiving until ReadFrom has drained
 // half of it, so datagrams wait in the kernel's buffer, which drops (and
 // counts) what overflows it, as it does for a slow net.UDPConn. Deadlines
 // behave as package net's (os.ErrDeadlineExceeded, also for calls already
@@ -72,7 +72,7 @@ func (t *packetTask) Run() { t.fn(t.nc) }
 // ListenPacket opens a datagram socket on loops.Next() ("udp", "udp4",
 // "udp6" or "unixgram", as engine.ListenPacket) and returns it as a
 // net.PacketConn. WithConnOptions passes engine options (socket buffers,
-// engine.WithPacketOptions...), WithBufferLimits its read limit; WriteTo
+// engine.WithPacketOptions...), WithLimits its read limit; WriteTo
 // blocks (until its deadline) while the engine socket holds its async write
 // limit of datagrams unsent.
 func ListenPacket(loops engine.Loops, network, addr string, opts ...Option) (*PacketConn, error) {

@@ -254,7 +254,7 @@ func TestPacketWriteWaitsUDP(t *testing.T) {
 func TestPacketBackpressureUnixgram(t *testing.T) {
 	forEach(t, func(t *testing.T, loops engine.Loops) {
 		addr := fmt.Sprintf("@ringloop-netconn-bp-%d-%d", os.Getpid(), rand.Int64())
-		pc := listenPacket(t, loops, "unixgram", addr, netconn.WithBufferLimits(netconn.BufferLimits{Read: 4096}))
+		pc := listenPacket(t, loops, "unixgram", addr, netconn.WithLimits(netconn.Limits{Read: 4096}))
 		peer, err := net.DialUnix("unixgram", nil, pc.LocalAddr().(*net.UnixAddr))
 		require.NoError(t, err)
 		defer peer.Close()

@@ -75,7 +75,7 @@ func run(addr, certFile, keyFile, socket string) error {
 		}()
 		pc, err = netconn.ListenPacket(loop, "udp", addr,
 			netconn.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{SendBuffer: socketBuffer, RecvBuffer: socketBuffer})),
-			netconn.WithBufferLimits(netconn.BufferLimits{Read: 1 << 20}))
+			netconn.WithLimits(netconn.Limits{Read: 1 << 20}))
 		if err != nil {
 			return err
 		}
