@@ -21,11 +21,12 @@ all: build
 # openssl for looptls's interop tests, strace and perf to count system calls,
 # gnuplot for the bench chart, pkg-config, node, npm and Python's websockets
 # for websocket's interop tests, which install the npm package ws themselves
-# into the user's cache directory), and
+# into the user's cache directory, nghttp2-client's nghttp and h2load as
+# HTTP/2 clients of examples/httpserver's tests), and
 # what test-kernels needs to fetch and boot Debian kernels (qemu, the Debian
 # archive keyring). npm is asked for only when no npm command is there:
 # NodeSource's nodejs package carries its own and conflicts with Debian's.
-DEPS := liburing-dev gcc pkg-config wrk curl openssl strace linux-perf gnuplot-nox fonts-dejavu-core qemu-system-x86 debian-archive-keyring nodejs python3-websockets bind9-dnsutils dnsperf
+DEPS := liburing-dev gcc pkg-config wrk curl openssl strace linux-perf gnuplot-nox fonts-dejavu-core qemu-system-x86 debian-archive-keyring nodejs python3-websockets bind9-dnsutils dnsperf nghttp2-client
 deps:
 	@missing=""; \
 	for p in $(DEPS); do \
@@ -191,7 +192,8 @@ test-kernels: deps testsum
 # fuzz: short runs of the model-based fuzz targets (timer heap, task queues),
 # of the HTTP parser against net/http's reading, and of the WebSocket frame
 # parser and a connection's whole read path on a loop (FuzzReader: about
-# 4000 executions a second, a socket pair each). Budgets are counts of
+# 4000 executions a second, a socket pair each), and examples/dns's answers
+# to any bytes (FuzzAnswer). Budgets are counts of
 # executions (about 10 s each on a 2-core machine), not durations: Go 1.26's
 # fuzz coordinator can report a spurious "context deadline exceeded" failure
 # when a -fuzztime duration expires under load (golang/go#75804).
@@ -205,6 +207,7 @@ fuzz-steps:
 	$(GO) test -json -run '^$$' -fuzz '^FuzzH2$$' -fuzztime $$((100000 * $(FUZZ_SCALE)))x ./httpserver
 	$(GO) test -json -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket
 	$(GO) test -json -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $$((50000 * $(FUZZ_SCALE)))x ./websocket
+	cd examples/dns && $(GO) test -json -run '^$$' -fuzz '^FuzzAnswer$$' -fuzztime $$((100000 * $(FUZZ_SCALE)))x .
 
 # demo: ringloop's echo server (each backend and threading mode) against a
 # net echo server, each pinned in its own process, same client: one table
