@@ -220,7 +220,7 @@
 // # Adaptive spin
 //
 // With a spare P (GOMAXPROCS ≥ 2) a loop of either mode may poll its driver
-// for a while after its work instead of sleeping at once (WithAdaptiveSpin:
+// for a while after its work instead of sleeping at once (WithSpin:
 // up to 50 µs, at most GOMAXPROCS/2 loops of the process at a
 // time, never at GOMAXPROCS=1). The reason to spin: a sleeping loop's next
 // work waits for a wake-up, which on a virtual machine costs more than a

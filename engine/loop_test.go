@@ -359,7 +359,7 @@ func TestStallDetectorReportsLongTasks(t *testing.T) {
 		defer restore() // before the loop's Close, which runs on the real clock
 		reports := make(chan engine.StallReport, 4)
 		// No spin: on the fake clock an idle gap never grows.
-		l := newLoop(t, c, engine.WithAdaptiveSpin(0),
+		l := newLoop(t, c, engine.WithSpin(0, false),
 			engine.WithStallDetector(5*time.Millisecond, func(r engine.StallReport) { reports <- r }))
 		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
@@ -401,7 +401,7 @@ func blockedOn(ch chan struct{}) { <-ch }
 // in the driver, and then a task needs a wake-up again.
 func TestBusyPoll(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
-		l := newLoop(t, c, engine.WithBusyPoll(time.Hour))
+		l := newLoop(t, c, engine.WithSpin(time.Hour, true))
 		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
 		wakes := l.Metrics().Wakes
@@ -415,7 +415,7 @@ func TestBusyPoll(t *testing.T) {
 		defer restore()
 		const window = 20 * time.Millisecond
 		w := &waitRecorder{}
-		l2 := newLoop(t, c, engine.WithBusyPoll(window),
+		l2 := newLoop(t, c, engine.WithSpin(window, true),
 			engine.WithDriverWrapper(func(d driver.Driver) driver.Driver { w.Driver = d; return w }))
 		_, err = engine.Submit(l2, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 		require.NoError(t, err)
@@ -433,6 +433,6 @@ func TestBusyPoll(t *testing.T) {
 		require.NoError(t, err)
 		require.Greater(t, l2.Metrics().Wakes, wakes, "a task for a loop asleep past its window needs a wake-up")
 	})
-	_, err := engine.New(engine.WithBusyPoll(-1))
+	_, err := engine.New(engine.WithSpin(-1, true))
 	require.Error(t, err)
 }

@@ -64,7 +64,7 @@ type Metrics struct {
 	// or by the kernel, and sent as tasks instead.
 	MsgRingHandoffs  uint64
 	HandoffFallbacks uint64
-	Spins            uint64 // driver polls the loop made spinning instead of sleeping (WithAdaptiveSpin)
+	Spins            uint64 // driver polls the loop made spinning instead of sleeping (WithSpin)
 	// The datagrams of the loop's PacketConns, as of the last iteration:
 	// delivered to OnPacket, taken by the kernel, and lost on the loop's
 	// side (received over MaxSize, refused by the kernel, or still queued

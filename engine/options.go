@@ -24,8 +24,8 @@ type config struct {
 	name           string
 	stallThreshold time.Duration
 	onStall        func(StallReport)
-	busyPoll       time.Duration
-	spinLimit      time.Duration                              // adaptive spin (WithAdaptiveSpin)
+	busyPoll       time.Duration                              // busy spin (WithSpin with busy)
+	spinLimit      time.Duration                              // adaptive spin (WithSpin)
 	threading      Threading                                  // 0: RINGLOOP_THREADING, else the backend's DefaultThreading
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
 	testFault      func(at string)                            // tests: called as the engine's own code (see export_test.go)
@@ -134,24 +134,25 @@ func WithStallDetector(threshold time.Duration, fn func(StallReport)) Option {
 	})
 }
 
-// WithBusyPoll makes the loop poll its driver without blocking for up to d
-// after the last completion or task before it goes to sleep (Netty's
-// BUSY_WAIT strategy). It trades CPU for latency: a request that arrives
-// within the window is picked up without a thread wake-up. Off by default.
-func WithBusyPoll(d time.Duration) Option {
-	return option.NonNegative("engine: busy poll", d, "", func(c *config) { c.busyPoll = d })
-}
-
-// WithAdaptiveSpin sets the longest a loop polls its driver before it
-// sleeps (default 50 µs; 0 turns the spin off). The loop learns the
-// window from its idle gaps and spins only while work comes back sooner than
-// the limit, only while spinning measures shorter gaps than sleeping (see
-// the package doc: a peer in the same process is often reached faster by
-// sleeping), and only while fewer than GOMAXPROCS/2 loops of the process
-// spin; so never at GOMAXPROCS=1, and at most once per idle stretch when
-// work is sparse. Loops with WithBusyPoll do not spin.
-func WithAdaptiveSpin(limit time.Duration) Option {
-	return option.NonNegative("engine: adaptive spin limit", limit, "", func(c *config) { c.spinLimit = limit })
+// WithSpin sets the longest a loop polls its driver after its work before
+// it sleeps (default 50 µs; 0 sleeps at once), and how. By default the
+// spin adapts: the loop learns the window from its idle gaps and spins
+// only while work comes back sooner than the limit, only while spinning
+// measures shorter gaps than sleeping (see the package doc: a peer in the
+// same process is often reached faster by sleeping), and only while fewer
+// than GOMAXPROCS/2 loops of the process spin; so never at GOMAXPROCS=1,
+// and at most once per idle stretch when work is sparse. With busy the loop
+// polls for the whole window after every piece of work, whatever it
+// measures and even at GOMAXPROCS=1 (Netty's BUSY_WAIT): a core traded for
+// latency, a request arriving within the window picked up without a
+// wake-up.
+func WithSpin(limit time.Duration, busy bool) Option {
+	return option.NonNegative("engine: spin limit", limit, "", func(c *config) {
+		c.spinLimit, c.busyPoll = limit, 0
+		if busy {
+			c.spinLimit, c.busyPoll = 0, limit
+		}
+	})
 }
 
 func checkIORatio(r int) error {

@@ -199,7 +199,7 @@ func (l *Loop) afterWait(err error) {
 }
 
 // busyPolling reports whether the loop should poll without blocking because
-// it saw work less than the busy-poll window ago (WithBusyPoll).
+// it saw work less than the busy-poll window ago (WithSpin with busy).
 func (l *Loop) busyPolling() bool {
 	bp := l.cfg.busyPoll
 	return bp > 0 && now()-l.lastActive < int64(bp)

@@ -8,7 +8,7 @@ import (
 
 // defaultSpinLimit is the longest a loop polls its driver before it
 // blocks, when its recent idle gaps say work comes back that soon
-// (WithAdaptiveSpin).
+// (WithSpin).
 const defaultSpinLimit = 50 * time.Microsecond
 
 // minSpin is the shortest window worth spinning; below it the loop blocks.

@@ -25,7 +25,7 @@ func TestAdaptiveSpin(t *testing.T) {
 			func() {
 				old := runtime.GOMAXPROCS(procs)
 				defer runtime.GOMAXPROCS(old)
-				l, err := engine.New(c.Options(engine.WithAdaptiveSpin(time.Second))...)
+				l, err := engine.New(c.Options(engine.WithSpin(time.Second, false))...)
 				require.NoError(t, err)
 				defer l.Close()
 				ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", echoConn{})

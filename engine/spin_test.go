@@ -107,7 +107,7 @@ func TestSpinSlots(t *testing.T) {
 }
 
 // TestSpinLimitOptions: loops of both threading modes may spin; loops with
-// WithBusyPoll or WithAdaptiveSpin(0) never do, and a negative limit is
+// WithSpin with busy or a zero limit never do, and a negative limit is
 // refused.
 func TestSpinLimitOptions(t *testing.T) {
 	for _, tc := range []struct {
@@ -116,12 +116,13 @@ func TestSpinLimitOptions(t *testing.T) {
 		want int64
 	}{
 		{"locked", []Option{WithThreading(ThreadingLocked)}, int64(defaultSpinLimit)},
-		{"locked 10µs", []Option{WithThreading(ThreadingLocked), WithAdaptiveSpin(10 * time.Microsecond)}, 10 * us},
-		{"locked off", []Option{WithThreading(ThreadingLocked), WithAdaptiveSpin(0)}, 0},
-		{"locked busy poll", []Option{WithThreading(ThreadingLocked), WithBusyPoll(time.Millisecond)}, 0},
+		{"locked 10µs", []Option{WithThreading(ThreadingLocked), WithSpin(10*time.Microsecond, false)}, 10 * us},
+		{"locked off", []Option{WithThreading(ThreadingLocked), WithSpin(0, false)}, 0},
+		{"locked busy poll", []Option{WithThreading(ThreadingLocked), WithSpin(time.Millisecond, true)}, 0},
 		{"parked", []Option{WithThreading(ThreadingParked)}, int64(defaultSpinLimit)},
-		{"parked off", []Option{WithThreading(ThreadingParked), WithAdaptiveSpin(0)}, 0},
-		{"parked busy poll", []Option{WithThreading(ThreadingParked), WithBusyPoll(time.Millisecond)}, 0},
+		{"parked off", []Option{WithThreading(ThreadingParked), WithSpin(0, false)}, 0},
+		{"parked busy poll", []Option{WithThreading(ThreadingParked), WithSpin(time.Millisecond, true)}, 0},
+		{"busy, then adaptive", []Option{WithSpin(time.Millisecond, true), WithSpin(10*time.Microsecond, false)}, 10 * us},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := New(append(tc.opts, WithBackend(BackendEpoll))...)
@@ -134,7 +135,7 @@ func TestSpinLimitOptions(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(WithAdaptiveSpin(-time.Microsecond)); err == nil {
+	if _, err := New(WithSpin(-time.Microsecond, false)); err == nil {
 		t.Fatal("a negative spin limit was accepted")
 	}
 }

@@ -71,7 +71,7 @@ func TestWaitTimeoutIsTheNextDeadline(t *testing.T) {
 		w := &waitRecorder{}
 		// No spin: on the fake clock an idle gap never grows, so a locked
 		// loop would spin until the clock moves.
-		l := newLoop(t, c, engine.WithAdaptiveSpin(0),
+		l := newLoop(t, c, engine.WithSpin(0, false),
 			engine.WithDriverWrapper(func(d driver.Driver) driver.Driver { w.Driver = d; return w }))
 		l.UseFakeTimers(clock)
 		_, err := engine.Submit(l, func() (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
@@ -146,7 +146,7 @@ func TestFixedRateCatchesUp(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		clock, restore := engine.UseFakeClock()
 		defer restore()
-		l := newLoop(t, c, engine.WithAdaptiveSpin(0))
+		l := newLoop(t, c, engine.WithSpin(0, false))
 		l.UseFakeTimers(clock)
 		const period = 20 * time.Millisecond
 		var runs []int64 // clock readings, touched on the loop

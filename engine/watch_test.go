@@ -113,7 +113,7 @@ func TestIORatio(t *testing.T) {
 		for _, ratio := range []int{20, 50, 80} {
 			// No spin: on the fake clock an idle gap never grows, so a
 			// locked loop would spin until the clock moves.
-			l := newLoop(t, c, engine.WithIORatio(ratio), engine.WithAdaptiveSpin(0))
+			l := newLoop(t, c, engine.WithIORatio(ratio), engine.WithSpin(0, false))
 			clock, restore := engine.UseFakeClock()
 			defer restore()
 
@@ -210,7 +210,7 @@ func TestIORatio100RunsAllTasks(t *testing.T) {
 		close(block)
 		testenv.Eventually(t, 5*time.Second, "drained", func() bool { return l.Metrics().TasksRun >= 10001 })
 		m := l.Metrics()
-		// Polls a locked loop spins after the work (WithAdaptiveSpin) are
+		// Polls a locked loop spins after the work (WithSpin) are
 		// iterations that ran nothing.
 		require.LessOrEqual(t, m.Iterations-m0.Iterations-(m.Spins-m0.Spins), uint64(2), "ioRatio 100 runs every queued task in one go")
 	})

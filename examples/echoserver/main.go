@@ -31,7 +31,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "TCP address to listen on")
-	busy := flag.Duration("busy-poll", 0, "poll without sleeping for this long after work (engine.WithBusyPoll)")
+	busy := flag.Duration("busy-poll", 0, "poll without sleeping for this long after work (engine.WithSpin with busy; 0: the default adaptive spin)")
 	flag.Parse()
 	if err := run(*addr, *busy); err != nil {
 		fmt.Fprintln(os.Stderr, "echoserver:", err)
@@ -43,7 +43,11 @@ func run(addr string, busy time.Duration) error {
 	// The default backend is auto; New fails only when a backend is forced
 	// (RINGLOOP_BACKEND=io_uring where io_uring is refused) or a variable is
 	// invalid.
-	loop, err := engine.New(engine.WithName("echoserver"), engine.WithBusyPoll(busy))
+	opts := []engine.Option{engine.WithName("echoserver")}
+	if busy > 0 {
+		opts = append(opts, engine.WithSpin(busy, true))
+	}
+	loop, err := engine.New(opts...)
 	if err != nil {
 		return err
 	}
