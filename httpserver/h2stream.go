@@ -317,9 +317,14 @@ func (hc *h2Conn) data(f *http2.DataFrame) error {
 		case st == nil && id > hc.lastID:
 			return connError(http2.ErrCodeProtocol, "DATA on an idle stream")
 		case st == nil:
-			return nil // a stream closed (reset) while the client sent: ignored, RFC 9113 section 5.1
+			// A closed stream's: RST_STREAM(STREAM_CLOSED) (RFC 9113
+			// section 6.1, as net/http), counted as cheap frames so that
+			// the answers stay bounded.
+			if err := hc.flood.count(hc, h2Cheap); err != nil {
+				return err
+			}
 		}
-		return streamError(id, http2.ErrCodeStreamClosed, "DATA after END_STREAM")
+		return streamError(id, http2.ErrCodeStreamClosed, "DATA on a closed or half-closed (remote) stream")
 	}
 	if n > st.recvWindow {
 		hc.release(n)
