@@ -69,8 +69,9 @@ import (
 // shared by every such member (no context takeover makes each message a
 // stream of its own); the others get the uncompressed frame.
 //
-// The zero Hub is ready to use, with the default limits; set the limit
-// fields, if any, before its first Add. A Hub must not be copied.
+// The zero Hub is ready to use, with the default limits. The limit fields
+// are read at its first Add (later changes have no effect), so set them
+// before, as the Hub is made. A Hub must not be copied.
 //
 //	room := &websocket.Hub{SlowTimeout: time.Second}
 type Hub struct {
