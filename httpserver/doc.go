@@ -180,7 +180,7 @@
 // same with Upgrade(w, protocol, h): a 101 carrying w.Header()'s fields,
 // then the connection handed to a loop handler with the bytes behind the
 // request, reported as StateHijacked, while the handler's goroutine
-// returns (the websocket package's UpgradeHTTP builds on it); a writer that
+// returns (the websocket package's Upgrade builds on it); a writer that
 // is not the adapter's (net/http's own) gets ErrNotAdapter, and CanUpgrade
 // asks first.
 // Either way the server no longer counts the connection (Shutdown does not

@@ -86,7 +86,7 @@ func Upgrade(w http.ResponseWriter, protocol string, h engine.Handler) error {
 // CanUpgrade reports, before any answer is written, whether Upgrade can
 // hand w's connection over: nil if so, ErrNotAdapter or why not otherwise.
 // A caller that refuses a request it cannot upgrade anyway (package
-// websocket's UpgradeHTTP answers 500) checks here first.
+// websocket's Upgrade answers 500) checks here first.
 func CanUpgrade(w http.ResponseWriter) error {
 	sw, err := adapterWriter(w)
 	if err != nil {
