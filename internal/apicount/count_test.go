@@ -15,8 +15,10 @@ func TestCountFixture(t *testing.T) {
 	pkgs, err := Count("testdata/mod")
 	require.NoError(t, err)
 	require.Equal(t, []Package{
-		{Dir: ".", Name: "fixture", Counts: Counts{Funcs: 4, Types: 4, Consts: 2, Vars: 1, Methods: 3, With: 1}},
-		{Dir: "sub", Name: "sub", Counts: Counts{Funcs: 1, Vars: 1, With: 1}},
+		{Dir: ".", Name: "fixture", Counts: Counts{Funcs: 4, Types: 4, Consts: 2, Vars: 1, Methods: 3, With: 1},
+			Names: []string{"const A", "const B", "func F", "func F2", "func WithA", "func Without", "method G.Get",
+				"method T.M", "method T.N", "type Alias", "type G", "type I", "type T", "var V"}},
+		{Dir: "sub", Name: "sub", Counts: Counts{Funcs: 1, Vars: 1, With: 1}, Names: []string{"func WithB", "var E"}},
 	}, pkgs)
 	require.Equal(t, 14, pkgs[0].Total())
 
