@@ -78,6 +78,7 @@ type h2Conn struct {
 
 	startAt int64 // unix ns: the connection turned to HTTP/2 (its SETTINGS are due within ReadHeader)
 	idleAt  int64 // unix ns: when its last stream closed; 0 while one is open
+	shutAt  int64 // unix ns: when maybeClose half-closed it after the client's GOAWAY
 	flood   h2Flood
 	date    string // the Date header's value, for dateSec
 	dateSec int64
@@ -382,13 +383,28 @@ func (hc *h2Conn) goAway() {
 	hc.maybeClose()
 }
 
+// h2ShutLinger bounds how long a connection half-closed after the client's
+// GOAWAY waits for the client's end when the server has no idle timeout.
+const h2ShutLinger = 5 * time.Second
+
 // maybeClose closes a connection that is going away (GOAWAY sent or
 // received, or the client's side shut) once no stream is left. A header
 // block being read then cannot open one: it would be over GOAWAY's last
 // stream, or never end.
+//
+// Closed by the client's GOAWAY alone, it half-closes instead: frames the
+// client sent after its GOAWAY (a PING) may still be unread, and closing
+// with unread bytes resets the connection, so the client would read a
+// reset instead of the end. Reading goes on, dropping what comes, until
+// the client closes its side (or the idle timeout ends the connection).
 func (hc *h2Conn) maybeClose() {
 	if !hc.dead && (hc.goingAway || hc.peerGone || hc.readEOF) && hc.open == 0 {
 		hc.dead = true
+		if hc.peerGone && !hc.goingAway && !hc.readEOF {
+			hc.shutAt = time.Now().UnixNano()
+			_ = hc.cs.c.CloseWrite()
+			return
+		}
 		_ = hc.cs.c.Close()
 	}
 }
@@ -446,6 +462,16 @@ func (hc *h2Conn) onClose(cause error) {
 // tick checks the connection's timeouts (on the loop's timer tick).
 func (hc *h2Conn) tick(now int64) {
 	if hc.dead {
+		// Half-closed after the client's GOAWAY: a client that does not
+		// close its side within the idle timeout (or h2ShutLinger) is cut.
+		linger := hc.cs.s.cfg.idle
+		if linger <= 0 {
+			linger = h2ShutLinger
+		}
+		if hc.shutAt != 0 && hc.shutAt+int64(linger) <= now {
+			hc.shutAt = 0
+			_ = hc.cs.c.Close()
+		}
 		return
 	}
 	cs := hc.cs

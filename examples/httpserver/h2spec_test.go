@@ -47,12 +47,6 @@ var h2specAllowed = map[string]string{
 	// HTTP/1.1 request, answered 400 and closed. h2spec reads the "HTTP/1.1
 	// 400" as a frame header and counts a read error, not the close it
 	// wants. Over TLS, where ALPN chose h2, the server closes, and passes.
-	// A race, seen once in eight runs: h2spec sends GOAWAY then PING; the
-	// server closes on the GOAWAY when no stream is open, and where the
-	// PING has reached its socket unread the kernel resets the connection,
-	// which h2spec reads as an error rather than the close it accepts.
-	// net/http answers the PING and passes. Reported; to fix in httpserver.
-	"http2/7/1":   "the server closes at once on the client's GOAWAY; a PING behind it, unread, turns the close into a reset (net/http passes)",
 	"http2/3.5/2": "h2c shares the port with HTTP/1.1: a wrong preface is an HTTP/1.1 request answered 400 (net/http beside HTTP/1.1 parses them as HTTP/1.1 too; not measured here)",
 }
 
