@@ -15,10 +15,11 @@ const (
 	FamilyTLS       = "crypto/tls over netconn" // netconn+tls-{uring,epoll}
 	FamilyLoopTLS   = "TLS on the loop"         // looptls-{uring,epoll}
 	FamilyWebSocket = "WebSocket"               // ringloop-ws-{uring,epoll}
+	FamilyUDP       = "UDP echo"                // ringloop-udp-{uring,epoll}
 )
 
 // Families lists the families in report order.
-var Families = []string{FamilyEcho, FamilyHTTP, FamilyAdapter, FamilyNetHTTP, FamilyTLS, FamilyLoopTLS, FamilyWebSocket}
+var Families = []string{FamilyEcho, FamilyHTTP, FamilyAdapter, FamilyNetHTTP, FamilyTLS, FamilyLoopTLS, FamilyWebSocket, FamilyUDP}
 
 // Backends are the backends every family has a row for, in report order.
 var Backends = []engine.Backend{engine.BackendUring, engine.BackendEpoll}

@@ -13,14 +13,15 @@ import (
 
 // gnetServer runs one gnet engine with one event loop.
 type gnetServer struct {
-	eng  gnet.Engine
-	addr string
-	done chan error
+	eng    gnet.Engine
+	addr   string
+	detail string
+	done   chan error
 }
 
 func (s *gnetServer) Addr() string { return s.addr }
 func (s *gnetServer) Info() Info {
-	return Info{Backend: "epoll", Threading: "event-loop", Detail: "gnet v2.10.0, one loop"}
+	return Info{Backend: "epoll", Threading: "event-loop", Detail: s.detail}
 }
 
 func (s *gnetServer) Close() error {
@@ -43,15 +44,18 @@ func (b booter) OnBoot(e gnet.Engine) gnet.Action {
 	return b.EventHandler.OnBoot(e)
 }
 
-// startGnet serves h on one gnet event loop. gnet cannot listen on port 0
-// and say which port it got without a duplicate of its fd: it is asked for.
-func startGnet(c Config, h gnet.EventHandler) (Server, error) {
+// startGnet serves h over TCP on one gnet event loop.
+func startGnet(c Config, h gnet.EventHandler) (Server, error) { return startGnetOn("tcp", c, h) }
+
+// startGnetOn serves h on one gnet event loop, network "tcp" or "udp".
+// gnet cannot listen on port 0 and say which port it got without a
+// duplicate of its fd: it is asked for.
+func startGnetOn(network string, c Config, h gnet.EventHandler, opts ...gnet.Option) (Server, error) {
 	b := booter{h, make(chan gnet.Engine, 1)}
-	s := &gnetServer{done: make(chan error, 1)}
-	go func() {
-		s.done <- gnet.Run(b, "tcp://"+c.Addr, gnet.WithMulticore(false), gnet.WithNumEventLoop(1),
-			gnet.WithReuseAddr(true), gnet.WithLogger(quietLogger{}), gnet.WithLogLevel(logging.ErrorLevel))
-	}()
+	s := &gnetServer{done: make(chan error, 1), detail: "gnet v2.10.0, one loop"}
+	opts = append([]gnet.Option{gnet.WithMulticore(false), gnet.WithNumEventLoop(1),
+		gnet.WithReuseAddr(true), gnet.WithLogger(quietLogger{}), gnet.WithLogLevel(logging.ErrorLevel)}, opts...)
+	go func() { s.done <- gnet.Run(b, network+"://"+c.Addr, opts...) }()
 	select {
 	case s.eng = <-b.booted:
 	case err := <-s.done:
@@ -62,8 +66,18 @@ func startGnet(c Config, h gnet.EventHandler) (Server, error) {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), "gnet-listener")
+	defer f.Close()
+	if network == "udp" {
+		s.detail += "; " + fdBuffers(fd)
+		pc, err := net.FilePacketConn(f)
+		if err != nil {
+			return nil, err
+		}
+		s.addr = pc.LocalAddr().String()
+		pc.Close()
+		return s, nil
+	}
 	ln, err := net.FileListener(f)
-	f.Close()
 	if err != nil {
 		return nil, err
 	}

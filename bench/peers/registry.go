@@ -20,12 +20,14 @@ type Kind string
 // own kind, so its cases drive only TLS peers, with the TLS client; HTTPS
 // is HTTP plaintext inside TLS 1.3 (wrk over https), likewise. WebSocket
 // is RFC 6455: echo of each message, and broadcast on BroadcastPath.
+// UDPEcho sends every datagram back to its source, whole.
 const (
 	Echo      Kind = "echo"
 	TLSEcho   Kind = "tls-echo"
 	HTTP      Kind = "http"
 	HTTPS     Kind = "https"
 	WebSocket Kind = "websocket"
+	UDPEcho   Kind = "udp-echo"
 )
 
 // Order lists the peers in report order; registered peers missing from it
@@ -37,6 +39,7 @@ var Order = []string{
 	"net/http", "net/http-on-ringloop-uring", "net/http-on-ringloop-epoll", "fasthttp", "gnet-http", // http: the others
 	"net/http+tls", "ringloop-http-tls-uring", "ringloop-http-tls-epoll", "ringloop-http-adapter-tls-uring", "ringloop-http-adapter-tls-epoll", // https
 	"ringloop-ws-uring", "ringloop-ws-epoll", "gorilla", // websocket
+	"ringloop-udp-uring", "ringloop-udp-epoll", "c-mmsg", "net-udp", "gnet-udp", // udp echo
 }
 
 // Config is what a server is started with.

@@ -71,6 +71,7 @@ func TestOneRoundCasesHoldStill(t *testing.T) {
 		LoadRest: func(r Row) stats.Spread { return r.RestCPU }, LoadBcast: func(r Row) stats.Spread { return r.Rate },
 		LoadEcho: func(r Row) stats.Spread { return r.Rate }, LoadWrk: func(r Row) stats.Spread { return r.Rate },
 		LoadOpenLoop: func(r Row) stats.Spread { return r.P99 }, LoadHandshake: func(r Row) stats.Spread { return r.Rate },
+		LoadUDP: func(r Row) stats.Spread { return r.Rate },
 	}
 	for _, c := range cases {
 		if c.Rounds > 1 {

@@ -23,4 +23,5 @@ func ExampleSuite() {
 	// pinned-1: TLS echo, 64 conn, 1 KiB
 	// pinned-1: HTTPS plaintext keep-alive, 50 conn (wrk)
 	// pinned-1: echo server at rest, no client, 3s
+	// pinned-1: UDP echo, 64 client sockets × 8 in flight, 64 B
 }

@@ -37,6 +37,7 @@ var goalTables = []goalTable{
 	{"Wait/wake goals", LoadEcho, waitWakeGoals, ""},
 	{"HTTP server goals", LoadWrk, httpGoals, ""},
 	{"TLS on the loop goals", LoadHandshake, tlsGoals, "looptls"},
+	{"UDP goals", LoadUDP, udpGoals, "ringloop-udp"},
 }
 
 var waitWakeGoals = []goal{
@@ -76,6 +77,16 @@ var httpGoals = []goal{
 var tlsGoals = []goal{
 	{"full handshakes/s ÷ net+tls", "≥ 0.95", rateVs("p1-tls-handshake-c16", "net+tls"), atLeast(0.95), nil, 2},
 	{"RSS per idle TLS conn ÷ net+tls", "≤ 0.25", figureVs("p1-tls-idle-10k", "net+tls", func(r Row) stats.Spread { return r.RSSPerConn }), atMost(0.25), nil, 2},
+}
+
+// udpGoals are the datagram sockets' (issue "Datagrams on the loop"): CPU
+// per datagram echoed well under net.UDPConn's and near a plain
+// recvmmsg/sendmmsg loop's, and nothing lost where net.UDPConn loses
+// nothing.
+var udpGoals = []goal{
+	{"64 sockets 64 B CPU/dgram ÷ net.UDPConn", "≤ 0.7", figureVs("p1-udp-c64-64", "net-udp", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(0.7), nil, 2},
+	{"64 sockets 64 B CPU/dgram ÷ C recvmmsg", "≤ 1.1", figureVs("p1-udp-c64-64", "c-mmsg", func(r Row) stats.Spread { return r.CPUPerReq }), atMost(1.1), nil, 2},
+	{"64 sockets 64 B datagrams lost", "= 0", own("p1-udp-c64-64", func(r Row) stats.Spread { return r.Lost }), equal(0), nil, 0},
 }
 
 func atLeast(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }

@@ -23,7 +23,11 @@ import (
 // is the floor for echo, net/http the declared baseline for HTTP, and net's
 // listener the one ringloop's net.Conn is judged against under TLS.
 var Baselines = map[string]string{string(peers.Echo): "c-liburing", string(peers.HTTP): "net/http", string(peers.TLSEcho): "net+tls",
-	string(peers.HTTPS): "net/http+tls", string(peers.WebSocket): "gorilla"}
+	string(peers.HTTPS): "net/http+tls", string(peers.WebSocket): "gorilla", string(peers.UDPEcho): "net-udp"}
+
+// udpFloor is the UDP echo tables' second yardstick for CPU per datagram:
+// the plain recvmmsg/sendmmsg C loop.
+const udpFloor = "c-mmsg"
 
 // ownSections are the kinds whose cases the report gathers under a heading
 // of their own rather than under their scenario's.
@@ -34,6 +38,7 @@ var ownSections = []struct {
 	{peers.TLSEcho, "TLS echo: crypto/tls 1.3 on the loop (looptls), over ringloop's net.Conn (netconn) and over net's: records, full handshakes, idle connections"},
 	{peers.HTTPS, "HTTPS: httpserver with TLS 1.3 on the loop (looptls) and net/http over crypto/tls"},
 	{peers.WebSocket, "WebSocket: ringloop's websocket on one loop and gorilla/websocket on net/http"},
+	{peers.UDPEcho, "UDP echo: ringloop's datagram sockets, net.UDPConn, gnet and a recvmmsg/sendmmsg C loop"},
 }
 
 func ownSection(kind string) bool {
@@ -62,6 +67,7 @@ func NewReport(mode Mode, command string, cfg Config, cases []Case, results []Ca
 			"at rest":           "no client at all: the server settles for the case's warm-up after its banner, then utime+stime over the window (10 ms ticks) as % of one core of wall time, threads (entries of /proc/PID/task) at the end and their net change over the window, voluntary context switches (summed over threads) per second",
 			"websocket":         "benchclient echo -ws: the echo client over WebSocket (handshake before the clock, each message one masked binary frame); benchclient broadcast: N connections join /bcast, the first sends 128 B messages carrying their send time, each broadcast by the server to all N, the next sent once every member has the one 16 back; rate = deliveries/s, latency = send to each arrival; idle -ws: handshake and one message per connection",
 			"rss per idle conn": "server VmRSS growth while N connections each make one exchange and go idle, / N; measured after a warm-up connection made as many exchanges, so fixed buffer pools are already resident. TLS: each connection completes a full TLS 1.3 handshake first (16 at a time), and the warm-up makes 100 full handshakes before its exchanges",
+			"udp echo":          "benchclient udp: N connected client sockets, one goroutine each, keeping 8 datagrams of L bytes out at the server (each carries its number and send time) and sending the next as each comes back; a datagram unanswered for 200 ms is counted lost and replaced; rate = echoes/s, costs per datagram echoed (one received and one sent by the server); lost = never came back, over the whole run; RcvbufErrors = the rise of /proc/net/snmp's Udp RcvbufErrors over the run (every UDP socket of the host: other UDP traffic during the run counts too); every server asks for 4 MiB SO_RCVBUF and SO_SNDBUF (the kernel caps it at rmem_max/wmem_max and doubles it); net.UDPConn is one socket served by one goroutine (ReadFromUDPAddrPort, WriteToUDPAddrPort)",
 			"tls handshakes":    "benchclient handshake: N dialers, each dialing, completing a full TLS 1.3 handshake (a fresh tls.Config per connection, no session cache: no resumption), echoing 32 bytes (so the server's side is done too) and closing with close_notify, again and again; handshakes/s over the measured window, latency from dial to echo received, costs per handshake (warm-up included); ringloop rows in their backend's default threading mode",
 		},
 	}
@@ -185,7 +191,7 @@ func Markdown(rep Report) string {
 		rep.Date, rep.Command, rep.Machine["cpus"], rep.Machine["cpu"], rep.Machine["kernel"], rep.Machine["go"],
 		rep.Machine["liburing"], rep.Machine["wrk"], "ringloop's automatic choice here: "+rep.Machine["ringloop auto backend"], loadNote(rep))
 	b.WriteString("Medians over the rounds with the min–max in brackets; peers alternate A B C, A B C within a case. " +
-		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls; WebSocket: gorilla). " +
+		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls; WebSocket: gorilla; UDP echo: net.UDPConn, and CPU also by the recvmmsg/sendmmsg C loop's). " +
 		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load. " +
 		"[default]: the row of each ringloop family that runs what `engine.New()` picks here with no options and no environment.\n\n")
 	b.WriteString("Chart: [latest.png](latest.png) (case ids: p1 = cross-process pinned, GOMAXPROCS=1; i2 = in-process, " +
@@ -412,6 +418,26 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 				note = strings.TrimPrefix(r.Rounds[0].Note, "counted with ")
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtSpread(r.Syscalls, 2)), note)
+		}
+	case string(LoadUDP):
+		base := Baselines[cr.Kind]
+		fmt.Fprintf(b, "| peer | backend | threading | GOMAXPROCS | datagrams/s | × %s | p50 µs | p99 µs | CPU µs/dgram | CPU × %s | CPU × %s | lost | RcvbufErrors | allocs/dgram |\n", base, base, udpFloor)
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		cpu := func(r Row) stats.Spread { return r.CPUPerReq }
+		for _, r := range cr.Rows {
+			rat, cb, cf := "n/a", "n/a", "n/a"
+			if x, ok := ratio(cr, r, base); ok {
+				rat = fmt.Sprintf("%.2f", x)
+			}
+			if x, ok := figureRatio(cr, r, base, cpu); ok {
+				cb = fmt.Sprintf("%.2f", x)
+			}
+			if x, ok := figureRatio(cr, r, udpFloor, cpu); ok {
+				cf = fmt.Sprintf("%.2f", x)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				name(r), dash(r.Backend), dash(r.Threading), dash(r.GOMAXPROCS), orErr(r, fmtSpread(r.Rate, 0)), rat,
+				fmtSpread(r.P50, 0), fmtSpread(r.P99, 0), fmtNum(r.CPUPerReq, 2), cb, cf, fmtSpread(r.Lost, 0), fmtSpread(r.RcvbufErrors, 0), fmtNum(r.Allocs, 2))
 		}
 	default:
 		unit, per := "msgs/s", "req"

@@ -25,15 +25,19 @@ type Round struct {
 	Threads     stats.Num `json:"threads"`
 	NewThreads  stats.Num `json:"new_threads"`
 	WakeupsPerS stats.Num `json:"vcsw_per_sec"`
-	Err         string    `json:"error,omitempty"`
-	Note        string    `json:"note,omitempty"` // how a figure was obtained
+	// UDP echo: datagrams the client sent that never came back, and the
+	// rise of the kernel's Udp RcvbufErrors, over the whole run.
+	Lost         stats.Num `json:"lost"`
+	RcvbufErrors stats.Num `json:"rcvbuf_errors"`
+	Err          string    `json:"error,omitempty"`
+	Note         string    `json:"note,omitempty"` // how a figure was obtained
 }
 
 // nanRound is a round with no figures yet.
 func nanRound() Round {
 	n := stats.Num(math.NaN())
 	return Round{Rate: n, P50: n, P99: n, P999: n, CPUPerReq: n, VolPerReq: n, InvolPerReq: n, Allocs: n, Syscalls: n, RSSPerConn: n,
-		RestCPU: n, Threads: n, NewThreads: n, WakeupsPerS: n}
+		RestCPU: n, Threads: n, NewThreads: n, WakeupsPerS: n, Lost: n, RcvbufErrors: n}
 }
 
 // Row is one peer (one threading mode of it) in one case.
@@ -51,20 +55,22 @@ type Row struct {
 	Error   string  `json:"error,omitempty"` // why some or all rounds have no figures
 	Rounds  []Round `json:"rounds"`
 
-	Rate        stats.Spread `json:"rate"`
-	P50         stats.Spread `json:"p50_us"`
-	P99         stats.Spread `json:"p99_us"`
-	P999        stats.Spread `json:"p999_us"`
-	CPUPerReq   stats.Spread `json:"cpu_us_per_req"`
-	VolPerReq   stats.Spread `json:"vcsw_per_req"`
-	InvolPerReq stats.Spread `json:"ivcsw_per_req"`
-	Allocs      stats.Spread `json:"allocs_per_req"`
-	Syscalls    stats.Spread `json:"syscalls_per_req"`
-	RSSPerConn  stats.Spread `json:"rss_bytes_per_conn"`
-	RestCPU     stats.Spread `json:"rest_cpu_pct_core"`
-	Threads     stats.Spread `json:"threads"`
-	NewThreads  stats.Spread `json:"new_threads"`
-	WakeupsPerS stats.Spread `json:"vcsw_per_sec"`
+	Rate         stats.Spread `json:"rate"`
+	P50          stats.Spread `json:"p50_us"`
+	P99          stats.Spread `json:"p99_us"`
+	P999         stats.Spread `json:"p999_us"`
+	CPUPerReq    stats.Spread `json:"cpu_us_per_req"`
+	VolPerReq    stats.Spread `json:"vcsw_per_req"`
+	InvolPerReq  stats.Spread `json:"ivcsw_per_req"`
+	Allocs       stats.Spread `json:"allocs_per_req"`
+	Syscalls     stats.Spread `json:"syscalls_per_req"`
+	RSSPerConn   stats.Spread `json:"rss_bytes_per_conn"`
+	RestCPU      stats.Spread `json:"rest_cpu_pct_core"`
+	Threads      stats.Spread `json:"threads"`
+	NewThreads   stats.Spread `json:"new_threads"`
+	WakeupsPerS  stats.Spread `json:"vcsw_per_sec"`
+	Lost         stats.Spread `json:"lost"`
+	RcvbufErrors stats.Spread `json:"rcvbuf_errors"`
 }
 
 // summarize fills the spreads from the rounds.
@@ -90,6 +96,8 @@ func (r *Row) summarize() {
 	r.Threads = pick(func(x Round) stats.Num { return x.Threads })
 	r.NewThreads = pick(func(x Round) stats.Num { return x.NewThreads })
 	r.WakeupsPerS = pick(func(x Round) stats.Num { return x.WakeupsPerS })
+	r.Lost = pick(func(x Round) stats.Num { return x.Lost })
+	r.RcvbufErrors = pick(func(x Round) stats.Num { return x.RcvbufErrors })
 }
 
 // CaseResult is a case and its rows.
@@ -102,6 +110,7 @@ type CaseResult struct {
 	Conns    int     `json:"conns"`
 	Size     int     `json:"size,omitempty"`
 	Depth    int     `json:"depth,omitempty"`
+	InFlight int     `json:"in_flight,omitempty"`   // UDP echo
 	Rate     float64 `json:"target_rate,omitempty"` // open loop
 	Rounds   int     `json:"rounds"`
 	Warmup   string  `json:"warmup"`

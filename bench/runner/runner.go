@@ -178,7 +178,7 @@ func (r *Runner) Run(ctx context.Context, cases []Case) []CaseResult {
 	var out []CaseResult
 	for _, c := range cases {
 		cr := CaseResult{ID: c.ID, Title: c.Title(), Scenario: c.Scenario.ID, Kind: string(c.Kind), Load: string(c.Load),
-			Conns: c.Conns, Size: c.Size, Depth: c.Depth, Rounds: c.Rounds, Warmup: c.Warmup.String(), Duration: c.Duration.String()}
+			Conns: c.Conns, Size: c.Size, Depth: c.Depth, InFlight: c.InFlight, Rounds: c.Rounds, Warmup: c.Warmup.String(), Duration: c.Duration.String()}
 		if c.Load == LoadOpenLoop {
 			cr.Rate, cr.Note = openLoopRate(out, c)
 		}
@@ -354,6 +354,18 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 			return err
 		}
 		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Rate), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)
+		total = float64(res.Total)
+	case LoadUDP:
+		var res client.UDPEchoResult
+		if err := r.runClient(ctx, c, &res, "udp", "-addr", srv.addr, "-conns", strconv.Itoa(c.Conns), "-inflight", strconv.Itoa(c.InFlight),
+			"-size", strconv.Itoa(c.Size), "-warmup", c.Warmup.String(), "-duration", c.Duration.String()); err != nil {
+			return err
+		}
+		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Rate), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)
+		rd.Lost = stats.Num(res.Lost)
+		if res.RcvbufErrors >= 0 {
+			rd.RcvbufErrors = stats.Num(res.RcvbufErrors)
+		}
 		total = float64(res.Total)
 	case LoadBcast:
 		var res client.EchoResult

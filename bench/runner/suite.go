@@ -25,6 +25,9 @@ const (
 	// TLS 1.3 handshake, one echo, close; Conns dialers at once.
 	LoadHandshake Load = "handshake"
 	LoadBcast     Load = "broadcast" // WebSocket: one sender, every connection receives; deliveries/s, delivery latency
+	// LoadUDP drives UDP echo servers: Conns client sockets, each keeping
+	// InFlight datagrams of Size bytes out; datagrams/s, loss.
+	LoadUDP Load = "udp-echo"
 )
 
 // Scenario is where server and client run.
@@ -55,6 +58,7 @@ type Case struct {
 	Conns    int
 	Size     int      // echo (broadcast) message bytes
 	Depth    int      // HTTP pipelining depth (wrk)
+	InFlight int      // UDP echo: datagrams out at the server per client socket
 	Fraction float64  // open loop: fraction of the peak (from RateFrom)
 	Warm     int      // idle: exchanges on one connection before the idle ones
 	Only     []string // run only these peers (nil: every peer of the kind)
@@ -109,10 +113,19 @@ func (c Case) Title() string {
 		return fmt.Sprintf("echo, %d conn, %s: system calls", c.Conns, bytesLabel(c.Size))
 	case LoadRest:
 		return fmt.Sprintf("%s server at rest, no client, %s", c.Kind, c.Duration)
+	case LoadUDP:
+		return fmt.Sprintf("UDP echo, %d client socket%s × %d in flight, %s", c.Conns, plural(c.Conns), c.InFlight, bytesLabel(c.Size))
 	case LoadBcast:
 		return fmt.Sprintf("WebSocket broadcast of %s to %d conn (rate: deliveries/s)", bytesLabel(c.Size), c.Conns)
 	}
 	return c.ID
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func bytesLabel(n int) string {
@@ -162,6 +175,7 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "ws-echo", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadEcho, Conns: 2, Size: 128, Rounds: 1, Warmup: w, Duration: d})
 		add(Case{ID: "idle-ws", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1})
 		add(Case{ID: "ws-bcast", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 20, Size: 128, Rounds: 1, Warmup: w, Duration: d})
+		add(Case{ID: "udp-echo", Scenario: Pinned1, Kind: peers.UDPEcho, Load: LoadUDP, Conns: 2, InFlight: 4, Size: 64, Rounds: 1, Warmup: w, Duration: d})
 	case Quick:
 		d, w := 1500*time.Millisecond, 250*time.Millisecond
 		add(Case{ID: "p1-echo-c1-128", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 1, Size: 128, Rounds: 1, Warmup: w, Duration: d})
@@ -175,6 +189,8 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "p1-tls-echo-c64-1024", Scenario: Pinned1, Kind: peers.TLSEcho, Load: LoadEcho, Conns: 64, Size: 1024, Rounds: 1, Warmup: w, Duration: d})
 		add(Case{ID: "p1-https-c50", Scenario: Pinned1, Kind: peers.HTTPS, Load: LoadWrk, Conns: 50, Rounds: 1, Duration: 2 * time.Second})
 		add(Case{ID: "p1-rest-echo", Scenario: Pinned1, Kind: peers.Echo, Load: LoadRest, Rounds: 1, Warmup: time.Second, Duration: 3 * time.Second})
+		// The UDP goal's case, one second a row: ~15 s.
+		add(Case{ID: "p1-udp-c64-64", Scenario: Pinned1, Kind: peers.UDPEcho, Load: LoadUDP, Conns: 64, InFlight: 8, Size: 64, Rounds: 1, Warmup: w, Duration: time.Second})
 	case Full:
 		d, w, r := time.Second, 150*time.Millisecond, 5
 		// The epoll rows of the adapter and of net/http on netconn run in
@@ -243,6 +259,14 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "p1-ws-echo-c64-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadEcho, Conns: 64, Size: 128, Rounds: 3, Warmup: w, Duration: d})
 		add(Case{ID: "p1-idle-ws-10k", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1, AutoOnly: ws})
 		add(Case{ID: "p1-ws-bcast-10k-128", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 10000, Size: 128, Rounds: r, Warmup: 300 * time.Millisecond, Duration: 2 * time.Second, AutoOnly: ws})
+		// UDP echo: ringloop's datagram sockets against net.UDPConn, gnet
+		// and a recvmmsg/sendmmsg C loop, 8 datagrams in flight per client
+		// socket (~4 min of sweep).
+		for _, n := range []int{1, 64} {
+			for _, size := range []int{64, 1024} {
+				add(Case{ID: fmt.Sprintf("p1-udp-c%d-%d", n, size), Scenario: Pinned1, Kind: peers.UDPEcho, Load: LoadUDP, Conns: n, InFlight: 8, Size: size, Rounds: r, Warmup: w, Duration: d})
+			}
+		}
 	default:
 		return nil, fmt.Errorf("runner: unknown mode %q (want quick, full or smoke)", m)
 	}

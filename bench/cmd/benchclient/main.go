@@ -8,6 +8,11 @@
 //	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http|-tls|-ws] [-warm 10000]
 //	benchclient echo -ws ...   (the echo client over WebSocket, path /echo)
 //	benchclient broadcast -addr 127.0.0.1:PORT -conns 10000 -size 128 -window 16 -duration 2s
+//	benchclient udp -addr 127.0.0.1:PORT -conns 64 -inflight 8 -size 64 -duration 2s [-verify]
+//
+// udp is the UDP echo client: -conns sockets, each keeping -inflight
+// datagrams out at the server; datagrams unanswered for 200 ms are counted
+// lost and replaced.
 //
 // handshake runs -conns dialers, each making connections that complete a
 // full TLS 1.3 handshake, echo -size bytes and close.
@@ -33,20 +38,21 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: benchclient echo|http|handshake|idle|broadcast [flags]"))
+		fail(fmt.Errorf("usage: benchclient echo|http|handshake|idle|broadcast|udp [flags]"))
 	}
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
 	addr := fs.String("addr", "", "server address")
 	conns := fs.Int("conns", 64, "connections")
 	size := fs.Int("size", 128, "echo message size")
-	verify := fs.Bool("verify", false, "echo: vary every message and check all bytes (SHA-256)")
+	verify := fs.Bool("verify", false, "echo: vary every message and check all bytes (SHA-256); udp: check every echo byte for byte")
 	useTLS := fs.Bool("tls", false, "echo: TLS 1.3 on every connection (certificate unchecked), handshakes before the clock starts; idle: TLS 1.3, a full handshake per connection")
 	rate := fs.Float64("rate", 10000, "http: requests per second, all connections")
 	warmup := fs.Duration("warmup", 250*time.Millisecond, "warm-up before measuring")
 	duration := fs.Duration("duration", 2*time.Second, "measured time")
 	http := fs.Bool("http", false, "idle: make the one exchange an HTTP request")
 	ws := fs.Bool("ws", false, "echo, idle: speak WebSocket (path /echo)")
+	inflight := fs.Int("inflight", 8, "udp: datagrams out at the server per socket")
 	window := fs.Int("window", 16, "broadcast: messages in flight (the next waits until every member has the one this far back)")
 	warm := fs.Int("warm", 10000, "idle: exchanges on one connection before the idle ones")
 	_ = fs.Parse(os.Args[2:])
@@ -58,6 +64,8 @@ func main() {
 	switch mode {
 	case "echo":
 		res, err = client.RunEcho(ctx, client.EchoConfig{Addr: *addr, Conns: *conns, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify, TLS: *useTLS, WebSocket: *ws})
+	case "udp":
+		res, err = client.RunUDPEcho(ctx, client.UDPEchoConfig{Addr: *addr, Sockets: *conns, InFlight: *inflight, Size: *size, Warmup: *warmup, Duration: *duration, Verify: *verify})
 	case "broadcast":
 		res, err = client.RunBroadcast(ctx, client.BroadcastConfig{Addr: *addr, Path: "/bcast", Conns: *conns, Size: *size, Window: *window, Warmup: *warmup, Duration: *duration})
 	case "http":
@@ -95,7 +103,7 @@ func main() {
 			return
 		}
 	default:
-		err = fmt.Errorf("unknown mode %q (want echo, http, handshake, idle or broadcast)", mode)
+		err = fmt.Errorf("unknown mode %q (want echo, http, handshake, idle, broadcast or udp)", mode)
 	}
 	if err != nil {
 		fail(err)
