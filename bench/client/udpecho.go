@@ -9,7 +9,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/bench/stats"
 )
@@ -135,7 +138,8 @@ type slot struct {
 }
 
 // run keeps c.InFlight datagrams out on cn until the window ends, then
-// waits up to LossAfter for those still out; what never comes back is lost.
+// waits up to 5 × LossAfter for those still out; what never comes back is
+// lost.
 func (w *udpWindow) run(ctx context.Context, cn *net.UDPConn) error {
 	c := w.c
 	msg, buf := make([]byte, c.Size), make([]byte, c.Size+1) // one more: a longer echo shows
@@ -166,63 +170,107 @@ func (w *udpWindow) run(ctx context.Context, cn *net.UDPConn) error {
 	if err := cn.SetReadDeadline(next); err != nil {
 		return err
 	}
+	// got takes an echo received at now: it answers a datagram out, which
+	// the next one replaces while the window lasts.
+	got := func(b []byte, now time.Time) error {
+		i, err := w.answer(b, out)
+		if err != nil || i < 0 {
+			return err
+		}
+		w.counts.total.Add(1)
+		if s := out[i].sent; !s.Before(w.from) && s.Before(w.until) {
+			w.counts.measured.Add(1)
+			w.rec.Record(now.Sub(s))
+		}
+		out[i] = out[len(out)-1]
+		out = out[:len(out)-1]
+		if now.Before(w.until) {
+			return send(now)
+		}
+		return nil
+	}
+	rc, err := cn.SyscallConn()
+	if err != nil {
+		return err
+	}
 	for len(out) > 0 {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		n, err := cn.Read(buf)
 		now = time.Now()
-		sending := now.Before(w.until)
 		if err != nil {
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
 				return err
 			}
-		} else {
-			i, err := w.answer(buf[:n], out)
-			if err != nil {
-				return err
-			}
-			if i >= 0 {
-				w.counts.total.Add(1)
-				if s := out[i].sent; !s.Before(w.from) && s.Before(w.until) {
-					w.counts.measured.Add(1)
-					w.rec.Record(now.Sub(s))
-				}
-				out[i] = out[len(out)-1]
-				out = out[:len(out)-1]
-				if sending {
-					if err := send(now); err != nil {
-						return err
-					}
-				}
-			}
+		} else if err := got(buf[:n], now); err != nil {
+			return err
 		}
 		if now.Before(next) {
 			continue
 		}
-		// Look the unanswered over: the overdue are lost, and replaced
-		// while the window lasts.
+		// Take what the socket holds first: a datagram waiting in this
+		// client's own buffer (its goroutine was not scheduled) is not
+		// lost. Then the overdue are lost, and replaced while the window
+		// lasts.
+		if err := cn.SetReadDeadline(time.Time{}); err != nil { // a passed deadline fails raw reads too
+			return err
+		}
+		if err := drain(rc, buf, got); err != nil {
+			return err
+		}
+		now = time.Now()
+		next = now.Add(check)
+		if err := cn.SetReadDeadline(next); err != nil {
+			return err
+		}
+		// Once the window is over nothing is replaced: the last datagrams
+		// get five times as long before they count as lost (a server
+		// descheduled for a while is slow, not lossy).
+		limit := c.LossAfter
+		if !now.Before(w.until) {
+			limit *= 5
+		}
 		for i := 0; i < len(out); {
-			if now.Sub(out[i].sent) < c.LossAfter {
+			if now.Sub(out[i].sent) < limit {
 				i++
 				continue
 			}
 			w.counts.lost.Add(1)
 			out[i] = out[len(out)-1]
 			out = out[:len(out)-1]
-			if sending {
+			if now.Before(w.until) {
 				if err := send(now); err != nil {
 					return err
 				}
 			}
 		}
-		next = now.Add(check)
-		if err := cn.SetReadDeadline(next); err != nil {
+	}
+	return nil
+}
+
+// drain hands got every datagram the socket holds now, without waiting.
+func drain(rc syscall.RawConn, buf []byte, got func([]byte, time.Time) error) error {
+	for {
+		var n int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, rerr = unix.Read(int(fd), buf) // the socket is non-blocking: EAGAIN when empty
+			return true
+		}); err != nil {
+			return err
+		}
+		if rerr == unix.EAGAIN {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+		if err := got(buf[:n], time.Now()); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
 // answer finds the datagram b echoes among out: its index, or -1 for one

@@ -12,7 +12,7 @@
 //
 // udp is the UDP echo client: -conns sockets, each keeping -inflight
 // datagrams out at the server; datagrams unanswered for 200 ms are counted
-// lost and replaced.
+// lost and replaced (the last ones, after the window, get 1 s).
 //
 // handshake runs -conns dialers, each making connections that complete a
 // full TLS 1.3 handshake, echo -size bytes and close.
