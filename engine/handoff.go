@@ -75,9 +75,7 @@ func (ln *Listener) handOff(target *Loop, fd int) {
 		newConn(target, fd, ln.h, ln.cfg).open()
 		return
 	}
-	// Counted after the path's own count, so a Metrics snapshot (which
-	// reads Handoffs first) never sees a hand-off that has no path yet.
-	defer ln.loop.stats.handoffs.Add(1)
+	ln.loop.stats.handoffs.Add(1)
 	if !ln.ho.taskOnly && ln.sendMsgRing(target, fd) {
 		return
 	}

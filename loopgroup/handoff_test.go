@@ -67,7 +67,8 @@ func TestHandoffDuringWorkerShutdown(t *testing.T) {
 		st := groupMetrics(boss)
 		assert.Positive(t, st.Handoffs)
 		if workers.Loops()[0].Backend().Features.MsgRing {
-			assert.Equal(t, mid.Handoffs, mid.MsgRingHandoffs, "MSG_RING while the workers run")
+			// The snapshot may catch one hand-off counted before its path.
+			assert.LessOrEqual(t, mid.Handoffs-mid.MsgRingHandoffs, uint64(1), "MSG_RING while the workers run")
 			assert.Greater(t, st.Handoffs, st.MsgRingHandoffs, "tasks once they shut down")
 		} else {
 			assert.Zero(t, st.MsgRingHandoffs)
