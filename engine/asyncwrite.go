@@ -23,11 +23,7 @@ var ErrWriteBufferFull = fmt.Errorf("engine: connection write buffer full: %w", 
 // accepted bytes are sent before the FIN (or their loss is reported to
 // OnClose by the abort that dropped them), and refuses the rest.
 type asyncWriter struct {
-	mu      sync.Mutex
-	buf     []byte // accepted, not yet moved to the outbound buffer
-	spare   []byte // the previous buf, reused by the next batch
-	queued  bool   // a drain is queued on the loop
-	err     error  // non-nil once closing: what AsyncWrite returns
+	asyncQueue
 	drain   asyncDrain
 	loopBuf atomic.Int64 // the loop's Buffered(), published each flush
 	held    bool         // HoldAsync: drains leave buf where it is (loop only)
@@ -58,24 +54,45 @@ func (c *Conn) AsyncWrite(p []byte) error {
 		return ErrWriteBufferFull
 	}
 	a.buf = append(a.buf, p...)
-	first := !a.queued
-	a.queued = true
-	a.mu.Unlock()
+	return a.queue(c.loop, &a.drain)
+}
+
+// asyncQueue is what other goroutines append to, for a connection's
+// AsyncWrite and a datagram socket's off-loop sends: bytes under mu, and
+// one drain per batch queued on the loop's control ring, which is
+// unbounded but so holds at most one drain per queue.
+type asyncQueue struct {
+	mu     sync.Mutex
+	buf    []byte // accepted, not yet moved to the outbound side
+	spare  []byte // the previous buf, reused by the next batch
+	cost   int    // what buf counts against the limit where not len(buf)
+	queued bool   // a drain is queued on the loop
+	err    error  // non-nil once closing: what writes return
+}
+
+// queue ends an append: it is called with mu held, releases it, and asks l
+// to run drain for the first append of a batch. Only a loop past its
+// shutdown refuses, and by then its close has taken the bytes (err is set)
+// or will drop them, reporting it; if none took them, nobody will send
+// them: queue drops them and returns the refusal.
+func (q *asyncQueue) queue(l *Loop, drain tasks.Task) error {
+	first := !q.queued
+	q.queued = true
+	q.mu.Unlock()
 	if !first {
 		return nil
 	}
-	// The control ring is unbounded: only a loop past shutdown refuses,
-	// and by then its close has taken (or will drop, reporting it) the
-	// bytes.
-	if err := c.loop.control(&a.drain); err != nil {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.err == nil { // not taken by a close: nobody will send them
-			a.buf, a.queued = a.buf[:0], false
-			return err
-		}
+	err := l.control(drain)
+	if err == nil {
+		return nil
 	}
-	return nil
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return nil
+	}
+	q.buf, q.cost, q.queued = q.buf[:0], 0, false
+	return err
 }
 
 // asyncDrain moves a connection's async bytes into its outbound buffer (on

@@ -36,46 +36,23 @@ const (
 // ("io_uring" or "epoll").
 const backendEnv = "RINGLOOP_BACKEND"
 
+// backendNames spells each Backend as RINGLOOP_BACKEND does.
+var backendNames = []string{BackendAuto: "auto", BackendUring: "io_uring", BackendEpoll: "epoll"}
+
 // String returns "auto", "io_uring" or "epoll", as RINGLOOP_BACKEND spells
 // them.
-func (b Backend) String() string {
-	switch b {
-	case BackendUring:
-		return "io_uring"
-	case BackendEpoll:
-		return "epoll"
-	}
-	return "auto"
-}
+func (b Backend) String() string { return spell(backendNames, b, "Backend") }
 
 // UnmarshalText reads "auto", "io_uring" and "epoll" ("" is auto), so a
 // Backend works with flag.TextVar and encoding packages.
-func (b *Backend) UnmarshalText(text []byte) error { return unmarshalText(b, text, parseBackend) }
-
-// unmarshalText sets *dst to what parse reads from text, and leaves it as
-// it was on an error: the UnmarshalText of Backend and Threading.
-func unmarshalText[T any](dst *T, text []byte, parse func(string) (T, error)) error {
-	v, err := parse(string(text))
-	if err == nil {
-		*dst = v
-	}
-	return err
+func (b *Backend) UnmarshalText(text []byte) error {
+	return unmarshalText(b, text, backendNames, "backend")
 }
 
 // MarshalText returns String's spelling.
 func (b Backend) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
 
-func parseBackend(s string) (Backend, error) {
-	switch s {
-	case "", "auto":
-		return BackendAuto, nil
-	case "io_uring":
-		return BackendUring, nil
-	case "epoll":
-		return BackendEpoll, nil
-	}
-	return BackendAuto, fmt.Errorf("engine: unknown backend %q (want auto, io_uring or epoll)", s)
-}
+func parseBackend(s string) (Backend, error) { return parseName[Backend](backendNames, s, "backend") }
 
 // BackendInfo is what Loop.Backend reports: the backend a loop runs, how it
 // waits, which driver that makes, what the kernel gives it and why. String

@@ -278,6 +278,20 @@ func (pc *PacketConn) LeaveGroup(ifi *net.Interface, group netip.Addr) error {
 	return pc.membership(false, ifi, group)
 }
 
+// groupOpts are the socket options of group membership for one IP
+// version; names are those of join, leave and all, for errors.
+type groupOpts struct {
+	level, join, leave, all int
+	names                   [3]string
+}
+
+var (
+	groupV4 = groupOpts{unix.IPPROTO_IP, unix.IP_ADD_MEMBERSHIP, unix.IP_DROP_MEMBERSHIP, unix.IP_MULTICAST_ALL,
+		[3]string{"IP_ADD_MEMBERSHIP", "IP_DROP_MEMBERSHIP", "IP_MULTICAST_ALL"}}
+	groupV6 = groupOpts{unix.IPPROTO_IPV6, unix.IPV6_JOIN_GROUP, unix.IPV6_LEAVE_GROUP, unix.IPV6_MULTICAST_ALL,
+		[3]string{"IPV6_JOIN_GROUP", "IPV6_LEAVE_GROUP", "IPV6_MULTICAST_ALL"}}
+)
+
 func (pc *PacketConn) membership(join bool, ifi *net.Interface, group netip.Addr) error {
 	op := "leave group"
 	if join {
@@ -294,36 +308,33 @@ func (pc *PacketConn) membership(join bool, ifi *net.Interface, group netip.Addr
 		if pc.st != packetOpen {
 			return errPacketClosed
 		}
-		switch g := group.Unmap(); {
+		g := group.Unmap()
+		var o *groupOpts
+		switch {
 		case pc.family == unix.AF_UNIX:
 			return errors.New("engine: multicast needs a UDP socket")
 		case g.Is4():
-			name, what := unix.IP_ADD_MEMBERSHIP, "IP_ADD_MEMBERSHIP"
-			if !join {
-				name, what = unix.IP_DROP_MEMBERSHIP, "IP_DROP_MEMBERSHIP"
-			}
-			if join {
-				if err := unix.SetsockoptInt(pc.fd, unix.IPPROTO_IP, unix.IP_MULTICAST_ALL, 0); err != nil {
-					return os.NewSyscallError("setsockopt IP_MULTICAST_ALL", err)
-				}
-			}
-			m := &unix.IPMreqn{Multiaddr: g.As4(), Ifindex: int32(index)}
-			return os.NewSyscallError("setsockopt "+what, unix.SetsockoptIPMreqn(pc.fd, unix.IPPROTO_IP, name, m))
+			o = &groupV4
 		case pc.family != unix.AF_INET6:
 			return fmt.Errorf("engine: IPv6 group %v on an IPv4 socket", group)
 		default:
-			name, what := unix.IPV6_JOIN_GROUP, "IPV6_JOIN_GROUP"
-			if !join {
-				name, what = unix.IPV6_LEAVE_GROUP, "IPV6_LEAVE_GROUP"
-			}
-			if join {
-				if err := unix.SetsockoptInt(pc.fd, unix.IPPROTO_IPV6, unix.IPV6_MULTICAST_ALL, 0); err != nil {
-					return os.NewSyscallError("setsockopt IPV6_MULTICAST_ALL", err)
-				}
-			}
-			m := &unix.IPv6Mreq{Multiaddr: g.As16(), Interface: uint32(index)}
-			return os.NewSyscallError("setsockopt "+what, unix.SetsockoptIPv6Mreq(pc.fd, unix.IPPROTO_IPV6, name, m))
+			o = &groupV6
 		}
+		name, what := o.leave, o.names[1]
+		if join {
+			// Only the groups joined here, not every group the host joined.
+			if err := unix.SetsockoptInt(pc.fd, o.level, o.all, 0); err != nil {
+				return os.NewSyscallError("setsockopt "+o.names[2], err)
+			}
+			name, what = o.join, o.names[0]
+		}
+		var err error
+		if g.Is4() {
+			err = unix.SetsockoptIPMreqn(pc.fd, o.level, name, &unix.IPMreqn{Multiaddr: g.As4(), Ifindex: int32(index)})
+		} else {
+			err = unix.SetsockoptIPv6Mreq(pc.fd, o.level, name, &unix.IPv6Mreq{Multiaddr: g.As16(), Interface: uint32(index)})
+		}
+		return os.NewSyscallError("setsockopt "+what, err)
 	})
 	if err != nil {
 		return pc.packetError(op, &net.UDPAddr{IP: group.AsSlice()}, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -34,29 +33,30 @@ var (
 // bytes), and an error wrapping net.ErrClosed once the socket is closing.
 // A datagram the kernel refuses later is reported to OnPacketError.
 func (pc *PacketConn) WriteTo(b []byte, to netip.AddrPort) error {
-	if pc.closeCalled.Load() {
-		return errPacketClosed
-	}
 	var name rawName
 	n, err := pc.encodeAddrPort(&name, to)
-	if err != nil {
-		return pc.packetError("write", net.UDPAddrFromAddrPort(to), err)
-	}
-	return pc.write(name[:n], nil, b)
+	return pc.writeEncoded(name[:n], b, err)
 }
 
 // WriteToAddr is WriteTo for a net.Addr: a *net.UDPAddr, a *net.UnixAddr
 // (a unixgram path, or "@name"), or nil for a connected socket's peer.
 func (pc *PacketConn) WriteToAddr(b []byte, to net.Addr) error {
-	if pc.closeCalled.Load() {
-		return errPacketClosed
-	}
 	var name rawName
 	n, err := pc.encodeAddr(&name, to)
-	if err != nil {
-		return pc.packetError("write", to, err)
+	return pc.writeEncoded(name[:n], b, err)
+}
+
+// writeEncoded is the common end of WriteTo and WriteToAddr: b goes to the
+// destination encoded in name, unless the socket is closing or encoding
+// failed (err, which names the destination).
+func (pc *PacketConn) writeEncoded(name, b []byte, err error) error {
+	switch {
+	case pc.closeCalled.Load():
+		return errPacketClosed
+	case err != nil:
+		return pc.packetError("write", nil, err)
 	}
-	return pc.write(name[:n], nil, b)
+	return pc.write(name, nil, b)
 }
 
 // Reply sends b to the source of the datagram being delivered (during
@@ -366,12 +366,7 @@ func (q *packetQueue) dest(pc *PacketConn, m *outMsg) net.Addr {
 // parts, which the loop moves into the send queue, one drain per batch on
 // the control ring (unbounded, and holding at most one drain per socket).
 type packetAsync struct {
-	mu     sync.Mutex
-	buf    []byte
-	spare  []byte // the previous buf, reused by the next batch
-	bytes  int    // what buf counts against the limit
-	queued bool   // a drain is queued on the loop
-	err    error  // non-nil once closing: what writes return
+	asyncQueue // cost: each entry's payload plus packetOverhead
 }
 
 const asyncEntryHeader = 8
@@ -384,7 +379,7 @@ func (pc *PacketConn) asyncWrite(name, ctrl, b []byte) error {
 		a.mu.Unlock()
 		return a.err
 	}
-	if int64(a.bytes+cost)+pc.outBytes.Load() > int64(pc.limit) {
+	if int64(a.cost+cost)+pc.outBytes.Load() > int64(pc.limit) {
 		a.mu.Unlock()
 		return ErrWriteBufferFull
 	}
@@ -395,22 +390,9 @@ func (pc *PacketConn) asyncWrite(name, ctrl, b []byte) error {
 	a.buf = append(a.buf, name...)
 	a.buf = append(a.buf, ctrl...)
 	a.buf = append(a.buf, b...)
-	a.bytes += cost
-	first := !a.queued
-	a.queued = true
-	a.mu.Unlock()
-	if !first {
-		return nil
-	}
-	if err := pc.loop.control(&pc.drainT); err != nil {
-		// Only a loop past its shutdown refuses; its shutdown closed the
-		// socket, which took the entries (or will, and drop them).
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.err == nil {
-			a.buf, a.bytes, a.queued = a.buf[:0], 0, false
-			return errPacketClosed
-		}
+	a.cost += cost
+	if a.queue(pc.loop, &pc.drainT) != nil {
+		return errPacketClosed
 	}
 	return nil
 }
@@ -429,7 +411,7 @@ func (pc *PacketConn) drainAsyncWith(closeErr error) {
 		a.err = closeErr
 	}
 	b := a.buf
-	a.buf, a.spare, a.bytes, a.queued = a.spare[:0], nil, 0, false
+	a.buf, a.spare, a.cost, a.queued = a.spare[:0], nil, 0, false
 	a.mu.Unlock()
 	for p := b; len(p) >= asyncEntryHeader; {
 		nl, cl, size := int(p[0]), int(p[1]), int(binary.LittleEndian.Uint32(p[4:]))

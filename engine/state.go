@@ -1,7 +1,5 @@
 package engine
 
-import "fmt"
-
 // State is a loop's lifecycle state; the order matters (comparisons use >=).
 type State uint32
 
@@ -14,22 +12,11 @@ const (
 	Terminated
 )
 
+var stateNames = []string{NotStarted: "not started", Started: "started", ShuttingDown: "shutting down",
+	Shutdown: "shut down", Terminated: "terminated"}
+
 // String names the state.
-func (s State) String() string {
-	switch s {
-	case NotStarted:
-		return "not started"
-	case Started:
-		return "started"
-	case ShuttingDown:
-		return "shutting down"
-	case Shutdown:
-		return "shut down"
-	case Terminated:
-		return "terminated"
-	}
-	return fmt.Sprintf("State(%d)", uint32(s))
-}
+func (s State) String() string { return spell(stateNames, s, "State") }
 
 // ctl packs the state (high 32 bits) with the number of producers that are
 // offering a task right now (low 32 bits). Producers announce themselves with

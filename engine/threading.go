@@ -51,36 +51,24 @@ func backendOf(d interface{ Name() string }) Backend {
 // threading mode ("parked" or "locked") when no option does.
 const threadingEnv = "RINGLOOP_THREADING"
 
+// threadingNames spells each Threading as RINGLOOP_THREADING does; 0 is
+// "default": the backend's DefaultThreading.
+var threadingNames = []string{0: "default", ThreadingParked: "parked", ThreadingLocked: "locked"}
+
 // String returns "parked" or "locked", as RINGLOOP_THREADING spells them.
-func (t Threading) String() string {
-	switch t {
-	case ThreadingParked:
-		return "parked"
-	case ThreadingLocked:
-		return "locked"
-	case 0:
-		return "default"
-	}
-	return fmt.Sprintf("Threading(%d)", uint8(t))
-}
+func (t Threading) String() string { return spell(threadingNames, t, "Threading") }
 
 // UnmarshalText reads "parked" and "locked"; "" and "default" give 0, which
 // means the backend's DefaultThreading. A Threading works with flag.TextVar.
-func (t *Threading) UnmarshalText(text []byte) error { return unmarshalText(t, text, parseThreading) }
+func (t *Threading) UnmarshalText(text []byte) error {
+	return unmarshalText(t, text, threadingNames, "threading mode")
+}
 
 // MarshalText returns String's spelling.
 func (t Threading) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
 func parseThreading(s string) (Threading, error) {
-	switch s {
-	case "", "default":
-		return 0, nil
-	case "parked":
-		return ThreadingParked, nil
-	case "locked":
-		return ThreadingLocked, nil
-	}
-	return 0, fmt.Errorf("engine: unknown threading mode %q (want parked or locked)", s)
+	return parseName[Threading](threadingNames, s, "threading mode")
 }
 
 // resolveThreading returns t, else the mode RINGLOOP_THREADING names, else 0:

@@ -7,7 +7,6 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
@@ -43,7 +42,7 @@ type Conn struct {
 
 	rready, wready chan struct{} // the loop's signals to a waiting Read or Write
 	done           chan struct{} // closed by Close
-	rdl, wdl       *deadline
+	deadlines
 
 	c                                   *engine.Conn // loop side only
 	moveT, resumeT, closeT, closeWriteT connTask
@@ -67,14 +66,13 @@ func (t *connTask) Run() { t.fn(t.nc) }
 
 func newConn(l *engine.Loop, cfg *config, network string) *Conn {
 	nc := &Conn{
-		loop:    l,
-		cfg:     cfg,
-		network: network,
-		rready:  make(chan struct{}, 1),
-		wready:  make(chan struct{}, 1),
-		done:    make(chan struct{}),
-		rdl:     newDeadline(),
-		wdl:     newDeadline(),
+		loop:      l,
+		cfg:       cfg,
+		network:   network,
+		rready:    make(chan struct{}, 1),
+		wready:    make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		deadlines: newDeadlines(),
 	}
 	nc.moveT = connTask{nc, (*Conn).moveOut}
 	nc.resumeT = connTask{nc, (*Conn).resume}
@@ -218,8 +216,7 @@ func (nc *Conn) Close() error {
 	nc.rbuf, nc.roff = nil, 0
 	close(nc.done)
 	nc.mu.Unlock()
-	nc.rdl.stop()
-	nc.wdl.stop()
+	nc.deadlines.stop()
 	// Refused only once the loop has shut down, which closed the socket.
 	_ = loopctl.Run(nc.loop, &nc.closeT)
 	return nil
@@ -250,21 +247,6 @@ func (nc *Conn) LocalAddr() net.Addr { return nc.laddr }
 
 // RemoteAddr returns the peer's address.
 func (nc *Conn) RemoteAddr() net.Addr { return nc.raddr }
-
-// SetDeadline sets the read and write deadlines.
-func (nc *Conn) SetDeadline(t time.Time) error {
-	nc.rdl.set(t)
-	nc.wdl.set(t)
-	return nil
-}
-
-// SetReadDeadline sets the time after which Read fails with
-// os.ErrDeadlineExceeded, also for a Read already waiting; zero means none.
-func (nc *Conn) SetReadDeadline(t time.Time) error { nc.rdl.set(t); return nil }
-
-// SetWriteDeadline sets the time after which Write fails with
-// os.ErrDeadlineExceeded, also for a Write already waiting; zero means none.
-func (nc *Conn) SetWriteDeadline(t time.Time) error { nc.wdl.set(t); return nil }
 
 // Loop returns the loop that serves the connection.
 func (nc *Conn) Loop() *engine.Loop { return nc.loop }

@@ -19,6 +19,33 @@ type deadline struct {
 
 func newDeadline() *deadline { return &deadline{ch: make(chan struct{})} }
 
+// deadlines are a Conn's or a PacketConn's read and write deadlines; their
+// Set*Deadline methods are those of net.Conn and net.PacketConn.
+type deadlines struct{ rdl, wdl *deadline }
+
+func newDeadlines() deadlines { return deadlines{newDeadline(), newDeadline()} }
+
+// SetDeadline sets the read and write deadlines.
+func (d deadlines) SetDeadline(t time.Time) error {
+	d.rdl.set(t)
+	d.wdl.set(t)
+	return nil
+}
+
+// SetReadDeadline sets the time after which a read (Read, ReadFrom) fails
+// with os.ErrDeadlineExceeded, also one already waiting; zero means none.
+func (d deadlines) SetReadDeadline(t time.Time) error { d.rdl.set(t); return nil }
+
+// SetWriteDeadline sets the time after which a write still waiting for
+// room fails with os.ErrDeadlineExceeded; zero means none.
+func (d deadlines) SetWriteDeadline(t time.Time) error { d.wdl.set(t); return nil }
+
+// stop releases both deadlines' timers.
+func (d deadlines) stop() {
+	d.rdl.stop()
+	d.wdl.stop()
+}
+
 // set moves the deadline; the zero time means none.
 func (d *deadline) set(t time.Time) {
 	d.mu.Lock()

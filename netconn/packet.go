@@ -48,7 +48,7 @@ type PacketConn struct {
 	rready, wroom chan struct{} // the loop's signals to a waiting ReadFrom or WriteTo
 	done          chan struct{} // closed by Close
 	gone          chan struct{} // closed when the socket is closed
-	rdl, wdl      *deadline
+	deadlines
 
 	resumeT, roomT packetTask
 }
@@ -82,16 +82,15 @@ func ListenPacket(loops engine.Loops, network, addr string, opts ...Option) (*Pa
 	}
 	l := loops.Next()
 	nc := &PacketConn{
-		loop:    l,
-		cfg:     cfg,
-		network: network,
-		unix:    network == "unixgram",
-		rready:  make(chan struct{}, 1),
-		wroom:   make(chan struct{}, 1),
-		done:    make(chan struct{}),
-		gone:    make(chan struct{}),
-		rdl:     newDeadline(),
-		wdl:     newDeadline(),
+		loop:      l,
+		cfg:       cfg,
+		network:   network,
+		unix:      network == "unixgram",
+		rready:    make(chan struct{}, 1),
+		wroom:     make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		gone:      make(chan struct{}),
+		deadlines: newDeadlines(),
 	}
 	nc.resumeT = packetTask{nc, (*PacketConn).resume}
 	nc.roomT = packetTask{nc, func(nc *PacketConn) { signal(nc.wroom) }}
@@ -227,29 +226,13 @@ func (nc *PacketConn) Close() error {
 	nc.q, nc.head, nc.data, nc.queued = nil, 0, nil, 0
 	close(nc.done)
 	nc.mu.Unlock()
-	nc.rdl.stop()
-	nc.wdl.stop()
+	nc.deadlines.stop()
 	_ = nc.pc.Close()
 	return nil
 }
 
 // LocalAddr returns the address the socket is bound to.
 func (nc *PacketConn) LocalAddr() net.Addr { return nc.pc.LocalAddr() }
-
-// SetDeadline sets the read and write deadlines.
-func (nc *PacketConn) SetDeadline(t time.Time) error {
-	nc.rdl.set(t)
-	nc.wdl.set(t)
-	return nil
-}
-
-// SetReadDeadline sets the time after which ReadFrom fails with
-// os.ErrDeadlineExceeded, also for one already waiting; zero means none.
-func (nc *PacketConn) SetReadDeadline(t time.Time) error { nc.rdl.set(t); return nil }
-
-// SetWriteDeadline sets the time after which a WriteTo waiting for room
-// fails with os.ErrDeadlineExceeded; zero means none.
-func (nc *PacketConn) SetWriteDeadline(t time.Time) error { nc.wdl.set(t); return nil }
 
 // Engine returns the engine socket, for what net.PacketConn does not
 // offer (multicast groups, PacketInfo).

@@ -11,11 +11,9 @@ import (
 // Accept keeps accepting on the listening socket fd until cancelled
 // (multishot accept, or a single-shot accept re-armed after each result).
 func (d *Driver) Accept(fd int, t driver.Tag) {
-	if d.closed.Load() {
-		return
+	if idx, o, ok := d.begin(kindAccept, fd, t); ok {
+		d.armAccept(idx, o)
 	}
-	idx, o := d.ops.alloc(kindAccept, fd, t)
-	d.armAccept(idx, o)
 }
 
 func (d *Driver) armAccept(idx int32, o *op) {

@@ -10,9 +10,7 @@ import (
 // CloseFD closes fd through the ring (CLOSE, 5.6) and reports close(2)'s
 // result as the op's final completion.
 func (d *Driver) CloseFD(fd int, t driver.Tag) {
-	if d.closed.Load() {
-		return
+	if idx, o, ok := d.begin(kindClose, fd, t); ok {
+		d.sqe(idx, o, liburing.IORingOpClose)
 	}
-	idx, o := d.ops.alloc(kindClose, fd, t)
-	d.sqe(idx, o, liburing.IORingOpClose)
 }

@@ -14,10 +14,10 @@ import (
 // outside the Go heap until the completion, which is the op's final result
 // (CONNECT, 5.6, on every kernel the driver runs on).
 func (d *Driver) Connect(fd int, t driver.Tag, sa unix.Sockaddr) {
-	if d.closed.Load() {
+	idx, o, ok := d.begin(kindConnect, fd, t)
+	if !ok {
 		return
 	}
-	idx, o := d.ops.alloc(kindConnect, fd, t)
 	raw, err := d.ops.sockaddr(idx)
 	if err != nil {
 		d.finish(idx, o, -int32(unix.ENOMEM))

@@ -10,9 +10,7 @@ import (
 // Nop queues a no-op that completes with Res 0 under t. It measures the
 // driver's per-op cost and can serve as a completion-ordered marker.
 func (d *Driver) Nop(t driver.Tag) {
-	if d.closed.Load() {
-		return
+	if idx, o, ok := d.begin(kindNop, -1, t); ok {
+		d.sqe(idx, o, liburing.IORingOpNop)
 	}
-	idx, o := d.ops.alloc(kindNop, -1, t)
-	d.sqe(idx, o, liburing.IORingOpNop) // fd -1
 }

@@ -77,6 +77,27 @@ func (t *opTable) init() {
 
 func (t *opTable) at(idx int32) *op { return &t.chunks[idx/opChunk][idx%opChunk] }
 
+// begin is every op's entry: it allocates the op of kind on fd for t, or
+// reports false once the driver is closed, which takes nothing more.
+func (d *Driver) begin(kind opKind, fd int, t driver.Tag) (int32, *op, bool) {
+	if d.closed.Load() {
+		return 0, nil, false
+	}
+	idx, o := d.ops.alloc(kind, fd, t)
+	return idx, o, true
+}
+
+// beginData is begin for an op carrying n bytes or messages: with none it
+// ends at once, reporting 0, and reports false.
+func (d *Driver) beginData(kind opKind, fd int, t driver.Tag, n int) (int32, *op, bool) {
+	idx, o, ok := d.begin(kind, fd, t)
+	if ok && n == 0 {
+		d.finish(idx, o, 0)
+		return 0, nil, false
+	}
+	return idx, o, ok
+}
+
 func (t *opTable) alloc(kind opKind, fd int, tag driver.Tag) (int32, *op) {
 	var idx int32
 	if t.free >= 0 {

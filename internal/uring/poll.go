@@ -13,12 +13,10 @@ import (
 // poll, or a single-shot poll re-armed after each result); report (wait.go)
 // hands its results over.
 func (d *Driver) Poll(fd int, t driver.Tag, events uint32) {
-	if d.closed.Load() {
-		return
+	if idx, o, ok := d.begin(kindPoll, fd, t); ok {
+		o.events = events
+		d.armPoll(idx, o)
 	}
-	idx, o := d.ops.alloc(kindPoll, fd, t)
-	o.events = events
-	d.armPoll(idx, o)
 }
 
 func (d *Driver) armPoll(idx int32, o *op) {

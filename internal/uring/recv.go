@@ -80,10 +80,10 @@ func (d *Driver) useRecv(v *variant) string {
 // Recv keeps receiving from fd until cancelled, EOF or an error; Data points
 // into driver-owned buffers until the callback returns.
 func (d *Driver) Recv(fd int, t driver.Tag) {
-	if d.closed.Load() {
+	idx, o, ok := d.begin(kindRecv, fd, t)
+	if !ok {
 		return
 	}
-	idx, o := d.ops.alloc(kindRecv, fd, t)
 	if d.recv == recvPlain && o.rbuf == nil {
 		b, err := mmap(d.bufs.size)
 		if err != nil {

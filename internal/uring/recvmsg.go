@@ -122,10 +122,10 @@ func (p *dgramPool) free() {
 // get in each buffer, lives in the op slot's sockaddr room (outside the Go
 // heap) until the op ends.
 func (d *Driver) RecvMsg(fd int, t driver.Tag, ctrl bool) {
-	if d.closed.Load() {
+	idx, o, ok := d.begin(kindRecvMsg, fd, t)
+	if !ok {
 		return
 	}
-	idx, o := d.ops.alloc(kindRecvMsg, fd, t)
 	if !d.dgram.on {
 		d.finish(idx, o, -int32(unix.EOPNOTSUPP))
 		return

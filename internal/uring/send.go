@@ -17,12 +17,8 @@ const maxSendChunk = 1 << 30
 // Send writes all of p to fd, continuing after partial sends. p is pinned
 // until the final completion, which reports len(p) or the error.
 func (d *Driver) Send(fd int, t driver.Tag, p []byte) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindSend, fd, t)
-	if len(p) == 0 {
-		d.finish(idx, o, 0)
+	idx, o, ok := d.beginData(kindSend, fd, t, len(p))
+	if !ok {
 		return
 	}
 	o.p, o.sent = p, 0

@@ -16,12 +16,8 @@ import (
 // than leave it waiting. They go to the kernel with the loop's next Wait,
 // beside its other ops. One op spans them all: its CQEs share a user_data.
 func (d *Driver) SendMsgs(fd int, t driver.Tag, hdrs []unix.Msghdr) {
-	if d.closed.Load() {
-		return
-	}
-	idx, o := d.ops.alloc(kindSendMsg, fd, t)
-	if len(hdrs) == 0 {
-		d.finish(idx, o, 0)
+	idx, o, ok := d.beginData(kindSendMsg, fd, t, len(hdrs))
+	if !ok {
 		return
 	}
 	o.pending = int32(len(hdrs))
