@@ -105,6 +105,7 @@ func countDir(dir string) (p Package, ok bool, err error) {
 	}
 	fset := token.NewFileSet()
 	seen := map[string]bool{}
+	var files []*ast.File
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
@@ -122,7 +123,9 @@ func countDir(dir string) (p Package, ok bool, err error) {
 		}
 		p.Name = f.Name.Name
 		countFile(f, seen, &p.Counts)
+		files = append(files, f)
 	}
+	countPromoted(files, seen, &p.Counts)
 	for k := range seen {
 		p.Names = append(p.Names, k)
 	}
@@ -176,6 +179,64 @@ func countFile(f *ast.File, seen map[string]bool, c *Counts) {
 				}
 			}
 		}
+	}
+}
+
+// countPromoted adds the exported methods an exported type gets from an
+// embedded unexported type (transitively): go doc lists them as the
+// type's own, so a user meets them as such.
+func countPromoted(files []*ast.File, seen map[string]bool, c *Counts) {
+	methods := map[string][]string{} // receiver type: its exported methods
+	embeds := map[string][]string{}  // struct type: its embedded local types
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil && ast.IsExported(d.Name.Name) {
+					recv := recvName(d.Recv.List[0].Type)
+					methods[recv] = append(methods[recv], d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					ts, ok := spec.(*ast.TypeSpec)
+					if !ok {
+						continue
+					}
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					for _, fld := range st.Fields.List {
+						if name := recvName(fld.Type); len(fld.Names) == 0 && name != "" {
+							embeds[ts.Name.Name] = append(embeds[ts.Name.Name], name)
+						}
+					}
+				}
+			}
+		}
+	}
+	for t := range embeds {
+		if !ast.IsExported(t) {
+			continue
+		}
+		visited := map[string]bool{}
+		var walk func(u string)
+		walk = func(u string) {
+			for _, e := range embeds[u] {
+				if ast.IsExported(e) || visited[e] {
+					continue
+				}
+				visited[e] = true
+				for _, m := range methods[e] {
+					if key := "method " + t + "." + m; !seen[key] {
+						seen[key] = true
+						c.Methods++
+					}
+				}
+				walk(e)
+			}
+		}
+		walk(t)
 	}
 }
 

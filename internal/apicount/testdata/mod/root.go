@@ -1,7 +1,8 @@
 package fixture
 
 // Counted: funcs F, F2, WithA, Without; types T, Alias, G, I; methods T.M, T.N,
-// G.Get; consts A, B; var V. WithA is the one option.
+// T.X (promoted from the embedded unexported t), G.Get; consts A, B; var V.
+// WithA is the one option.
 
 func F()                  {}
 func WithA() int          { return 0 }
@@ -13,7 +14,10 @@ func (T) m()              {}
 func (t) X()              {}
 func (g G[K]) Get() (k K) { return k }
 
-type T struct{ Field int }
+type T struct {
+	Field int
+	t
+}
 type t struct{}
 type Alias = T
 type G[K any] struct{}
