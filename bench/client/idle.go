@@ -15,12 +15,14 @@ type Proto int
 
 // The protocols: a byte echoed, a GET answered, a byte echoed inside TLS
 // 1.3 after a full handshake, a one-byte message echoed after the
-// WebSocket handshake.
+// WebSocket handshake, a GET answered over HTTP/2 after a full TLS 1.3
+// handshake that negotiated h2.
 const (
 	ProtoEcho Proto = iota
 	ProtoHTTP
 	ProtoTLSEcho
 	ProtoWebSocket
+	ProtoH2
 )
 
 // warmHandshakes is how many full handshakes Warm makes for TLS, each on a
@@ -35,8 +37,21 @@ const tlsDialers = 16
 // Warm makes n exchanges over one connection and closes it, so that the
 // server's fixed pools (buffer rings, heap) are already in use before the
 // idle connections are counted: their cost then is per connection only.
-// Over TLS it first makes warmHandshakes full handshakes.
+// Over TLS it first makes warmHandshakes full handshakes (over HTTP/2 each
+// with its one GET).
 func Warm(ctx context.Context, addr string, n int, p Proto) error {
+	if p == ProtoH2 {
+		for i := range warmHandshakes {
+			c, err := dialProto(ctx, addr, p)
+			if err == nil {
+				err = exchange(c, nil, p)
+				c.Close()
+			}
+			if err != nil {
+				return fmt.Errorf("warm: h2 connection %d: %w", i+1, err)
+			}
+		}
+	}
 	if p == ProtoTLSEcho {
 		msg, buf := []byte{'x'}, []byte{0}
 		for i := range warmHandshakes {
@@ -65,7 +80,7 @@ func Warm(ctx context.Context, addr string, n int, p Proto) error {
 // with the returned function.
 func Idle(ctx context.Context, addr string, n int, p Proto) (func(), error) {
 	workers := 1
-	if p == ProtoTLSEcho {
+	if p == ProtoTLSEcho || p == ProtoH2 {
 		workers = tlsDialers
 	}
 	conns := make([]net.Conn, n)
@@ -127,6 +142,13 @@ func dialProto(ctx context.Context, addr string, p Proto) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p == ProtoH2 {
+		h2, err := h2Client(ctx, c, addr)
+		if err != nil {
+			return nil, err
+		}
+		return h2, nil
+	}
 	if p == ProtoWebSocket {
 		ws, err := wsHandshake(c, "/echo")
 		if err != nil {
@@ -149,6 +171,9 @@ func dialProto(ctx context.Context, addr string, p Proto) (net.Conn, error) {
 // exchange makes one request and reads its answer: a GET for HTTP, else a
 // byte echoed. r reads c; nil makes one for an HTTP answer.
 func exchange(c net.Conn, r *bufio.Reader, p Proto) error {
+	if p == ProtoH2 {
+		return c.(*h2Conn).get()
+	}
 	if p == ProtoHTTP {
 		if r == nil {
 			r = newReader(c)

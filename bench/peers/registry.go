@@ -20,7 +20,10 @@ type Kind string
 // own kind, so its cases drive only TLS peers, with the TLS client; HTTPS
 // is HTTP plaintext inside TLS 1.3 (wrk over https), likewise. WebSocket
 // is RFC 6455: echo of each message, and broadcast on BroadcastPath.
-// UDPEcho sends every datagram back to its source, whole.
+// UDPEcho sends every datagram back to its source, whole. H2 is HTTP
+// plaintext over HTTP/2 inside TLS 1.3 (ALPN "h2"), H2C the same in clear
+// with prior knowledge; h2load drives both. GRPC is one unary gRPC method
+// over h2c (h2load posting a prepared request).
 const (
 	Echo      Kind = "echo"
 	TLSEcho   Kind = "tls-echo"
@@ -28,6 +31,9 @@ const (
 	HTTPS     Kind = "https"
 	WebSocket Kind = "websocket"
 	UDPEcho   Kind = "udp-echo"
+	H2        Kind = "h2"
+	H2C       Kind = "h2c"
+	GRPC      Kind = "grpc"
 )
 
 // Order lists the peers in report order; registered peers missing from it
@@ -40,6 +46,9 @@ var Order = []string{
 	"net/http+tls", "ringloop-http-tls-uring", "ringloop-http-tls-epoll", "ringloop-http-adapter-tls-uring", "ringloop-http-adapter-tls-epoll", // https
 	"ringloop-ws-uring", "ringloop-ws-epoll", "gorilla", // websocket
 	"ringloop-udp-uring", "ringloop-udp-epoll", "c-mmsg", "net-udp", "gnet-udp", // udp echo
+	"net/http+h2", "ringloop-h2-uring", "ringloop-h2-epoll", "ringloop-h2-adapter-uring", "ringloop-h2-adapter-epoll", // h2 over TLS
+	"net/http-h2c", "ringloop-h2c-uring", "ringloop-h2c-epoll", "ringloop-h2c-adapter-uring", "ringloop-h2c-adapter-epoll", // h2c
+	"grpc-go", "grpc-go-on-ringloop-uring", "grpc-go-on-ringloop-epoll", "ringloop-grpc-adapter-uring", "ringloop-grpc-adapter-epoll", // grpc
 }
 
 // Config is what a server is started with.

@@ -27,8 +27,9 @@ type ringloopHTTP struct {
 var plaintext = []byte(PlaintextBody)
 
 // startRingloopHTTP serves the fast API's answer or, with adapter, the
-// net/http peer's handler; with tlsCfg, over TLS (ListenTLS).
-func startRingloopHTTP(b engine.Backend, c Config, adapter bool, tlsCfg *tls.Config) (Server, error) {
+// net/http peer's handler; with tlsCfg, over TLS (ListenTLS); extra options
+// last.
+func startRingloopHTTP(b engine.Backend, c Config, adapter bool, tlsCfg *tls.Config, extra ...httpserver.Option) (Server, error) {
 	loop, err := benchLoop(c, engine.WithBackend(b))
 	if err != nil {
 		return nil, err
@@ -38,6 +39,7 @@ func startRingloopHTTP(b engine.Backend, c Config, adapter bool, tlsCfg *tls.Con
 	if tlsCfg != nil {
 		opts = append(opts, httpserver.WithTLSConfig(tlsCfg))
 	}
+	opts = append(opts, extra...)
 	if adapter {
 		srv, err = httpserver.New(plaintextHandler("ringloop"), opts...)
 	} else {

@@ -31,8 +31,10 @@ func (r *Runner) idle(ctx context.Context, c Case, srv *server, rd *Round) error
 		argv = append(argv, "-http")
 	case peers.TLSEcho:
 		argv = append(argv, "-tls")
-	case peers.HTTPS:
-		return errors.New("n/a: the idle client speaks no HTTPS")
+	case peers.H2:
+		argv = append(argv, "-h2") // each connection negotiates h2 by ALPN and makes one GET
+	case peers.HTTPS, peers.H2C:
+		return errors.New("n/a: the idle client speaks neither HTTPS nor h2c")
 	case peers.WebSocket:
 		argv = append(argv, "-ws") // each connection completes the handshake and echoes a message
 	}

@@ -28,7 +28,7 @@ func (r *Runner) Estimate(cases []Case) time.Duration {
 	for _, c := range cases {
 		var each time.Duration
 		switch {
-		case c.Load == LoadIdle && c.Kind == peers.TLSEcho:
+		case c.Load == LoadIdle && (c.Kind == peers.TLSEcho || c.Kind == peers.H2):
 			each = idleBase + time.Duration(c.Conns)*idleTLSPerConn
 		case c.Load == LoadIdle:
 			each = idleBase + time.Duration(c.Conns)*idlePerConn

@@ -38,6 +38,8 @@ var goalTables = []goalTable{
 	{"HTTP server goals", LoadWrk, httpGoals, ""},
 	{"TLS on the loop goals", LoadHandshake, tlsGoals, "looptls"},
 	{"UDP goals", LoadUDP, udpGoals, "ringloop-udp"},
+	{"HTTP/2 goals (the adapter's is met when either of its two columns is)", LoadH2, h2Goals, "ringloop-h2"},
+	{"gRPC goals (met when both columns are)", LoadH2, grpcGoals, "ringloop-grpc"},
 }
 
 var waitWakeGoals = []goal{

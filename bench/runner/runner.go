@@ -383,6 +383,12 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 		}
 		rd.Rate, rd.P50, rd.P99, rd.P999 = stats.Num(res.Achieved), stats.Num(res.Latency.P50), stats.Num(res.Latency.P99), stats.Num(res.Latency.P999)
 		total = float64(res.Total)
+	case LoadH2:
+		n, err := r.h2load(ctx, c, srv.addr, rd)
+		if err != nil {
+			return err
+		}
+		total = float64(n)
 	case LoadWrk:
 		cfg := client.WrkConfig{Addr: srv.addr, Conns: c.Conns, Duration: c.Duration, Depth: c.Depth,
 			Script: filepath.Join(r.Root, "scripts", "pipeline.lua"), Wrap: r.wrap(c), TLS: c.Kind == peers.HTTPS}

@@ -60,6 +60,9 @@ func TestSmoke(t *testing.T) {
 				require.True(t, row.NewThreads.Valid(), "%s / %s: new threads", cr.ID, row.Label)
 				require.GreaterOrEqual(t, float64(row.WakeupsPerS.Median), 0.0, "%s / %s: wakeups per second", cr.ID, row.Label)
 				require.False(t, row.Rate.Valid(), "%s / %s: no client, no rate", cr.ID, row.Label)
+			case string(LoadH2): // h2load reports no percentiles
+				require.Positive(t, float64(row.Rate.Median), "%s / %s", cr.ID, row.Label)
+				require.True(t, row.CPUPerReq.Valid(), "%s / %s: CPU per request", cr.ID, row.Label)
 			default:
 				require.Positive(t, float64(row.Rate.Median), "%s / %s", cr.ID, row.Label)
 				require.True(t, row.P99.Valid(), "%s / %s: p99", cr.ID, row.Label)
@@ -92,6 +95,8 @@ func TestSmoke(t *testing.T) {
 	require.Contains(t, md, "## TLS echo", "TLS echo has a section of its own")
 	require.Contains(t, md, "× net+tls |", "TLS echo ratios divide by net+tls")
 	require.Contains(t, md, "| CPU % of a core | threads | new threads | wakeups/s |", "the rest case has its own table")
+	require.Contains(t, md, "## HTTP/2 over TLS", "HTTP/2 has sections of its own")
+	require.Contains(t, md, "× net/http-h2c |", "h2c ratios divide by net/http's h2c")
 	require.Contains(t, md, "## "+DefaultVsBestTitle)
 	require.Contains(t, md, "## "+UringVsEpollTitle)
 	require.Contains(t, md, "[default]")

@@ -28,6 +28,9 @@ const (
 	// LoadUDP drives UDP echo servers: Conns client sockets, each keeping
 	// InFlight datagrams of Size bytes out; datagrams/s, loss.
 	LoadUDP Load = "udp-echo"
+	// LoadH2 drives HTTP/2 servers with h2load: Conns connections, InFlight
+	// streams each, GET /plaintext; over TLS for kind H2, h2c for H2C.
+	LoadH2 Load = "h2load"
 )
 
 // Scenario is where server and client run.
@@ -58,7 +61,7 @@ type Case struct {
 	Conns    int
 	Size     int      // echo (broadcast) message bytes
 	Depth    int      // HTTP pipelining depth (wrk)
-	InFlight int      // UDP echo: datagrams out at the server per client socket
+	InFlight int      // UDP echo: datagrams out at the server per client socket; h2load: streams per connection
 	Fraction float64  // open loop: fraction of the peak (from RateFrom)
 	Warm     int      // idle: exchanges on one connection before the idle ones
 	Only     []string // run only these peers (nil: every peer of the kind)
@@ -103,6 +106,9 @@ func (c Case) Title() string {
 		if c.Kind == peers.TLSEcho {
 			return fmt.Sprintf("TLS echo, %d idle connections (full handshake and one echo each)", c.Conns)
 		}
+		if c.Kind == peers.H2 {
+			return fmt.Sprintf("HTTP/2 over TLS, %d idle connections (full handshake negotiating h2 and one GET each)", c.Conns)
+		}
 		return fmt.Sprintf("%s, %d idle connections", c.Kind, c.Conns)
 	case LoadHandshake:
 		return fmt.Sprintf("TLS 1.3 full handshakes, %d dialers (handshake, %s echoed, close)", c.Conns, bytesLabel(c.Size))
@@ -115,6 +121,15 @@ func (c Case) Title() string {
 		return fmt.Sprintf("%s server at rest, no client, %s", c.Kind, c.Duration)
 	case LoadUDP:
 		return fmt.Sprintf("UDP echo, %d client socket%s × %d in flight, %s", c.Conns, plural(c.Conns), c.InFlight, bytesLabel(c.Size))
+	case LoadH2:
+		over := "over TLS 1.3 (ALPN h2)"
+		if c.Kind == peers.H2C {
+			over = "in clear (h2c, prior knowledge)"
+		}
+		if c.Kind == peers.GRPC {
+			return fmt.Sprintf("gRPC unary over h2c, %d conn × %d streams (h2load)", c.Conns, c.InFlight)
+		}
+		return fmt.Sprintf("HTTP/2 plaintext %s, %d conn × %d streams (h2load)", over, c.Conns, c.InFlight)
 	case LoadBcast:
 		return fmt.Sprintf("WebSocket broadcast of %s to %d conn (rate: deliveries/s)", bytesLabel(c.Size), c.Conns)
 	}
@@ -176,6 +191,13 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "idle-ws", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1})
 		add(Case{ID: "ws-bcast", Scenario: Pinned1, Kind: peers.WebSocket, Load: LoadBcast, Conns: 20, Size: 128, Rounds: 1, Warmup: w, Duration: d})
 		add(Case{ID: "udp-echo", Scenario: Pinned1, Kind: peers.UDPEcho, Load: LoadUDP, Conns: 2, InFlight: 4, Size: 64, Rounds: 1, Warmup: w, Duration: d})
+		// HTTP/2 and gRPC: 15 servers, so a tenth of a second each, and
+		// the idle holder's h2 against two of them.
+		h2d := 100 * time.Millisecond
+		add(Case{ID: "h2", Scenario: Pinned1, Kind: peers.H2, Load: LoadH2, Conns: 2, InFlight: 4, Rounds: 1, Duration: h2d})
+		add(Case{ID: "h2c", Scenario: Pinned1, Kind: peers.H2C, Load: LoadH2, Conns: 2, InFlight: 4, Rounds: 1, Duration: h2d})
+		add(Case{ID: "grpc", Scenario: Pinned1, Kind: peers.GRPC, Load: LoadH2, Conns: 2, InFlight: 4, Rounds: 1, Duration: h2d})
+		add(Case{ID: "idle-h2", Scenario: Pinned1, Kind: peers.H2, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1, Only: h2Idle[:2]})
 	case Quick:
 		d, w := 1500*time.Millisecond, 250*time.Millisecond
 		add(Case{ID: "p1-echo-c1-128", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 1, Size: 128, Rounds: 1, Warmup: w, Duration: d})
@@ -267,6 +289,14 @@ func Suite(m Mode) ([]Case, error) {
 				add(Case{ID: fmt.Sprintf("p1-udp-c%d-%d", n, size), Scenario: Pinned1, Kind: peers.UDPEcho, Load: LoadUDP, Conns: n, InFlight: 8, Size: size, Rounds: r, Warmup: w, Duration: d})
 			}
 		}
+		// HTTP/2 (issue 43): h2load, 50 connections × 100 streams, over
+		// TLS and h2c, and gRPC unary over h2c, three rounds of 10 s; idle
+		// h2 connections once, the adapter against net/http (~8.5 min of
+		// sweep).
+		for _, k := range []peers.Kind{peers.H2, peers.H2C, peers.GRPC} {
+			add(Case{ID: fmt.Sprintf("p1-%s-c50-m100", k), Scenario: Pinned1, Kind: k, Load: LoadH2, Conns: 50, InFlight: 100, Rounds: 3, Duration: 10 * time.Second})
+		}
+		add(Case{ID: "p1-idle-h2-10k", Scenario: Pinned1, Kind: peers.H2, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1, Only: h2Idle})
 	default:
 		return nil, fmt.Errorf("runner: unknown mode %q (want quick, full or smoke)", m)
 	}

@@ -3,7 +3,7 @@
 // then prints the tables.
 //
 //	go run ./cmd/bench -mode quick   # make bench-quick: headline rows, one round, ~3-4 min
-//	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~49 min
+//	go run ./cmd/bench -mode full    # make bench-compare: the sweep, 5 rounds, ~58 min
 //	go run ./cmd/bench -mode full -cases p1-tls-handshake-c16,p1-tls-idle-10k -out /tmp/tls  # some cases only
 //	go run ./cmd/bench -rerender     # the report again from results/latest.json
 package main

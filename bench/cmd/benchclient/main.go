@@ -5,7 +5,7 @@
 //	benchclient echo -addr 127.0.0.1:PORT -conns 64 -size 128 -duration 2s [-verify] [-tls]
 //	benchclient http -addr 127.0.0.1:PORT -conns 50 -rate 20000 -duration 2s
 //	benchclient handshake -addr 127.0.0.1:PORT -conns 16 -size 32 -duration 2s
-//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http|-tls|-ws] [-warm 10000]
+//	benchclient idle -addr 127.0.0.1:PORT -conns 10000 [-http|-tls|-ws|-h2] [-warm 10000]
 //	benchclient echo -ws ...   (the echo client over WebSocket, path /echo)
 //	benchclient broadcast -addr 127.0.0.1:PORT -conns 10000 -size 128 -window 16 -duration 2s
 //	benchclient udp -addr 127.0.0.1:PORT -conns 64 -inflight 8 -size 64 -duration 2s [-verify]
@@ -20,7 +20,8 @@
 // idle first makes -warm exchanges on one connection (over TLS after 100
 // full handshakes) and prints "warm"; on a line from stdin it opens the
 // connections (one exchange each, after a full handshake over TLS), prints
-// "ready N" and holds them until stdin closes.
+// "ready N" and holds them until stdin closes. -h2 makes each exchange a
+// GET over HTTP/2 on a TLS connection that negotiated h2 by ALPN.
 package main
 
 import (
@@ -52,6 +53,7 @@ func main() {
 	duration := fs.Duration("duration", 2*time.Second, "measured time")
 	http := fs.Bool("http", false, "idle: make the one exchange an HTTP request")
 	ws := fs.Bool("ws", false, "echo, idle: speak WebSocket (path /echo)")
+	h2 := fs.Bool("h2", false, "idle: TLS 1.3 negotiating h2, a full handshake and one GET over HTTP/2 per connection")
 	inflight := fs.Int("inflight", 8, "udp: datagrams out at the server per socket")
 	window := fs.Int("window", 16, "broadcast: messages in flight (the next waits until every member has the one this far back)")
 	warm := fs.Int("warm", 10000, "idle: exchanges on one connection before the idle ones")
@@ -75,14 +77,16 @@ func main() {
 	case "idle":
 		proto := client.ProtoEcho
 		switch {
-		case btoi(*http)+btoi(*useTLS)+btoi(*ws) > 1:
-			err = fmt.Errorf("idle: one of -http, -tls and -ws")
+		case btoi(*http)+btoi(*useTLS)+btoi(*ws)+btoi(*h2) > 1:
+			err = fmt.Errorf("idle: one of -http, -tls, -ws and -h2")
 		case *http:
 			proto = client.ProtoHTTP
 		case *useTLS:
 			proto = client.ProtoTLSEcho
 		case *ws:
 			proto = client.ProtoWebSocket
+		case *h2:
+			proto = client.ProtoH2
 		}
 		if err != nil {
 			break
