@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"net"
+	"net/http"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -17,10 +18,12 @@ import (
 // speaks with insecure credentials: grpc-go's own server on net's listener
 // (its HTTP/2 transport, a goroutine per connection and per RPC) and on
 // ringloop's (netconn), and grpc-go's Server.ServeHTTP mounted on
-// httpserver's adapter as examples/grpc does. Each ringloop row runs its
-// backend's default threading mode.
+// httpserver's adapter as examples/grpc does, and on net/http's own h2c
+// server (what ServeHTTP costs there: the adapter's share is the
+// difference). Each ringloop row runs its backend's default threading mode.
 func init() {
 	Register(Peer{Name: "grpc-go", Kind: GRPC, Doc: "grpc-go's own server (Server.Serve) on net.Listen, h2c", Start: startGRPCGo})
+	Register(Peer{Name: "grpc-go-servehttp", Kind: GRPC, Doc: "grpc-go's Server.ServeHTTP on net/http's HTTP/2 in clear (Protocols: UnencryptedHTTP2)", Start: startGRPCServeHTTP})
 	for _, b := range Backends {
 		modes := func() []string { return []string{engine.DefaultThreading(b).String()} }
 		Register(Peer{
@@ -91,6 +94,18 @@ func startGRPCGo(c Config) (Server, error) {
 	gs := newGRPCServer()
 	go func() { _ = gs.Serve(ln) }()
 	return &closer{addr: ln.Addr().String(), info: Info{Backend: "netpoll", Threading: "goroutines"}, close: func() error { gs.Stop(); return nil }}, nil
+}
+
+func startGRPCServeHTTP(c Config) (Server, error) {
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return nil, err
+	}
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: newGRPCServer(), Protocols: &p}
+	go func() { _ = srv.Serve(ln) }()
+	return &closer{addr: ln.Addr().String(), info: Info{Backend: "netpoll", Threading: "goroutines"}, close: srv.Close}, nil
 }
 
 func startGRPCOnNetconn(b engine.Backend, c Config) (Server, error) {

@@ -48,7 +48,7 @@ var Order = []string{
 	"ringloop-udp-uring", "ringloop-udp-epoll", "c-mmsg", "net-udp", "gnet-udp", // udp echo
 	"net/http+h2", "ringloop-h2-uring", "ringloop-h2-epoll", "ringloop-h2-adapter-uring", "ringloop-h2-adapter-epoll", // h2 over TLS
 	"net/http-h2c", "ringloop-h2c-uring", "ringloop-h2c-epoll", "ringloop-h2c-adapter-uring", "ringloop-h2c-adapter-epoll", // h2c
-	"grpc-go", "grpc-go-on-ringloop-uring", "grpc-go-on-ringloop-epoll", "ringloop-grpc-adapter-uring", "ringloop-grpc-adapter-epoll", // grpc
+	"grpc-go", "grpc-go-servehttp", "grpc-go-on-ringloop-uring", "grpc-go-on-ringloop-epoll", "ringloop-grpc-adapter-uring", "ringloop-grpc-adapter-epoll", // grpc
 }
 
 // Config is what a server is started with.

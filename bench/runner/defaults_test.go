@@ -247,7 +247,7 @@ func TestAutoOnlyAndDefaultRow(t *testing.T) {
 // 46 with five rounds (not one) of the system-call and WebSocket broadcast
 // cases, whose single round ranged 3× and more across the kept sweeps,
 // and to 50 with the four UDP echo cases (7 rows × 5 rounds each, ~4 min),
-// and to 60 with the HTTP/2 and gRPC cases (h2load's rounds are 10 s: ~8.5
+// and to 60 with the HTTP/2 and gRPC cases (h2load's rounds are 10 s: ~9
 // min) and room for the DNS case. The smoke run's grew from 3 to 3.5
 // minutes with the 15 HTTP/2 and gRPC servers (each its own process).
 func TestSuiteBudgets(t *testing.T) {

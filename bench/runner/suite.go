@@ -291,7 +291,7 @@ func Suite(m Mode) ([]Case, error) {
 		}
 		// HTTP/2 (issue 43): h2load, 50 connections × 100 streams, over
 		// TLS and h2c, and gRPC unary over h2c, three rounds of 10 s; idle
-		// h2 connections once, the adapter against net/http (~8.5 min of
+		// h2 connections once, the adapter against net/http (~9 min of
 		// sweep).
 		for _, k := range []peers.Kind{peers.H2, peers.H2C, peers.GRPC} {
 			add(Case{ID: fmt.Sprintf("p1-%s-c50-m100", k), Scenario: Pinned1, Kind: k, Load: LoadH2, Conns: 50, InFlight: 100, Rounds: 3, Duration: 10 * time.Second})
