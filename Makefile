@@ -207,7 +207,7 @@ fuzz-steps:
 	$(GO) test -json -run '^$$' -fuzz '^FuzzH2$$' -fuzztime $$((100000 * $(FUZZ_SCALE)))x ./httpserver
 	$(GO) test -json -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $$((200000 * $(FUZZ_SCALE)))x ./websocket
 	$(GO) test -json -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $$((50000 * $(FUZZ_SCALE)))x ./websocket
-	cd examples/dns && $(GO) test -json -run '^$$' -fuzz '^FuzzAnswer$$' -fuzztime $$((100000 * $(FUZZ_SCALE)))x .
+	cd examples/dns && $(GO) test -json -run '^$$' -fuzz '^FuzzAnswer$$' -fuzztime $$((100000 * $(FUZZ_SCALE)))x ./dnsserver
 
 # demo: ringloop's echo server (each backend and threading mode) against a
 # net echo server, each pinned in its own process, same client: one table

@@ -10,25 +10,20 @@
 //	dig @127.0.0.1 -p 5353 www.example.test A
 //
 // It is a module of its own, so that ringloop's module does not depend on
-// miekg/dns.
+// miekg/dns; the zone, its answers and the sockets are package dnsserver.
 package main
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"flag"
 	"log"
-	"net"
-	"net/netip"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
-	"github.com/ringloop/ringloop/frame"
+	"github.com/ringloop/ringloop/examples/dns/dnsserver"
 )
 
 func main() {
@@ -45,7 +40,7 @@ func run(addr, file string) error {
 	if err != nil {
 		return err
 	}
-	z, err := readZone(f, file)
+	z, err := dnsserver.ReadZone(f, file)
 	f.Close()
 	if err != nil {
 		return err
@@ -62,7 +57,7 @@ func run(addr, file string) error {
 		defer cancel()
 		loop.Shutdown(shutdown)
 	}()
-	pc, ln, err := listen(loop, addr, z)
+	pc, ln, err := dnsserver.Listen(loop, addr, z)
 	if err != nil {
 		return err
 	}
@@ -72,76 +67,3 @@ func run(addr, file string) error {
 	<-ctx.Done()
 	return nil
 }
-
-// listen opens the UDP socket and the TCP listener on one port. With port
-// 0 the kernel picks the UDP port, which TCP may have in use: then it tries
-// another.
-func listen(loop *engine.Loop, addr string, z *zone) (*engine.PacketConn, *engine.Listener, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	for try := 0; ; try++ {
-		// ReceiveInfo: each reply leaves from the address its query was
-		// sent to, as clients expect of a server bound to a wildcard
-		// address.
-		pc, err := engine.ListenPacket(loop, "udp", addr, &udpServer{zone: z},
-			engine.WithPacketOptions(engine.PacketOptions{ReceiveInfo: true}))
-		if err != nil {
-			return nil, nil, err
-		}
-		// TCP: a two-byte length, then the message.
-		tcp := net.JoinHostPort(host, strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port))
-		ln, err := engine.Listen(loop, "tcp", tcp, frame.Split(frame.LengthPrefixed(2, binary.BigEndian, 65535), &tcpServer{zone: z}))
-		if err == nil {
-			return pc, ln, nil
-		}
-		pc.Close()
-		if port != "0" || try == 10 || !errors.Is(err, syscall.EADDRINUSE) {
-			return nil, nil, err
-		}
-	}
-}
-
-// udpServer answers queries over UDP. Its callbacks run on the loop one at
-// a time, so one reply buffer serves them all.
-type udpServer struct {
-	zone *zone
-	buf  []byte
-}
-
-func (s *udpServer) OnPacket(pc *engine.PacketConn, b []byte, _ netip.AddrPort) {
-	if out := s.zone.answer(b, s.buf, true); out != nil {
-		pc.Reply(out) // a full send queue drops it, as a full socket would
-		s.buf = out[:0]
-	}
-}
-
-// OnPacketError logs what the socket reports: a datagram lost, or one
-// over 64 KiB (not a DNS message).
-func (s *udpServer) OnPacketError(_ *engine.PacketConn, err error) { log.Print(err) }
-
-func (s *udpServer) OnPacketClose(*engine.PacketConn, error) {}
-
-// tcpServer answers queries over TCP, each framed by its length.
-type tcpServer struct {
-	zone *zone
-	buf  []byte
-}
-
-func (s *tcpServer) OnOpen(*engine.Conn) {}
-
-func (s *tcpServer) OnFrame(c *engine.Conn, q []byte) {
-	out := s.zone.answer(q, s.buf, false)
-	if out == nil {
-		c.Close()
-		return
-	}
-	var n [2]byte
-	binary.BigEndian.PutUint16(n[:], uint16(len(out)))
-	c.Write(n[:])
-	c.Write(out)
-	s.buf = out[:0]
-}
-
-func (s *tcpServer) OnClose(*engine.Conn, error) {}

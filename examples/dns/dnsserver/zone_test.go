@@ -1,4 +1,4 @@
-package main
+package dnsserver
 
 import (
 	"os"
@@ -8,18 +8,24 @@ import (
 	"github.com/miekg/dns"
 )
 
-func testZone(t testing.TB) *zone {
+func testZone(t testing.TB) *Zone {
 	t.Helper()
-	f, err := os.Open("testdata/example.zone")
+	f, err := os.Open("../testdata/example.zone")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	z, err := readZone(f, "example.zone")
+	z, err := ReadZone(f, "example.zone")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return z
+}
+
+func query(name string, qtype uint16) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	return m
 }
 
 // TestReadZoneRefuses: a zone without SOA, with two, or with a name
@@ -31,13 +37,13 @@ func TestReadZoneRefuses(t *testing.T) {
 		"$ORIGIN a.test.\n@ IN SOA ns h 1 2 3 4 5\nwww.b.test. IN A 192.0.2.1\n",
 		"$ORIGIN a.test.\n@ IN SOA ns h 1 2 3 4 5\nwww IN A not-an-address\n",
 	} {
-		if _, err := readZone(strings.NewReader(src), "bad.zone"); err == nil || !strings.Contains(err.Error(), "bad.zone") {
+		if _, err := ReadZone(strings.NewReader(src), "bad.zone"); err == nil || !strings.Contains(err.Error(), "bad.zone") {
 			t.Errorf("%q: %v", src, err)
 		}
 	}
 }
 
-// FuzzAnswer: whatever bytes arrive, answer does not panic, and what it
+// FuzzAnswer: whatever bytes arrive, Answer does not panic, and what it
 // returns is a response to them: it parses, carries the query's ID, and
 // over UDP fits 512 bytes unless the query's EDNS allows more. No reply
 // only for input without a whole header, or a response.
@@ -59,7 +65,7 @@ func FuzzAnswer(f *testing.F) {
 	f.Add([]byte{0xbe, 0xef, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'w', 'w'})
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, q []byte) {
-		out := z.answer(q, nil, true)
+		out := z.Answer(q, nil, true)
 		if out == nil {
 			if len(q) >= 12 && q[2]&0x80 == 0 {
 				var m dns.Msg

@@ -1,4 +1,10 @@
-package main
+// Package dnsserver is the DNS example's server: an authoritative zone
+// read from an RFC 1035 master file, its answers, and a loop's UDP socket
+// and TCP listener serving them on one port. It is a package, not part of
+// the command, so that other programs can serve a zone the same way: the
+// bench serves this zone with miekg/dns's own server through Reply, to
+// compare the two servers on the same answers.
+package dnsserver
 
 import (
 	"errors"
@@ -9,8 +15,8 @@ import (
 	"github.com/miekg/dns"
 )
 
-// zone is one authoritative zone, read from an RFC 1035 master file.
-type zone struct {
+// Zone is one authoritative zone, read from an RFC 1035 master file.
+type Zone struct {
 	origin string
 	soa    *dns.SOA // for negative answers, its TTL lowered to its minimum (RFC 2308)
 	// names maps each name of the zone (lower case, fully qualified) to
@@ -20,10 +26,10 @@ type zone struct {
 	names map[string]map[uint16][]dns.RR
 }
 
-// readZone parses a master file; file names it in errors and resolves
+// ReadZone parses a master file; file names it in errors and resolves
 // $INCLUDE. The zone's origin is its SOA record's owner.
-func readZone(r io.Reader, file string) (*zone, error) {
-	z := &zone{names: map[string]map[uint16][]dns.RR{}}
+func ReadZone(r io.Reader, file string) (*Zone, error) {
+	z := &Zone{names: map[string]map[uint16][]dns.RR{}}
 	zp := dns.NewZoneParser(r, "", file)
 	var rrs []dns.RR
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
@@ -71,11 +77,11 @@ const (
 	maxUDPReply = 4096
 )
 
-// answer packs the reply to query q into buf (reusing its memory) and
+// Answer packs the reply to query q into buf (reusing its memory) and
 // returns it, or nil when q deserves none (a response, or not even a
 // header). Over UDP (udp) a reply larger than the query allows is cut
 // with TC set, for the client to ask again over TCP.
-func (z *zone) answer(q []byte, buf []byte, udp bool) []byte {
+func (z *Zone) Answer(q []byte, buf []byte, udp bool) []byte {
 	var req dns.Msg
 	if err := req.Unpack(q); err != nil {
 		return formErr(q, buf)
@@ -83,8 +89,19 @@ func (z *zone) answer(q []byte, buf []byte, udp bool) []byte {
 	if req.Response {
 		return nil
 	}
+	out, err := z.Reply(&req, udp).PackBuffer(buf)
+	if err != nil {
+		return formErr(q, buf)
+	}
+	return out
+}
+
+// Reply is the reply to the query req, before packing: what Answer packs,
+// and what a dns.Handler on miekg/dns's own server writes back. Over UDP
+// (udp) it is cut to the size the query allows, with TC set.
+func (z *Zone) Reply(req *dns.Msg, udp bool) *dns.Msg {
 	resp := new(dns.Msg)
-	resp.SetReply(&req)
+	resp.SetReply(req)
 	resp.Authoritative = true
 	resp.Compress = true
 	switch {
@@ -107,17 +124,13 @@ func (z *zone) answer(q []byte, buf []byte, udp bool) []byte {
 	if udp {
 		resp.Truncate(size)
 	}
-	out, err := resp.PackBuffer(buf)
-	if err != nil {
-		return formErr(q, buf)
-	}
-	return out
+	return resp
 }
 
 // lookup fills resp with the answer to question q: the records of its
 // type, NODATA or NXDOMAIN (with the SOA for negative caching), REFUSED
 // for a name outside the zone.
-func (z *zone) lookup(resp *dns.Msg, q dns.Question) {
+func (z *Zone) lookup(resp *dns.Msg, q dns.Question) {
 	name := dns.CanonicalName(q.Name)
 	if q.Qclass != dns.ClassINET || !dns.IsSubDomain(z.origin, name) {
 		resp.Rcode, resp.Authoritative = dns.RcodeRefused, false
@@ -156,7 +169,7 @@ func formErr(q []byte, buf []byte) []byte {
 }
 
 // String names the zone and its size, for the log.
-func (z *zone) String() string {
+func (z *Zone) String() string {
 	n := 0
 	for _, types := range z.names {
 		for _, rrs := range types {
