@@ -5,8 +5,10 @@ go 1.26.8
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/gorilla/websocket v1.5.3
+	github.com/miekg/dns v1.1.73
 	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/ringloop/ringloop v0.0.0
+	github.com/ringloop/ringloop/examples/dns v0.0.0
 	github.com/stretchr/testify v1.11.1
 	github.com/valyala/fasthttp v1.77.0
 	golang.org/x/net v0.61.0
@@ -32,3 +34,5 @@ require (
 )
 
 replace github.com/ringloop/ringloop => ../
+
+replace github.com/ringloop/ringloop/examples/dns => ../examples/dns

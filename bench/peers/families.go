@@ -16,10 +16,11 @@ const (
 	FamilyLoopTLS   = "TLS on the loop"         // looptls-{uring,epoll}
 	FamilyWebSocket = "WebSocket"               // ringloop-ws-{uring,epoll}
 	FamilyUDP       = "UDP echo"                // ringloop-udp-{uring,epoll}
+	FamilyDNS       = "DNS server"              // ringloop-dns-{uring,epoll}
 )
 
 // Families lists the families in report order.
-var Families = []string{FamilyEcho, FamilyHTTP, FamilyAdapter, FamilyNetHTTP, FamilyTLS, FamilyLoopTLS, FamilyWebSocket, FamilyUDP}
+var Families = []string{FamilyEcho, FamilyHTTP, FamilyAdapter, FamilyNetHTTP, FamilyTLS, FamilyLoopTLS, FamilyWebSocket, FamilyUDP, FamilyDNS}
 
 // Backends are the backends every family has a row for, in report order.
 var Backends = []engine.Backend{engine.BackendUring, engine.BackendEpoll}

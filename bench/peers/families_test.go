@@ -14,7 +14,7 @@ import (
 func TestFamilies(t *testing.T) {
 	prefixes := map[string]string{FamilyEcho: "ringloop", FamilyHTTP: "ringloop-http", FamilyAdapter: "ringloop-http-adapter",
 		FamilyNetHTTP: "net/http-on-ringloop", FamilyTLS: "netconn+tls", FamilyLoopTLS: "looptls",
-		FamilyWebSocket: "ringloop-ws", FamilyUDP: "ringloop-udp"}
+		FamilyWebSocket: "ringloop-ws", FamilyUDP: "ringloop-udp", FamilyDNS: "ringloop-dns"}
 	require.Len(t, prefixes, len(Families))
 	count := map[string]int{}
 	for _, p := range All("") {

@@ -23,7 +23,9 @@ type Kind string
 // UDPEcho sends every datagram back to its source, whole. H2 is HTTP
 // plaintext over HTTP/2 inside TLS 1.3 (ALPN "h2"), H2C the same in clear
 // with prior knowledge; h2load drives both. GRPC is one unary gRPC method
-// over h2c (h2load posting a prepared request).
+// over h2c (h2load posting a prepared request). DNS answers queries over
+// UDP from the zone in Config.Zone, as examples/dns does (dnsperf drives
+// it).
 const (
 	Echo      Kind = "echo"
 	TLSEcho   Kind = "tls-echo"
@@ -34,6 +36,7 @@ const (
 	H2        Kind = "h2"
 	H2C       Kind = "h2c"
 	GRPC      Kind = "grpc"
+	DNS       Kind = "dns"
 )
 
 // Order lists the peers in report order; registered peers missing from it
@@ -49,12 +52,14 @@ var Order = []string{
 	"net/http+h2", "ringloop-h2-uring", "ringloop-h2-epoll", "ringloop-h2-adapter-uring", "ringloop-h2-adapter-epoll", // h2 over TLS
 	"net/http-h2c", "ringloop-h2c-uring", "ringloop-h2c-epoll", "ringloop-h2c-adapter-uring", "ringloop-h2c-adapter-epoll", // h2c
 	"grpc-go", "grpc-go-servehttp", "grpc-go-on-ringloop-uring", "grpc-go-on-ringloop-epoll", "ringloop-grpc-adapter-uring", "ringloop-grpc-adapter-epoll", // grpc
+	"ringloop-dns-uring", "ringloop-dns-epoll", "miekg-dns", // dns
 }
 
 // Config is what a server is started with.
 type Config struct {
 	Addr      string // where to listen, e.g. 127.0.0.1:0
 	Threading string // ringloop threading mode; "" takes RINGLOOP_THREADING or the default
+	Zone      string // DNS peers: the zone's master file (DNSZoneFile)
 }
 
 // Info describes a running server: its first line reports it.
