@@ -61,7 +61,7 @@ type BackendPair struct {
 // request to compare (idle, system-call and rest cases measure other things).
 func comparable(cr CaseResult) bool {
 	switch cr.Load {
-	case string(LoadEcho), string(LoadWrk), string(LoadOpenLoop), string(LoadUDP):
+	case string(LoadEcho), string(LoadWrk), string(LoadOpenLoop), string(LoadUDP), string(LoadDNS):
 		return true
 	}
 	return false

@@ -256,7 +256,7 @@ func TestSuiteBudgets(t *testing.T) {
 	for _, tc := range []struct {
 		mode Mode
 		max  time.Duration
-	}{{Quick, 5 * time.Minute}, {Full, 60 * time.Minute}, {Smoke, 210 * time.Second}} {
+	}{{Quick, 5 * time.Minute}, {Full, 65 * time.Minute}, {Smoke, 210 * time.Second}} {
 		cs, err := Suite(tc.mode)
 		require.NoError(t, err)
 		est := r.Estimate(cs)

@@ -40,6 +40,7 @@ var goalTables = []goalTable{
 	{"UDP goals", LoadUDP, udpGoals, "ringloop-udp"},
 	{"HTTP/2 goals (the adapter's is met when either of its two columns is)", LoadH2, h2Goals, "ringloop-h2"},
 	{"gRPC goals (met when both columns are)", LoadH2, grpcGoals, "ringloop-grpc"},
+	{"DNS server goals (the other, answers byte-identical to miekg/dns's for the same zone and queries, is a test: peers' TestDNSAnswersMatchMiekg)", LoadDNS, dnsGoals, "ringloop-dns"},
 }
 
 var waitWakeGoals = []goal{

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,9 @@ func (r *Runner) startServer(ctx context.Context, v variant, sc Scenario, extra 
 		argv = []string{r.bin("benchserver"), "-peer", v.peer.Name}
 		if v.mode != "" {
 			argv = append(argv, "-threading", v.mode)
+		}
+		if v.peer.Kind == peers.DNS {
+			argv = append(argv, "-zone", filepath.Join(r.Root, peers.DNSZoneFile))
 		}
 	}
 	argv = append(argv, extra...)

@@ -24,7 +24,7 @@ import (
 // listener the one ringloop's net.Conn is judged against under TLS.
 var Baselines = map[string]string{string(peers.Echo): "c-liburing", string(peers.HTTP): "net/http", string(peers.TLSEcho): "net+tls",
 	string(peers.HTTPS): "net/http+tls", string(peers.WebSocket): "gorilla", string(peers.UDPEcho): "net-udp",
-	string(peers.H2): "net/http+h2", string(peers.H2C): "net/http-h2c", string(peers.GRPC): "grpc-go"}
+	string(peers.H2): "net/http+h2", string(peers.H2C): "net/http-h2c", string(peers.GRPC): "grpc-go", string(peers.DNS): dnsBaseline}
 
 // udpFloor is the UDP echo tables' second yardstick for CPU per datagram:
 // the plain recvmmsg/sendmmsg C loop.
@@ -43,6 +43,7 @@ var ownSections = []struct {
 	{peers.H2, "HTTP/2 over TLS: httpserver's fast API and adapter against net/http's HTTP/2 (h2load)"},
 	{peers.H2C, "HTTP/2 in clear (h2c, prior knowledge): httpserver's fast API and adapter against net/http's (h2load)"},
 	{peers.GRPC, "gRPC unary over h2c: grpc-go's ServeHTTP on httpserver's adapter against grpc-go's own server on net and on netconn (h2load)"},
+	{peers.DNS, "DNS: examples/dns's server on the loop against miekg/dns's own server on net, same zone and answers (dnsperf)"},
 }
 
 func ownSection(kind string) bool {
@@ -73,6 +74,7 @@ func NewReport(mode Mode, command string, cfg Config, cases []Case, results []Ca
 			"rss per idle conn": "server VmRSS growth while N connections each make one exchange and go idle, / N; measured after a warm-up connection made as many exchanges, so fixed buffer pools are already resident. TLS: each connection completes a full TLS 1.3 handshake first (16 at a time), and the warm-up makes 100 full handshakes before its exchanges",
 			"udp echo":          "benchclient udp: N connected client sockets, one goroutine each, keeping 8 datagrams of L bytes out at the server (each carries its number and send time) and sending the next as each comes back; a datagram unanswered for 200 ms (after what the client socket holds is read) is counted lost and replaced, the last ones after the window get 1 s; rate = echoes/s, costs per datagram echoed (one received and one sent by the server); lost = never came back, over the whole run; RcvbufErrors = the rise of /proc/net/snmp's Udp RcvbufErrors over the run (every UDP socket of the host: other UDP traffic during the run counts too); every server asks for 4 MiB SO_RCVBUF and SO_SNDBUF (the kernel caps it at rmem_max/wmem_max and doubles it); net.UDPConn is one socket served by one goroutine (ReadFromUDPAddrPort, WriteToUDPAddrPort)",
 			"h2load":            "h2load -t1 -c CONNS -m STREAMS -D DURATION (nghttp2's client, one thread, pinned as wrk is): GET /plaintext over HTTP/2, over TLS 1.3 (ALPN h2; h2load checks no certificate) or in clear with prior knowledge; gRPC: a POST of one prepared unary request (content-type application/grpc, te trailers) over h2c; a round whose answers carry fewer body bytes than the plaintext body (or the gRPC message) each fails; rate = requests/s as h2load reports it, costs per request that succeeded; a failed, errored, timed-out or non-2xx request fails the round; h2load gives no percentiles (n/a); ringloop rows in their backend's default threading mode. Idle h2: each connection a full TLS 1.3 handshake negotiating h2 and one GET over HTTP/2, the warm-up 100 such connections and then its exchanges on one",
+			"dnsperf":           "dnsperf -T 1 -c CLIENTS -q OUTSTANDING -l DURATION (DNS-OARC's dnsperf, one thread, pinned as wrk is) over UDP, the queries of scripts/dns-queries.txt in turn (A, AAAA and TXT records, and names the zone lacks: NXDOMAIN) against examples/dns's test zone; every server keeps the kernel's default socket buffers; rate = queries answered per second as dnsperf reports it, costs per query answered, queries per CPU-second = 10^6 ÷ CPU µs per query; lost = dnsperf's count of queries unanswered after its 5 s timeout; RcvbufErrors as for UDP echo; an answer with a response code other than NOERROR or NXDOMAIN fails the round; dnsperf gives a mean latency only, which at a fixed number of queries outstanding is that number over the rate, so no latency columns",
 			"tls handshakes":    "benchclient handshake: N dialers, each dialing, completing a full TLS 1.3 handshake (a fresh tls.Config per connection, no session cache: no resumption), echoing 32 bytes (so the server's side is done too) and closing with close_notify, again and again; handshakes/s over the measured window, latency from dial to echo received, costs per handshake (warm-up included); ringloop rows in their backend's default threading mode",
 		},
 	}
@@ -196,7 +198,7 @@ func Markdown(rep Report) string {
 		rep.Date, rep.Command, rep.Machine["cpus"], rep.Machine["cpu"], rep.Machine["kernel"], rep.Machine["go"],
 		rep.Machine["liburing"], rep.Machine["wrk"], "ringloop's automatic choice here: "+rep.Machine["ringloop auto backend"], loadNote(rep))
 	b.WriteString("Medians over the rounds with the min–max in brackets; peers alternate A B C, A B C within a case. " +
-		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls; WebSocket: gorilla; UDP echo: net.UDPConn, and CPU also by the recvmmsg/sendmmsg C loop's; HTTP/2: net/http's own, over TLS or h2c; gRPC: grpc-go's own server). " +
+		"Ratios divide medians by the baseline's in the same case (echo: the C liburing server; HTTP: net/http; TLS echo: net+tls; WebSocket: gorilla; UDP echo: net.UDPConn, and CPU also by the recvmmsg/sendmmsg C loop's; HTTP/2: net/http's own, over TLS or h2c; gRPC: grpc-go's own server; DNS: miekg/dns's own server). " +
 		"Costs are the server process's, per request. n/a: the figure does not exist for that peer or load. " +
 		"[default]: the row of each ringloop family that runs what `engine.New()` picks here with no options and no environment.\n\n")
 	b.WriteString("Chart: [latest.png](latest.png) (case ids: p1 = cross-process pinned, GOMAXPROCS=1; i2 = in-process, " +
@@ -424,6 +426,8 @@ func caseTable(b *strings.Builder, cr CaseResult) {
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name(r), dash(r.Backend), dash(r.Threading), orErr(r, fmtSpread(r.Syscalls, 2)), note)
 		}
+	case string(LoadDNS):
+		dnsTable(b, cr)
 	case string(LoadUDP):
 		base := Baselines[cr.Kind]
 		fmt.Fprintf(b, "| peer | backend | threading | GOMAXPROCS | datagrams/s | × %s | p50 µs | p99 µs | CPU µs/dgram | CPU × %s | CPU × %s | lost | RcvbufErrors | allocs/dgram |\n", base, base, udpFloor)

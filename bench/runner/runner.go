@@ -389,6 +389,12 @@ func (r *Runner) drive(ctx context.Context, c Case, rate float64, srv *server, r
 			return err
 		}
 		total = float64(n)
+	case LoadDNS:
+		n, err := r.dnsperf(ctx, c, srv.addr, rd)
+		if err != nil {
+			return err
+		}
+		total = float64(n)
 	case LoadWrk:
 		cfg := client.WrkConfig{Addr: srv.addr, Conns: c.Conns, Duration: c.Duration, Depth: c.Depth,
 			Script: filepath.Join(r.Root, "scripts", "pipeline.lua"), Wrap: r.wrap(c), TLS: c.Kind == peers.HTTPS}

@@ -31,6 +31,9 @@ const (
 	// LoadH2 drives HTTP/2 servers with h2load: Conns connections, InFlight
 	// streams each, GET /plaintext; over TLS for kind H2, h2c for H2C.
 	LoadH2 Load = "h2load"
+	// LoadDNS drives DNS servers with dnsperf: Conns client sockets,
+	// InFlight queries outstanding in all, the query file's queries in turn.
+	LoadDNS Load = "dnsperf"
 )
 
 // Scenario is where server and client run.
@@ -61,7 +64,7 @@ type Case struct {
 	Conns    int
 	Size     int      // echo (broadcast) message bytes
 	Depth    int      // HTTP pipelining depth (wrk)
-	InFlight int      // UDP echo: datagrams out at the server per client socket; h2load: streams per connection
+	InFlight int      // UDP echo: datagrams out at the server per client socket; h2load: streams per connection; dnsperf: queries outstanding
 	Fraction float64  // open loop: fraction of the peak (from RateFrom)
 	Warm     int      // idle: exchanges on one connection before the idle ones
 	Only     []string // run only these peers (nil: every peer of the kind)
@@ -130,6 +133,8 @@ func (c Case) Title() string {
 			return fmt.Sprintf("gRPC unary over h2c, %d conn × %d streams (h2load)", c.Conns, c.InFlight)
 		}
 		return fmt.Sprintf("HTTP/2 plaintext %s, %d conn × %d streams (h2load)", over, c.Conns, c.InFlight)
+	case LoadDNS:
+		return fmt.Sprintf("DNS over UDP under dnsperf, %d client socket%s, %d queries outstanding (A, AAAA, TXT, NXDOMAIN)", c.Conns, plural(c.Conns), c.InFlight)
 	case LoadBcast:
 		return fmt.Sprintf("WebSocket broadcast of %s to %d conn (rate: deliveries/s)", bytesLabel(c.Size), c.Conns)
 	}
@@ -198,6 +203,7 @@ func Suite(m Mode) ([]Case, error) {
 		add(Case{ID: "h2c", Scenario: Pinned1, Kind: peers.H2C, Load: LoadH2, Conns: 2, InFlight: 4, Rounds: 1, Duration: h2d})
 		add(Case{ID: "grpc", Scenario: Pinned1, Kind: peers.GRPC, Load: LoadH2, Conns: 2, InFlight: 4, Rounds: 1, Duration: h2d})
 		add(Case{ID: "idle-h2", Scenario: Pinned1, Kind: peers.H2, Load: LoadIdle, Conns: 20, Warm: 100, Rounds: 1, Only: h2Idle[:2]})
+		add(Case{ID: "dns", Scenario: Pinned1, Kind: peers.DNS, Load: LoadDNS, Conns: 2, InFlight: 8, Rounds: 1, Duration: d})
 	case Quick:
 		d, w := 1500*time.Millisecond, 250*time.Millisecond
 		add(Case{ID: "p1-echo-c1-128", Scenario: Pinned1, Kind: peers.Echo, Load: LoadEcho, Conns: 1, Size: 128, Rounds: 1, Warmup: w, Duration: d})
@@ -297,6 +303,10 @@ func Suite(m Mode) ([]Case, error) {
 			add(Case{ID: fmt.Sprintf("p1-%s-c50-m100", k), Scenario: Pinned1, Kind: k, Load: LoadH2, Conns: 50, InFlight: 100, Rounds: 3, Duration: 10 * time.Second})
 		}
 		add(Case{ID: "p1-idle-h2-10k", Scenario: Pinned1, Kind: peers.H2, Load: LoadIdle, Conns: 10000, Warm: 10000, Rounds: 1, Only: h2Idle})
+		// DNS (issue 42): examples/dns's server on the loop against
+		// miekg/dns's own on net, dnsperf with 4 sockets and 100 queries
+		// out, three rounds of 10 s (~3 min of sweep).
+		add(Case{ID: dnsCase, Scenario: Pinned1, Kind: peers.DNS, Load: LoadDNS, Conns: 4, InFlight: 100, Rounds: 3, Duration: 10 * time.Second})
 	default:
 		return nil, fmt.Errorf("runner: unknown mode %q (want quick, full or smoke)", m)
 	}

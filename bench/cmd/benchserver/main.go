@@ -40,6 +40,7 @@ func main() {
 	name := flag.String("peer", "", "peer to serve: one of "+fmt.Sprint(peers.Names("")))
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
 	threading := flag.String("threading", "", "ringloop threading mode (default: $"+peers.ThreadingEnv+", else the engine's default)")
+	zone := flag.String("zone", "", "DNS peers: the zone's master file")
 	inproc := flag.String("inproc", "", "run a client in this process instead: echo or http")
 	conns := flag.Int("conns", 64, "in-process client connections")
 	size := flag.Int("size", 128, "in-process echo message size")
@@ -79,7 +80,7 @@ func main() {
 	if p.Start == nil {
 		fail(fmt.Errorf("peer %s is a program of its own (%s), not a Go peer", p.Name, p.Program.Source))
 	}
-	srv, err := p.Start(peers.Config{Addr: *addr, Threading: *threading})
+	srv, err := p.Start(peers.Config{Addr: *addr, Threading: *threading, Zone: *zone})
 	if err != nil {
 		fail(err)
 	}
