@@ -45,6 +45,7 @@ func Plot(ctx context.Context, dir string, rep Report) error {
 	// One data file: a line per case, the case's name then, per label, the
 	// rate ÷ the baseline's and the p99 ("NaN" where missing: a gap).
 	var data strings.Builder
+	hasP99 := make([]bool, len(labels))
 	for _, cr := range cases {
 		base := baseRate(cr)
 		vals := make([]string, 2*len(labels))
@@ -62,6 +63,7 @@ func Plot(ctx context.Context, dir string, rep Report) error {
 			}
 			if r.P99.Valid() {
 				vals[2*i+1] = fmt.Sprintf("%g", float64(r.P99.Median))
+				hasP99[i] = true
 			}
 		}
 		fmt.Fprintf(&data, "%q %s\n", cr.ID, strings.Join(vals, " "))
@@ -71,10 +73,24 @@ func Plot(ctx context.Context, dir string, rep Report) error {
 		return err
 	}
 	defer os.Remove(datFile)
+	// A peer keeps its colour (line type) in both plots; one with no p99
+	// in any case (dnsperf gives none) is left out of the second, where
+	// gnuplot refuses a column without a valid point.
 	var plotRate, plotP99 []string
 	for i, l := range labels {
-		plotRate = append(plotRate, fmt.Sprintf("'%s' using %d:xtic(1) title %q", datFile, 2*i+2, l))
-		plotP99 = append(plotP99, fmt.Sprintf("'%s' using %d:xtic(1) title %q", datFile, 2*i+3, l))
+		plotRate = append(plotRate, fmt.Sprintf("'%s' using %d:xtic(1) title %q lt %d", datFile, 2*i+2, l, i+1))
+		if hasP99[i] {
+			plotP99 = append(plotP99, fmt.Sprintf("'%s' using %d:xtic(1) title %q lt %d", datFile, 2*i+3, l, i+1))
+		}
+	}
+	p99 := "plot " + strings.Join(plotP99, ", ")
+	if len(plotP99) == 0 {
+		p99 = `unset logscale y
+unset xtics
+unset ytics
+set yrange [0:1]
+set label "no p99 in any case" at graph 0.5, 0.5 center
+plot 2 notitle`
 	}
 	// 12 px a bar, within what cairo draws (32767 px a side).
 	width := min(max(1400, 12*len(cases)*len(labels)+400), 16000)
@@ -92,9 +108,9 @@ set title "throughput ÷ the case's baseline, log scale (echo: c-liburing, HTTP:
 plot %s, 1 with lines lc rgb "black" dt 2 notitle
 set title "p99 latency (µs, median; log scale)"
 set logscale y 10
-plot %s
+%s
 unset multiplot
-`, width, filepath.Join(dir, "latest.png"), rep.Mode, rep.Date, strings.Join(plotRate, ", "), strings.Join(plotP99, ", "))
+`, width, filepath.Join(dir, "latest.png"), rep.Mode, rep.Date, strings.Join(plotRate, ", "), p99)
 	cmd := exec.CommandContext(ctx, "gnuplot")
 	cmd.Stdin = strings.NewReader(script)
 	if out, err := cmd.CombinedOutput(); err != nil {
