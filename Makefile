@@ -222,7 +222,7 @@ latency: deps
 
 # bench-quick: the headline rows of the comparison with net, gnet, fasthttp,
 # net/http and the C liburing server, one round (~2 min); bench-compare: the
-# full sweep, 5 alternating rounds (~45 min). Both write
+# full sweep, 5 alternating rounds (estimated ~61 min). Both write
 # bench/results/latest.{md,json,png} and a copy in bench/results/history/, and
 # print the tables; bench-readme regenerates every passage that quotes a
 # result (README's table, TLS, WebSocket and default-score paragraphs and
