@@ -187,22 +187,23 @@
 // (bench/results/latest.md) hold the "automatic default against the best
 // configuration", "each configuration scored as the default" and "io_uring
 // against epoll" tables, and bench/results/history keeps every sweep's JSON.
-// In the latest sweep (2026-11-27 16:59, make bench-compare) io_uring
-// parked, the default, comes within 5% of its family's best row in 29 of 37
-// family × case groups, with 0.965 of the best's throughput and 1.041 of
+// In the latest sweep (2026-11-28 18:55, make bench-compare) io_uring
+// parked, the default, comes within 5% of its family's best row in 31 of 41
+// family × case groups, with 0.970 of the best's throughput and 1.034 of
 // its CPU per request in geometric mean, and its best round reaches the best
-// row's worst in 36; the other configurations score (groups within 5% /
-// throughput / CPU) epoll locked 15 / 0.832 / 1.214, epoll parked 23 / 0.951
-// / 1.063, io_uring locked 18 / 0.837 / 1.199. Of the 8 sweeps kept in
-// bench/results/history with this default (2026-11-24 21:28 to 2026-11-27
-// 16:59), it led every other configuration on all three scores (groups
+// row's worst in 39; the other configurations score (groups within 5% /
+// throughput / CPU) epoll locked 22 / 0.811 / 1.208, epoll parked 36 / 0.978
+// / 1.017, io_uring locked 25 / 0.814 / 1.223. Of the 9 sweeps kept in
+// bench/results/history with this default (2026-11-24 21:28 to 2026-11-28
+// 18:55), it led every other configuration on all three scores (groups
 // within 5%, geometric-mean throughput, geometric-mean CPU) in 6; in the
-// other 2, 2026-11-27 04:37: epoll parked led it on all three (a loss);
+// other 3, 2026-11-27 04:37: epoll parked led it on all three (a loss);
 // 2026-11-27 08:13: against epoll parked it was ahead on groups within 5%,
-// level on throughput, behind on CPU (split). No configuration is within 5%
-// of the best everywhere: a case's rounds spread wider than that (latest.md
-// gives each row's min–max). (make bench-readme writes this paragraph from
-// those results.)
+// level on throughput, behind on CPU (split); 2026-11-28 18:55: epoll parked
+// led it on all three (a loss). No configuration is within 5% of the best
+// everywhere: a case's rounds spread wider than that (latest.md gives each
+// row's min–max). (make bench-readme writes this paragraph from those
+// results.)
 //
 // Where goroutines share the work with the loop (the adapter, net/http and
 // crypto/tls over netconn, in-process clients) a locked loop loses: its
