@@ -19,8 +19,7 @@ import (
 // of the query file dnsperf sends, with and without EDNS, and more that
 // reach the answer's other paths: a name in any case, NODATA, an empty
 // non-terminal, a name outside the zone, and an answer over 512 bytes (cut
-// with TC without EDNS, whole with EDNS). ANY is left out: its records
-// come in the zone's map order, which varies from one answer to the next.
+// with TC without EDNS, whole with EDNS), and ANY (its records by type).
 func dnsTestQueries(t *testing.T) []*dns.Msg {
 	f, err := os.Open(filepath.Join("..", DNSQueryFile))
 	require.NoError(t, err)
@@ -51,6 +50,8 @@ func dnsTestQueries(t *testing.T) []*dns.Msg {
 	add("example.org", dns.TypeA, 0)
 	add("big.example.test", dns.TypeTXT, 0)
 	add("big.example.test", dns.TypeTXT, 4096)
+	add("www.example.test", dns.TypeANY, 0)
+	add("example.test", dns.TypeANY, 1232)
 	return qs
 }
 

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -144,8 +146,9 @@ func (z *Zone) lookup(resp *dns.Msg, q dns.Question) {
 	}
 	resp.Answer = types[q.Qtype]
 	if q.Qtype == dns.TypeANY { // RFC 8482 allows less; a test zone is small
-		for _, rrs := range types {
-			resp.Answer = append(resp.Answer, rrs...)
+		// By type number, so that the same query gets the same bytes.
+		for _, t := range slices.Sorted(maps.Keys(types)) {
+			resp.Answer = append(resp.Answer, types[t]...)
 		}
 	}
 	if len(resp.Answer) == 0 {

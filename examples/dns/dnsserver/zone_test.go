@@ -28,6 +28,35 @@ func query(name string, qtype uint16) *dns.Msg {
 	return m
 }
 
+// TestAnswerANYOrder: an ANY query gets every record of the name, by type
+// number, the same bytes each time (a map's order would change them).
+func TestAnswerANYOrder(t *testing.T) {
+	z := testZone(t)
+	q := query("www.example.test.", dns.TypeANY)
+	first := z.Reply(q, false)
+	if len(first.Answer) != 3 {
+		t.Fatalf("ANY www: %d records, want 3 (two A, one AAAA): %v", len(first.Answer), first.Answer)
+	}
+	for i := 1; i < len(first.Answer); i++ {
+		if first.Answer[i-1].Header().Rrtype > first.Answer[i].Header().Rrtype {
+			t.Fatalf("ANY www not by type: %v", first.Answer)
+		}
+	}
+	want, err := first.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		got, err := z.Reply(q, false).Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatal("two ANY queries for www got different answers")
+		}
+	}
+}
+
 // TestReadZoneRefuses: a zone without SOA, with two, or with a name
 // outside it is refused with the file's name.
 func TestReadZoneRefuses(t *testing.T) {
