@@ -54,10 +54,15 @@ func TestPacketBurstOnePeerUDP(t *testing.T) {
 			other := burstPeer(t, n[0], server)
 			a := other.LocalAddr().String()
 			require.Len(t, a, len(peer.LocalAddr().String()), "two loopback peers' addresses are as long")
+			before = l.Metrics()
 			_, err = peer.Write([]byte(a + a))
 			require.NoError(t, err)
 			readBurst(t, peer, 0, 2, size, count)
 			readBurst(t, other, 1, 2, size, count)
+			// Metrics are published once per loop iteration, after the
+			// sends: wait for them, or the next network's "before" may
+			// miss this burst.
+			waitPacketCounts(t, l, before, 1, count, 0)
 			require.Empty(t, h.errs)
 		}
 	})
