@@ -84,3 +84,7 @@ func (l *Loop) TrimListed() int { return len(l.trim.conns) }
 
 // TrimSweep (tests only, on the loop) runs the send-buffer sweep now.
 func (l *Loop) TrimSweep() { l.trim.task.Run() }
+
+// WatchdogDozing reports whether the stall watchdog waits for a loop to
+// start a piece of work instead of ticking.
+func WatchdogDozing() bool { return watchdog.dozing.Load() }

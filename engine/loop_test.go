@@ -394,6 +394,32 @@ func TestStallDetectorReportsLongTasks(t *testing.T) {
 
 func blockedOn(ch chan struct{}) { <-ch }
 
+// TestStallDetectorDozesWhenIdle: once every loop has been idle for a whole
+// tick the watchdog stops ticking (an idle server is not woken 16 times a
+// second by its own watchdog), and a task that then blocks its loop wakes
+// it: the stall is still reported.
+func TestStallDetectorDozesWhenIdle(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		reports := make(chan engine.StallReport, 4)
+		l := newLoop(t, c, engine.WithStallDetector(20*time.Millisecond, func(r engine.StallReport) { reports <- r }))
+		ln, err := engine.Listen(l, "tcp", "127.0.0.1:0", closeRecorder{opened: make(chan *engine.Conn, 1), closed: make(chan error, 1)})
+		require.NoError(t, err)
+		defer ln.Close()
+		testenv.Eventually(t, 30*time.Second, "the watchdog dozes", engine.WatchdogDozing)
+		release := make(chan struct{})
+		defer close(release) // before the loop's Close
+		require.NoError(t, l.Execute(tasks.Func(func() { blockedOn(release) })))
+		var r engine.StallReport
+		select {
+		case r = <-reports:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a task blocked the loop after the watchdog dozed: no report")
+		}
+		require.Equal(t, "task", r.What)
+		require.Contains(t, r.Detail, "engine_test.blockedOn")
+	})
+}
+
 // TestBusyPoll: within the window after work the loop polls instead of
 // sleeping, so a new task needs no driver wake-up; after it, the loop sleeps.
 // The window is checked on a fake clock: while it stands still the loop must

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,10 +43,19 @@ const (
 
 var pieceNames = [...]string{"", "task", "timer", "tail task", "control task", "callback", "shutdown hook"}
 
-// enter publishes that the loop starts a piece of work of kind k.
+// enter publishes that the loop starts a piece of work of kind k, and wakes
+// the watchdog if it dozes (the store comes before the load, and the
+// watchdog stores dozing before it samples again: one of the two sees the
+// other).
 func (l *Loop) enter(k uint64) {
 	l.pieceSeq++
 	l.running.Store(l.pieceSeq<<pieceBits | k)
+	if watchdog.dozing.Load() && watchdog.dozing.CompareAndSwap(true, false) {
+		select {
+		case watchdog.kick <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // leave publishes that the loop is between pieces.
@@ -53,11 +63,17 @@ func (l *Loop) leave() { l.running.Store(l.pieceSeq << pieceBits) }
 
 // watchdog is the process's stall watcher: the loops it watches and
 // whether its goroutine runs.
-var watchdog struct {
+var watchdog watchdogState
+
+type watchdogState struct {
 	mu      sync.Mutex
 	loops   map[*Loop]*watched
 	running bool
-	kick    chan struct{} // wakes the goroutine when a loop leaves
+	kick    chan struct{} // wakes the goroutine when a loop leaves, or one enters a piece while it dozes
+	// dozing: every loop was between pieces for a whole tick, so the
+	// goroutine waits for a kick instead of ticking; an idle process is
+	// not woken 16 times a second for nothing.
+	dozing atomic.Bool
 }
 
 // watched is what the watchdog last saw of a loop.
@@ -116,6 +132,7 @@ func watchLoops() {
 		w.mu.Lock()
 		if len(w.loops) == 0 {
 			w.running = false
+			w.dozing.Store(false)
 			w.mu.Unlock()
 			return
 		}
@@ -129,10 +146,12 @@ func watchLoops() {
 		last = at
 		every = time.Duration(1<<63 - 1)
 		stalled = stalled[:0]
+		idle := true // every loop between pieces and unchanged since the last tick
 		for l, s := range w.loops {
 			th := l.cfg.stallThreshold
 			every = min(every, th/4)
 			v := l.running.Load()
+			idle = idle && v == s.seen && v&(1<<pieceBits-1) == pieceNone
 			switch {
 			case v&(1<<pieceBits-1) == pieceNone:
 				s.seen, s.since, s.credit, s.reported = v, 0, 0, false
@@ -146,9 +165,15 @@ func watchLoops() {
 				}
 			}
 		}
+		doze := idle && w.doze()
 		w.mu.Unlock()
 		for _, s := range stalled {
 			s.l.blocked(s.kind, s.took)
+		}
+		if doze {
+			<-w.kick
+			last = now()
+			continue
 		}
 		t.Reset(max(every, time.Millisecond))
 		select {
@@ -156,6 +181,23 @@ func watchLoops() {
 		case <-w.kick:
 		}
 	}
+}
+
+// doze reports whether the watchdog may wait for a kick alone: it
+// announces that it dozes, then samples every loop again; a loop that
+// entered a piece since the tick either shows here or sees dozing and
+// kicks. Called with mu held, after a tick that found every loop idle.
+func (w *watchdogState) doze() bool {
+	w.dozing.Store(true)
+	for l, s := range w.loops {
+		if l.running.Load() != s.seen {
+			// A loop woke: tick on. If it already took dozing back, its
+			// kick only ends the next wait early.
+			w.dozing.CompareAndSwap(true, false)
+			return false
+		}
+	}
+	return true
 }
 
 type stallSeen struct {
