@@ -175,7 +175,7 @@ var fallbackLogged sync.Once
 // option wins over RINGLOOP_BACKEND, which wins over auto.
 //
 // Each backend's driver is set up for the threading mode the loop will run
-// on it (c.threading, else that backend's DefaultThreading).
+// on it (c.threading, else defaultThreading).
 func openDriver(c *config) (driver.Driver, string, error) {
 	if c.newDriver != nil {
 		c.drv.Parked = c.parkedOn(BackendEpoll) // tests inject epoll fakes, or open their own
@@ -242,10 +242,10 @@ func openUring(cfg driver.Config) (driver.Driver, error) {
 }
 
 // parkedOn reports whether a loop on backend b runs parked.
-func (c *config) parkedOn(b Backend) bool {
+func (c *config) parkedOn(Backend) bool {
 	th := c.threading
 	if th == 0 {
-		th = DefaultThreading(b)
+		th = defaultThreading
 	}
 	return th == ThreadingParked
 }

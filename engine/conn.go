@@ -88,7 +88,7 @@ const (
 	flagHandedOver                       // SetHandler ran in this OnData: the old handler stops
 	flagWrote                            // wrote since the last trim sweep (sendtrim.go)
 	flagTrimListed                       // in the loop's trim list
-	flagDropBufs                         // ReleaseSendBuffers: let the outbound buffers go once drained
+	flagDropBufs                         // releaseWhenSent: let the outbound buffers go once drained
 	flagHeld                             // the transport holds OnOpen back (a handshake)
 	flagInputEnd                         // no more input is read: the socket's FIN reached the transport, or it ended
 	flagDecodeEnd                        // the transport's Decode reported its end: it is not called again

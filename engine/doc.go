@@ -89,10 +89,9 @@
 // the optional capabilities, the rules every driver keeps) is private, in
 // package internal/driver: no user can supply a driver, and a private
 // contract lets a new op be added without breaking anyone. What a user sees
-// of a driver is named here: Features (BackendInfo.Features),
-// KernelProfile (DriverConfig.Profile and
-// RINGLOOP_KERNEL_PROFILE; a profile is spelled "5.10", "5.15", "5.19",
-// "6.1" or "native"), DriverConfig (WithDriverConfig's profile and sizes) and
+// of a driver is named here: Features (BackendInfo.Features), DriverConfig
+// (WithDriverConfig's kernel profile, spelled "5.10", "5.15", "5.19", "6.1"
+// or "native" as in RINGLOOP_KERNEL_PROFILE, and sizes) and
 // ErrUringUnavailable. The README's Changes section maps the old driver
 // package's names to these.
 //

@@ -17,13 +17,6 @@ import (
 // reports it in BackendInfo.Features; String renders it on one line.
 type Features = driver.Features
 
-// KernelProfile masks the kernel's features to those of an older kernel
-// ("5.10", "5.15", "5.19", "6.1"), so a program runs as it would there;
-// "native" (or "") applies no mask. DriverConfig.Profile and the
-// RINGLOOP_KERNEL_PROFILE variable set it;
-// BackendInfo.Features.Profile reports it.
-type KernelProfile = driver.Profile
-
 // ErrUringUnavailable is wrapped by New's error when io_uring was asked for
 // (WithBackend(BackendUring), RINGLOOP_BACKEND=io_uring) and cannot be used
 // here; the error says why (errno and its meaning, missing ops, no cgo).
@@ -32,9 +25,11 @@ var ErrUringUnavailable = driver.ErrUringUnavailable
 // DriverConfig sets up a loop's driver (WithDriverConfig); a zero field
 // picks the default.
 type DriverConfig struct {
-	// Profile makes the driver behave as on an older kernel (default:
-	// RINGLOOP_KERNEL_PROFILE, else native).
-	Profile KernelProfile
+	// Profile masks the kernel's features to those of an older kernel
+	// ("5.10", "5.15", "5.19", "6.1"), so a program runs as it would
+	// there; "native" applies no mask (default: RINGLOOP_KERNEL_PROFILE,
+	// else native). BackendInfo.Features.Profile reports the one in force.
+	Profile string
 	// Entries is io_uring's submission queue size, rounded up to a power of
 	// two (default 256); the completion queue is twice as large unless
 	// CQEntries says otherwise.

@@ -88,3 +88,13 @@ func (l *Loop) TrimSweep() { l.trim.task.Run() }
 // WatchdogDozing reports whether the stall watchdog waits for a loop to
 // start a piece of work instead of ticking.
 func WatchdogDozing() bool { return watchdog.dozing.Load() }
+
+// ReleaseSendBuffers is what Wire.Open does to a connection's outbound
+// buffers (releaseWhenSent), for a plain connection's test.
+func (c *Conn) ReleaseSendBuffers() error {
+	if !c.loop.InEventLoop() {
+		return errOffLoop("ReleaseSendBuffers")
+	}
+	c.releaseWhenSent()
+	return nil
+}

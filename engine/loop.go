@@ -126,7 +126,7 @@ func New(opts ...Option) (*Loop, error) {
 		return nil, err
 	}
 	if th == 0 {
-		th = DefaultThreading(backendOf(d))
+		th = defaultThreading
 	}
 	c.threading = th
 	if c.name == "" {

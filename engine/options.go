@@ -26,7 +26,7 @@ type config struct {
 	onStall        func(StallReport)
 	busyPoll       time.Duration                              // busy spin (WithSpin with busy)
 	spinLimit      time.Duration                              // adaptive spin (WithSpin)
-	threading      Threading                                  // 0: RINGLOOP_THREADING, else the backend's DefaultThreading
+	threading      Threading                                  // 0: RINGLOOP_THREADING, else defaultThreading
 	newDriver      func(driver.Config) (driver.Driver, error) // tests: inject a driver
 	testFault      func(at string)                            // tests: called as the engine's own code (see export_test.go)
 }
@@ -66,7 +66,7 @@ func WithDriverConfig(dc DriverConfig) Option {
 			return err
 		}
 		if dc.Profile != "" {
-			p, err := driver.ParseProfile(string(dc.Profile))
+			p, err := driver.ParseProfile(dc.Profile)
 			if err != nil {
 				return err
 			}

@@ -98,7 +98,7 @@ func TestPacketBurstUDP(t *testing.T) {
 	const burst = 200
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
-		l := newLoop(t, c, engine.WithDriverConfig(engine.DriverConfig{Profile: c.Profile, BufferCount: 8}))
+		l := newLoop(t, c, engine.WithDriverConfig(engine.DriverConfig{Profile: string(c.Profile), BufferCount: 8}))
 		ring := ringExpected(t, l)
 		h := newPktHandler()
 		release := make(chan struct{})

@@ -220,7 +220,8 @@ func TestIdleConnTrimsOnItsOwn(t *testing.T) {
 	})
 }
 
-// TestReleaseSendBuffers: after ReleaseSendBuffers a connection keeps no
+// TestReleaseSendBuffers: after the release Wire.Open makes (exported for
+// this test as ReleaseSendBuffers) a connection keeps no
 // outbound buffer once what it wrote has been sent, whether the call came
 // while the burst was pending or after it drained, and it writes on
 // afterwards.

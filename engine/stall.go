@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 )
@@ -49,11 +48,6 @@ type StallReport struct {
 	// (wall clock: it includes time the loop's thread was descheduled); the
 	// work may go on longer.
 	Took time.Duration
-}
-
-// String formats the report.
-func (r StallReport) String() string {
-	return fmt.Sprintf("stall on %s: %s (%s) blocked for %v", r.Loop.Name(), r.What, r.Detail, r.Took)
 }
 
 // noteLongest records d as the longest piece of work if it is.

@@ -17,7 +17,8 @@ const (
 	// runs epoll+io_uring (BackendInfo's Features.Backend): readiness from
 	// epoll, the receives and sends of ready fds as one batch of
 	// MSG_DONTWAIT SQEs that complete inside the loop's own io_uring_enter.
-	// The default on both backends.
+	// The default on both backends (a loop's Backend().Threading reports
+	// the mode it runs).
 	ThreadingParked Threading = iota + 1
 	// ThreadingLocked locks the loop goroutine to one OS thread for life
 	// (Netty's model) and blocks in the kernel (io_uring_enter or
@@ -26,18 +27,13 @@ const (
 	ThreadingLocked
 )
 
-// DefaultThreading is the mode a loop on backend b runs without
-// WithThreading or RINGLOOP_THREADING: parked, on both backends. Every
-// goroutine a locked loop wakes or is woken by costs thread hand-offs, which
-// cost an http.Handler or a net.Conn beside the loop much of its
-// throughput, while a parked loop keeps up with a locked one where the loop
-// works alone (the package doc says which rows of make bench-compare's
-// report decide it). b stays a parameter because the choice is per backend
-// by design, and measured per backend.
-func DefaultThreading(b Backend) Threading {
-	_ = b
-	return ThreadingParked
-}
+// defaultThreading is the mode a loop runs without WithThreading or
+// RINGLOOP_THREADING, on both backends: every goroutine a locked loop wakes
+// or is woken by costs thread hand-offs, which cost an http.Handler or a
+// net.Conn beside the loop much of its throughput, while a parked loop keeps
+// up with a locked one where the loop works alone (the package doc says
+// which rows of make bench-compare's report decide it).
+const defaultThreading = ThreadingParked
 
 // backendOf names the Backend a driver is.
 func backendOf(d interface{ Name() string }) Backend {
@@ -52,14 +48,14 @@ func backendOf(d interface{ Name() string }) Backend {
 const threadingEnv = "RINGLOOP_THREADING"
 
 // threadingNames spells each Threading as RINGLOOP_THREADING does; 0 is
-// "default": the backend's DefaultThreading.
+// "default": ThreadingParked unless RINGLOOP_THREADING says otherwise.
 var threadingNames = []string{0: "default", ThreadingParked: "parked", ThreadingLocked: "locked"}
 
 // String returns "parked" or "locked", as RINGLOOP_THREADING spells them.
 func (t Threading) String() string { return spell(threadingNames, t, "Threading") }
 
 // UnmarshalText reads "parked" and "locked"; "" and "default" give 0, which
-// means the backend's DefaultThreading. A Threading works with flag.TextVar.
+// means the default. A Threading works with flag.TextVar.
 func (t *Threading) UnmarshalText(text []byte) error {
 	return unmarshalText(t, text, threadingNames, "threading mode")
 }
@@ -72,7 +68,7 @@ func parseThreading(s string) (Threading, error) {
 }
 
 // resolveThreading returns t, else the mode RINGLOOP_THREADING names, else 0:
-// the loop then runs its backend's DefaultThreading. An unknown value in the
+// the loop then runs defaultThreading. An unknown value in the
 // variable is an error naming it.
 func resolveThreading(t Threading) (Threading, error) {
 	if t != 0 {
@@ -86,7 +82,7 @@ func resolveThreading(t Threading) (Threading, error) {
 }
 
 // WithThreading chooses the threading mode (default: RINGLOOP_THREADING,
-// else the backend's DefaultThreading). An option wins over the environment.
+// else ThreadingParked). An option wins over the environment.
 func WithThreading(t Threading) Option {
 	return func(c *config) error {
 		if t != ThreadingParked && t != ThreadingLocked {

@@ -31,15 +31,13 @@ func TestThreadingOptionAndEnv(t *testing.T) {
 	_, err := engine.New(engine.WithThreading(0))
 	require.Error(t, err, "an unset mode is not a choice")
 
-	// Without a choice each backend runs its own default: parked on both.
-	require.Equal(t, engine.ThreadingParked, engine.DefaultThreading(engine.BackendUring))
-	require.Equal(t, engine.ThreadingParked, engine.DefaultThreading(engine.BackendEpoll))
+	// Without a choice a loop runs parked, on both backends.
 	t.Setenv(testenv.ThreadingEnv, "")
 	l, err := engine.New()
 	require.NoError(t, err)
 	defer l.Close()
 	b := l.Backend().Name
-	require.Equal(t, engine.DefaultThreading(b), l.Backend().Threading, "auto chose %s", b)
+	require.Equal(t, engine.ThreadingParked, l.Backend().Threading, "auto chose %s", b)
 	le, err := engine.New(engine.WithBackend(engine.BackendEpoll))
 	require.NoError(t, err)
 	defer le.Close()

@@ -117,7 +117,9 @@ func (w Wire) Write(p []byte) (int, error) {
 }
 
 // Open runs the handler's OnOpen that Transport.Open held back (the
-// handshake is done); what was written meanwhile is encoded at the flush,
+// handshake is done). The outbound buffers the setup grew are let go once
+// sent, so an idle connection does not keep its handshake's flights; what
+// was written meanwhile is encoded at the flush,
 // and what arrived behind the handshake is decoded at the end of the
 // iteration (so Open may be called from within Decode). It does nothing
 // unless OnOpen is held back and the connection open. Loop only.
@@ -127,6 +129,7 @@ func (w Wire) Open() {
 		return
 	}
 	c.clear(flagHeld)
+	c.releaseWhenSent()
 	c.onOpen()
 	if len(c.plain) > 0 {
 		c.queueFlush()

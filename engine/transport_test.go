@@ -22,6 +22,7 @@ import (
 type xorFrames struct {
 	w       engine.Wire
 	hello   bool   // a handshake is owed
+	pad     int    // bytes the handshake's answer carries after its 'H'
 	oneEach bool   // Decode returns at most one frame a call
 	buf     []byte // received, not yet decoded: buf[off:]
 	off     int
@@ -55,7 +56,7 @@ func (x *xorFrames) decode(b []byte, eof bool, out []byte) (int, error) {
 		}
 		x.off++
 		x.hello = false
-		_, _ = x.w.Write([]byte{'H'})
+		_, _ = x.w.Write(append([]byte{'H'}, make([]byte, x.pad)...))
 		x.w.Open() // from within Decode: the engine decodes the rest later
 		return 0, nil
 	}
@@ -296,6 +297,35 @@ func TestTransportEcho(t *testing.T) {
 		require.NoError(t, conn.Close())
 		p.expectEnd()
 		require.NoError(t, recv(t, s.closes))
+	})
+}
+
+// TestTransportOpenReleasesSetupBuffers: the outbound buffers a transport's
+// setup grew (a handshake's flights, here 64 KiB) are let go once sent when
+// Wire.Open releases the handler, so an idle connection does not keep them
+// (the trim sweep, which would do it later, is held off); the connection
+// writes on afterwards.
+func TestTransportOpenReleasesSetupBuffers(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l, err := engine.New(c.Options()...)
+		require.NoError(t, err)
+		l.SetTrimPeriod(time.Hour)
+		t.Cleanup(func() { _ = l.Close() })
+		s := newXorServer()
+		addr, _ := listenXor(t, l, s, func() *xorFrames { return &xorFrames{hello: true, pad: 64 << 10} })
+		p := dialXor(t, addr)
+		p.send([]byte{'H'})
+		answer := make([]byte, 1+64<<10)
+		_, err = io.ReadFull(p.r, answer)
+		require.NoError(t, err)
+		require.Equal(t, byte('H'), answer[0])
+		conn := recv(t, s.opens)
+		testenv.Eventually(t, 30*time.Second, "the handshake's buffers let go", func() bool {
+			return onLoop(t, l, func() int { o, s, _, _ := conn.SendBufferCaps(); return o + s }) == 0
+		})
+		p.send(xorFrame("after"))
+		require.Equal(t, "after", recv(t, s.datas))
+		p.expect("<after>")
 	})
 }
 

@@ -96,22 +96,18 @@ func (c *Conn) queueFlush() {
 	}
 }
 
-// ReleaseSendBuffers lets the connection's outbound buffers go once what
-// was written has been sent (at once if nothing is pending), instead of
-// keeping them for the next writes: a protocol whose setup wrote a larger
-// burst than what follows (a TLS handshake's flight) calls it so that an
-// idle connection does not hold that burst's buffer. The next write
-// allocates one of its own size. Loop only: elsewhere it returns an error.
-func (c *Conn) ReleaseSendBuffers() error {
-	if !c.loop.InEventLoop() {
-		return errOffLoop("ReleaseSendBuffers")
-	}
+// releaseWhenSent lets the connection's outbound buffers go once what was
+// written has been sent (at once if nothing is pending), instead of keeping
+// them for the next writes: a transport's setup (a TLS handshake's flights)
+// writes a larger burst than what follows, and an idle connection should not
+// hold that burst's buffer until the trim sweep (sendtrim.go) comes by.
+// Wire.Open calls it; the next write allocates a buffer of its own size.
+func (c *Conn) releaseWhenSent() {
 	if c.has(flagInFlight) || len(c.out) > 0 || len(c.plain) > 0 {
 		c.set(flagDropBufs)
-		return nil
+		return
 	}
 	c.releaseSendBuffers()
-	return nil
 }
 
 // Buffered returns the bytes written and not yet sent. Off the loop it is

@@ -86,8 +86,8 @@
 // locked threads only compete with each other and with Go's own threads. The
 // default is therefore at most one loop per GOMAXPROCS: GOMAXPROCS parked
 // loops, or GOMAXPROCS-1 locked ones (at least one), which leave a P for the
-// scheduler (WithLoops; the mode is the first loop's, see
-// engine.DefaultThreading): more loops than Ps only add hand-offs. Measure
+// scheduler (WithLoops; the mode is the first loop's: parked unless
+// engine.WithThreading says otherwise): more loops than Ps only add hand-offs. Measure
 // with
 //
 //	go test -run '^$' -bench 'GroupSize|Accept' ./loopgroup

@@ -45,7 +45,7 @@ func TestThreadingAndDefaultLoops(t *testing.T) {
 		}
 		g, err := loopgroup.New(loopgroup.WithEngineOptions(engine.WithBackend(b)))
 		require.NoError(t, err)
-		th := engine.DefaultThreading(b)
+		th := engine.ThreadingParked // the default on both backends
 		require.Equal(t, defaultLoops(th), len(g.Loops()), "%v", b)
 		for _, l := range g.Loops() {
 			require.Equal(t, th, l.Backend().Threading, "%v", b)

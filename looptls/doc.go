@@ -70,8 +70,8 @@
 // the handshake has read them).
 //
 // An established connection also lets go of what its handshake grew: the
-// engine connection's outbound buffers, sized by the flights
-// (engine.Conn.ReleaseSendBuffers), and the handshake's wake channel.
+// engine connection's outbound buffers, sized by the flights (let go at
+// engine.Wire.Open), and the handshake's wake channel.
 //
 // # Closing
 //

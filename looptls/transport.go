@@ -108,10 +108,6 @@ func (d *hsDone) Run() {
 		t.failed(nil)
 	default:
 		t.p.establish()
-		// The handshake's flights grew the engine connection's outbound
-		// buffers past what an established connection usually writes:
-		// an idle one keeps none of them.
-		_ = t.c.ReleaseSendBuffers() // on the loop: cannot fail
 		t.st = stOpen
 		t.done.Store(true)
 		t.w.Open()

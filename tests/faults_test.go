@@ -262,7 +262,7 @@ func TestKernelProfileEnv(t *testing.T) {
 
 	t.Run("option wins", func(t *testing.T) {
 		t.Setenv(driver.ProfileEnv, "5.10")
-		l, err := engine.New(engine.WithBackend(engine.BackendEpoll), engine.WithDriverConfig(engine.DriverConfig{Profile: driver.Kernel61}))
+		l, err := engine.New(engine.WithBackend(engine.BackendEpoll), engine.WithDriverConfig(engine.DriverConfig{Profile: "6.1"}))
 		require.NoError(t, err)
 		require.Equal(t, driver.Kernel61, l.Backend().Features.Profile)
 		require.NoError(t, l.Close())

@@ -51,6 +51,6 @@ func TestAutomatic(t *testing.T) {
 	require.NoError(t, err)
 	var b engine.Backend
 	require.NoError(t, b.UnmarshalText([]byte(info.Backend)))
-	require.Equal(t, engine.DefaultThreading(b).String(), info.Threading)
+	require.Equal(t, DefaultThreading(b), info.Threading)
 	require.NotEmpty(t, info.Detail, "why this backend")
 }

@@ -25,7 +25,7 @@ func init() {
 	Register(Peer{Name: "grpc-go", Kind: GRPC, Doc: "grpc-go's own server (Server.Serve) on net.Listen, h2c", Start: startGRPCGo})
 	Register(Peer{Name: "grpc-go-servehttp", Kind: GRPC, Doc: "grpc-go's Server.ServeHTTP on net/http's HTTP/2 in clear (Protocols: UnencryptedHTTP2)", Start: startGRPCServeHTTP})
 	for _, b := range Backends {
-		modes := func() []string { return []string{engine.DefaultThreading(b).String()} }
+		modes := func() []string { return []string{DefaultThreading(b)} }
 		Register(Peer{
 			Name:       "grpc-go-on-ringloop-" + rowSuffix(b),
 			Kind:       GRPC,

@@ -13,7 +13,7 @@ import (
 // sweep); they form no family, like the HTTPS rows.
 func init() {
 	for _, b := range Backends {
-		modes := func() []string { return []string{engine.DefaultThreading(b).String()} }
+		modes := func() []string { return []string{DefaultThreading(b)} }
 		for _, h2c := range []bool{false, true} {
 			for _, adapter := range []bool{false, true} {
 				name, kind, over := "ringloop-h2", H2, "over TLS on the loop (ListenTLS, ALPN h2)"

@@ -1,6 +1,10 @@
 package peers
 
-import "github.com/ringloop/ringloop/engine"
+import (
+	"sync"
+
+	"github.com/ringloop/ringloop/engine"
+)
 
 // ThreadingEnv is the operator override ringloop honours for the threading
 // mode of its loops.
@@ -26,4 +30,29 @@ func benchLoop(c Config, opts ...engine.Option) (*engine.Loop, error) {
 		base = append(base, engine.WithThreading(t))
 	}
 	return engine.New(append(base, opts...)...)
+}
+
+// DefaultThreading names the mode a loop on backend b runs when nothing
+// chooses one: what a program that forces the backend and nothing else
+// gets. It asks a loop (BackendInfo.Threading) rather than restating the
+// engine's choice, which the engine may make per backend; "" if b cannot
+// run here.
+func DefaultThreading(b engine.Backend) string {
+	defaults.once.Do(func() {
+		defaults.mode = map[engine.Backend]string{}
+		for _, b := range Backends {
+			l, err := engine.New(engine.WithBackend(b))
+			if err != nil {
+				continue
+			}
+			defaults.mode[b] = l.Backend().Threading.String()
+			_ = l.Close()
+		}
+	})
+	return defaults.mode[b]
+}
+
+var defaults struct {
+	once sync.Once
+	mode map[engine.Backend]string
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringloop/ringloop/bench/peers"
 	"github.com/ringloop/ringloop/engine"
 )
 
@@ -44,13 +45,13 @@ func (a Auto) String() string {
 
 // BackendDefault reports whether a ringloop row runs its backend's default
 // threading mode: what a program that forces the backend and nothing else
-// gets (engine.DefaultThreading).
+// gets (peers.DefaultThreading).
 func BackendDefault(r Row) bool {
 	var b engine.Backend
 	if err := b.UnmarshalText([]byte(r.Backend)); err != nil || b == engine.BackendAuto || r.Family == "" {
 		return false
 	}
-	return r.Threading == engine.DefaultThreading(b).String()
+	return r.Threading == peers.DefaultThreading(b)
 }
 
 // probeAuto asks the built benchserver, started without any RINGLOOP_

@@ -268,7 +268,7 @@ func TestSuiteBudgets(t *testing.T) {
 // A BackendDefault case runs each ringloop family in its backends' default
 // threading mode only, and every other peer as it is.
 func TestBackendDefaultVariants(t *testing.T) {
-	r := New(Config{Auto: Auto{Backend: "io_uring", Threading: engine.DefaultThreading(engine.BackendUring).String(), Reason: "test"}})
+	r := New(Config{Auto: Auto{Backend: "io_uring", Threading: peers.DefaultThreading(engine.BackendUring), Reason: "test"}})
 	all := r.caseVariants(Case{Kind: peers.TLSEcho})
 	some := r.caseVariants(Case{Kind: peers.TLSEcho, BackendDefault: true})
 	require.Less(t, len(some), len(all), "fewer rows")
@@ -281,7 +281,7 @@ func TestBackendDefaultVariants(t *testing.T) {
 		}
 		var b engine.Backend
 		require.NoError(t, b.UnmarshalText([]byte(v.peer.Backend)))
-		require.Equal(t, engine.DefaultThreading(b).String(), v.mode, v.label)
+		require.Equal(t, peers.DefaultThreading(b), v.mode, v.label)
 	}
 	for _, v := range all {
 		require.True(t, seen[v.peer.Name], "%s keeps a row", v.peer.Name)

@@ -70,7 +70,7 @@ type Case struct {
 	Only     []string // run only these peers (nil: every peer of the kind)
 	AutoOnly []string // of these peers, only the row of the automatic choice (Auto) runs
 	// BackendDefault runs each ringloop family's rows only in the threading
-	// mode its backend defaults to (engine.DefaultThreading): what a user
+	// mode its backend defaults to (peers.DefaultThreading): what a user
 	// who forces nothing but the backend gets.
 	BackendDefault bool
 	RateFrom       string // open loop: the wrk case whose median sets the peak

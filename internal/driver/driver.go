@@ -2,8 +2,8 @@
 //
 // It is internal: no user can supply a driver, so the contract can grow (a
 // new op, a new capability) without a breaking change. What users see of a
-// driver, engine names: engine.Features, engine.KernelProfile,
-// engine.DriverConfig, engine.ErrUringUnavailable.
+// driver, engine names: engine.Features, engine.DriverConfig (its Profile),
+// engine.ErrUringUnavailable.
 //
 // The engine is written once, in completion terms; each backend delivers
 // completions. The io_uring driver (package uring) maps ops onto SQEs and CQEs;

@@ -31,17 +31,13 @@ func (c Combo) String() string { return fmt.Sprintf("%s/%s/%s", c.Backend, c.Pro
 
 // Options returns the loop options that select the combo.
 func (c Combo) Options(more ...engine.Option) []engine.Option {
-	return append([]engine.Option{engine.WithBackend(c.Backend), engine.WithDriverConfig(engine.DriverConfig{Profile: c.Profile}),
+	return append([]engine.Option{engine.WithBackend(c.Backend), engine.WithDriverConfig(engine.DriverConfig{Profile: string(c.Profile)}),
 		engine.WithThreading(c.Threading)}, more...)
 }
 
-// Threadings lists the threading modes, backend b's default first.
-func Threadings(b engine.Backend) []engine.Threading {
-	if engine.DefaultThreading(b) == engine.ThreadingParked {
-		return []engine.Threading{engine.ThreadingParked, engine.ThreadingLocked}
-	}
-	return []engine.Threading{engine.ThreadingLocked, engine.ThreadingParked}
-}
+// threadings lists the threading modes, the default (parked, on both
+// backends) first.
+var threadings = []engine.Threading{engine.ThreadingParked, engine.ThreadingLocked}
 
 // Combos lists every backend this build has (io_uring needs liburing) under
 // every kernel profile (those drivertest.ProfilesEnv names, if set) that the
@@ -50,7 +46,7 @@ func Combos() []Combo {
 	var out []Combo
 	for _, b := range testBackends() {
 		for _, p := range backendProfiles(b) {
-			for _, th := range Threadings(b) {
+			for _, th := range threadings {
 				out = append(out, Combo{b, p, th})
 			}
 		}
@@ -81,7 +77,7 @@ func ForEachBackend(t *testing.T, fn func(t *testing.T, c Combo)) {
 func backendCombos() []Combo {
 	var out []Combo
 	for _, b := range testBackends() {
-		for _, th := range Threadings(b) {
+		for _, th := range threadings {
 			out = append(out, Combo{b, driver.Native, th})
 		}
 	}
