@@ -127,7 +127,8 @@ func WithName(name string) Option {
 // publishes each task, timer and handler callback it runs with two atomic
 // stores; a watchdog goroutine samples the loops four times per threshold
 // (see watchdog.go), so a piece of work is reported once it has blocked its
-// loop for between the threshold and 1.25 times it.
+// loop for between the threshold and 1.25 times it. While every loop is
+// idle the watchdog sleeps until one starts work again.
 func WithStallDetector(threshold time.Duration, fn func(StallReport)) Option {
 	return option.NonNegative("engine: stall threshold", threshold, "; 0 turns the detector off", func(c *config) {
 		c.stallThreshold, c.onStall = threshold, fn
