@@ -56,8 +56,8 @@ func parseBackend(s string) (Backend, error) { return parseName[Backend](backend
 
 // BackendInfo is what Loop.Backend reports: the backend a loop runs, how it
 // waits, which driver that makes, what the kernel gives it and why. String
-// is one short line for a startup log; Details has the reason and every
-// feature's.
+// is one short line for a startup log; Reason and Features (whose String
+// gives each feature's reason) are the long form.
 //
 // Features.Backend names the driver: "io_uring" (a locked loop on io_uring:
 // every op a request on the loop's ring), "epoll" (the epoll driver) or
@@ -95,14 +95,8 @@ func (b BackendInfo) String() string {
 	return s + ")"
 }
 
-// Details is the long form for diagnostics: the backend, the threading
-// mode, why the backend was chosen, its features and the reason for each.
-func (b BackendInfo) Details() string {
-	return b.Name.String() + " (" + b.Threading.String() + " loop): " + b.Reason + "; " + b.Features.String()
-}
-
 // featureSummary names the features that shape a backend's throughput,
-// briefly; Details lists them all.
+// briefly; Features.String lists them all.
 func (b BackendInfo) featureSummary() string {
 	f := b.Features
 	wait := "epoll_wait"

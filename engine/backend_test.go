@@ -53,8 +53,7 @@ func TestBackendSummary(t *testing.T) {
 				require.Contains(t, s, w)
 			}
 			require.NotContains(t, s, "native", "the native profile goes without saying")
-			d := tc.info.Details()
-			require.Contains(t, d, tc.info.Reason)
+			d := tc.info.Features.String()
 			for _, r := range tc.info.Features.Reasons {
 				require.Contains(t, d, r)
 			}
