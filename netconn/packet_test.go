@@ -17,6 +17,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/netconn"
+	"github.com/ringloop/ringloop/packet"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -211,7 +212,7 @@ func TestPacketWriteWaitsUDP(t *testing.T) {
 		require.NoError(t, err)
 		defer rx.Close()
 		pc := listenPacket(t, l, "udp4", "127.0.0.1:0",
-			netconn.WithConnOptions(engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 4096})))
+			netconn.WithPacketOptions(packet.Options{AsyncWriteLimit: 4096}))
 		block, started := make(chan struct{}), make(chan struct{})
 		require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-block })))
 		<-started
