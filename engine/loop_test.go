@@ -276,12 +276,7 @@ func TestNilTasks(t *testing.T) {
 	require.Error(t, err)
 }
 
-func scale(normal, race int) int {
-	if raceEnabled || testing.Short() {
-		return race
-	}
-	return normal
-}
+func scale(normal, race int) int { return testenv.Scale(normal, race) }
 
 // busy occupies the loop with a task that runs until the returned channel is
 // closed, and returns once that task has started.

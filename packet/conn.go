@@ -17,7 +17,7 @@ import (
 )
 
 // Handler receives a datagram socket's events, on its loop, one at a
-// time (see the package doc's Datagrams section).
+// time (see the package doc).
 type Handler interface {
 	// OnPacket is called for each datagram received: b is its payload,
 	// valid during the call only (copy what you keep), and from its source.

@@ -23,11 +23,6 @@ func onLoop[T any](t *testing.T, l *engine.Loop, fn func() T) T {
 func busy(t testing.TB, l *engine.Loop) chan struct{} { t.Helper(); return testenv.Busy(t, l) }
 
 // scale is normal, or race under the race detector and -short.
-func scale(normal, race int) int {
-	if raceEnabled || testing.Short() {
-		return race
-	}
-	return normal
-}
+func scale(normal, race int) int { return testenv.Scale(normal, race) }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

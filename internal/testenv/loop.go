@@ -43,3 +43,12 @@ func Busy(t testing.TB, l *engine.Loop) chan struct{} {
 	<-started
 	return block
 }
+
+// Scale is normal, or small under the race detector and -short: the size
+// of a test's rounds.
+func Scale(normal, small int) int {
+	if raceEnabled || testing.Short() {
+		return small
+	}
+	return normal
+}
