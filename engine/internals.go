@@ -7,11 +7,12 @@ import (
 
 // internals is the loop as loopapi.Internals: what package packet's
 // datagram sockets need of the loop they run on. It reaches them through
-// Control (a loopctl.Open request), so engine's exported surface gains no
-// name for it; internal/loopctl's package doc says why.
+// Control (a loopctl.Ask request, which loopapi.Open sends), so engine's
+// exported surface gains no name for it; internal/loopapi's package doc
+// says why. Being one pointer, it goes into an interface unboxed.
 type internals struct{ l *Loop }
 
-func (l *Loop) internals() loopapi.Internals { return internals{l} }
+var _ loopapi.Internals = internals{}
 
 func (in internals) Driver() driver.Driver { return in.l.drv }
 

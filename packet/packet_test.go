@@ -367,7 +367,7 @@ func TestPacketDialUDP(t *testing.T) {
 
 // TestPacketUnixgram: a unixgram server on a path and on an abstract name
 // answers bound peers with Reply, tells their names (SourceAddr), removes
-// its path at close; a DialPacket peer (autobound) is answered too.
+// its path at close; a Dial peer (autobound) is answered too.
 func TestPacketUnixgram(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)

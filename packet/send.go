@@ -32,7 +32,7 @@ var (
 // which the loop drains in order. Either way it returns
 // engine.ErrWriteBufferFull, accepting nothing, when the datagrams the socket
 // holds unsent (the kernel's send buffer being full, or the loop behind)
-// would pass the async write limit (each counting its payload plus 64
+// would pass Options.AsyncWriteLimit (each counting its payload plus 64
 // bytes), and an error wrapping net.ErrClosed once the socket is closing.
 // A datagram the kernel refuses later is reported to OnPacketError.
 func (pc *Conn) WriteTo(b []byte, to netip.AddrPort) error {
