@@ -16,7 +16,8 @@ var ErrWriteBufferFull = fmt.Errorf("engine: connection write buffer full: %w", 
 
 // asyncWriter is the part of a connection other goroutines write to.
 //
-// AsyncWrite appends under mu and queues one drain per batch on the loop's
+// AsyncWrite appends under Mu (internal/asyncq's queue, which package
+// packet's sockets share) and queues one drain per batch on the loop's
 // control ring, which is unbounded but holds at most one drain per
 // connection. The loop moves the bytes into the connection's outbound
 // buffer; a close first takes whatever AsyncWrite accepted before it, so
@@ -26,7 +27,7 @@ type asyncWriter struct {
 	asyncq.Queue
 	drain   asyncDrain
 	loopBuf atomic.Int64 // the loop's Buffered(), published each flush
-	held    bool         // HoldAsync: drains leave buf where it is (loop only)
+	held    bool         // HoldAsync: drains leave Buf where it is (loop only)
 	release func()       // HoldAsync's release, made once
 }
 

@@ -1,5 +1,5 @@
 // Package loopctl lets ringloop's own packages (netconn, httpserver,
-// loopgroup, looptls, tasks) hand control work to a loop's control ring: the unbounded,
+// loopgroup, looptls, tasks, packet) hand control work to a loop's control ring: the unbounded,
 // per-loop ring that package engine drains every iteration, apart from the
 // task ring a user may bound with engine.WithMaxPendingTasks. Closes, read
 // and accept resumes, responses of handlers running on other goroutines,
