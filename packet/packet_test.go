@@ -751,7 +751,7 @@ func TestPacketArgsUDP(t *testing.T) {
 		require.ErrorAs(t, err, &oe, "%v", bad)
 		require.Equal(t, "listen", oe.Op)
 	}
-	for _, o := range []packet.Options{{MaxSize: -1}, {Batch: 2000}, {TOS: 256}, {HopLimit: -1}} {
+	for _, o := range []packet.Options{{MaxSize: -1}, {Batch: 2000}, {TOS: 256}, {HopLimit: -1}, {RecvBuffer: -1}, {AsyncWriteLimit: -1}} {
 		_, err = packet.Listen(l, "udp4", "127.0.0.1:0", h, &o)
 		require.Error(t, err, "%+v", o)
 	}
