@@ -8,7 +8,7 @@ PKGS  := ./...
 # when its longest package does. In ./... order websocket (its tests one
 # after another, over a third of the race-enabled suite's time) started
 # last, while the other core had nothing left to run.
-SLOWFIRST = $(shell $(GO) list ./websocket ./httpserver ./tests ./looptls ./netconn ./engine)
+SLOWFIRST = $(shell $(GO) list ./websocket ./httpserver ./tests ./looptls ./netconn ./engine ./packet)
 TESTPKGS = $(SLOWFIRST) $(filter-out $(SLOWFIRST) %/tests/builds,$(shell $(GO) list ./...))
 
 .PHONY: all deps build test test-stages testsum check test-modules test-modules-steps test-nocgo test-nocgo-steps test-builds test-builds-steps test-bench test-bench-steps fuzz-steps test-kernels fuzz vet staticcheck demo bench bench-quick bench-compare bench-readme latency fmt api
@@ -112,7 +112,7 @@ test: deps testsum
 test-stages: check
 	@set -o pipefail; $(GO) test -count=1 -v -run '^TestHost$$' ./internal/uringcheck | grep '^io_uring:'
 	$(STAGE) race -- $(GO) test -race -json -timeout 30m $(TESTPKGS)
-	RINGLOOP_TEST_BACKENDS=io_uring $(STAGE) full -- $(GO) test -count=1 -json -timeout 20m ./tests/ ./engine/
+	RINGLOOP_TEST_BACKENDS=io_uring $(STAGE) full -- $(GO) test -count=1 -json -timeout 20m ./tests/ ./engine/ ./packet/
 	RINGLOOP_TEST_BACKENDS=io_uring $(STAGE) upload -- $(GO) test -count=1 -json -timeout 10m -run '^TestStreamedUpload$$' ./httpserver/
 	$(MAKE) --no-print-directory test-nocgo
 	$(MAKE) --no-print-directory test-builds

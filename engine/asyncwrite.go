@@ -2,9 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 
+	"github.com/ringloop/ringloop/internal/asyncq"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -16,17 +16,18 @@ var ErrWriteBufferFull = fmt.Errorf("engine: connection write buffer full: %w", 
 
 // asyncWriter is the part of a connection other goroutines write to.
 //
-// AsyncWrite appends under mu and queues one drain per batch on the loop's
+// AsyncWrite appends under Mu (internal/asyncq's queue, which package
+// packet's sockets share) and queues one drain per batch on the loop's
 // control ring, which is unbounded but holds at most one drain per
 // connection. The loop moves the bytes into the connection's outbound
 // buffer; a close first takes whatever AsyncWrite accepted before it, so
 // accepted bytes are sent before the FIN (or their loss is reported to
 // OnClose by the abort that dropped them), and refuses the rest.
 type asyncWriter struct {
-	asyncQueue
+	asyncq.Queue
 	drain   asyncDrain
 	loopBuf atomic.Int64 // the loop's Buffered(), published each flush
-	held    bool         // HoldAsync: drains leave buf where it is (loop only)
+	held    bool         // HoldAsync: drains leave Buf where it is (loop only)
 	release func()       // HoldAsync's release, made once
 }
 
@@ -39,60 +40,22 @@ type asyncWriter struct {
 // the off-loop producer's signal to slow down (see also Writable).
 func (c *Conn) AsyncWrite(p []byte) error {
 	a := &c.async
-	a.mu.Lock()
-	if a.err != nil {
-		err := a.err
-		a.mu.Unlock()
+	a.Mu.Lock()
+	if a.Err != nil {
+		err := a.Err
+		a.Mu.Unlock()
 		return err
 	}
 	if len(p) == 0 {
-		a.mu.Unlock()
+		a.Mu.Unlock()
 		return nil
 	}
-	if int64(len(a.buf)+len(p))+a.loopBuf.Load() > int64(c.cfg.asyncLimit) {
-		a.mu.Unlock()
+	if int64(len(a.Buf)+len(p))+a.loopBuf.Load() > int64(c.cfg.asyncLimit) {
+		a.Mu.Unlock()
 		return ErrWriteBufferFull
 	}
-	a.buf = append(a.buf, p...)
-	return a.queue(c.loop, &a.drain)
-}
-
-// asyncQueue is what other goroutines append to, for a connection's
-// AsyncWrite and a datagram socket's off-loop sends: bytes under mu, and
-// one drain per batch queued on the loop's control ring, which is
-// unbounded but so holds at most one drain per queue.
-type asyncQueue struct {
-	mu     sync.Mutex
-	buf    []byte // accepted, not yet moved to the outbound side
-	spare  []byte // the previous buf, reused by the next batch
-	cost   int    // what buf counts against the limit where not len(buf)
-	queued bool   // a drain is queued on the loop
-	err    error  // non-nil once closing: what writes return
-}
-
-// queue ends an append: it is called with mu held, releases it, and asks l
-// to run drain for the first append of a batch. Only a loop past its
-// shutdown refuses, and by then its close has taken the bytes (err is set)
-// or will drop them, reporting it; if none took them, nobody will send
-// them: queue drops them and returns the refusal.
-func (q *asyncQueue) queue(l *Loop, drain tasks.Task) error {
-	first := !q.queued
-	q.queued = true
-	q.mu.Unlock()
-	if !first {
-		return nil
-	}
-	err := l.control(drain)
-	if err == nil {
-		return nil
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.err != nil {
-		return nil
-	}
-	q.buf, q.cost, q.queued = q.buf[:0], 0, false
-	return err
+	a.Buf = append(a.Buf, p...)
+	return a.Queue.Queue(c.loop, &a.drain)
 }
 
 // asyncDrain moves a connection's async bytes into its outbound buffer (on
@@ -104,38 +67,13 @@ func (d *asyncDrain) Run() {
 	if c.async.held {
 		return // queued stays set: releaseAsync drains
 	}
-	b := c.async.take(nil)
+	b := c.async.Take(nil)
 	if len(b) == 0 {
 		return
 	}
 	_, _ = c.write(b) // a close takes the bytes first, so this cannot fail
-	c.async.recycle(b)
+	c.async.Recycle(b)
 	c.publishBuffered()
-}
-
-// take returns the accepted bytes and, when closeErr is non-nil, makes
-// AsyncWrite refuse from now on with it.
-func (a *asyncWriter) take(closeErr error) []byte {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if closeErr != nil && a.err == nil {
-		a.err = closeErr
-	}
-	b := a.buf
-	a.buf, a.spare, a.queued = a.spare[:0], nil, false
-	return b
-}
-
-// recycle keeps b for the next batch unless it grew past maxIdleBuffer.
-func (a *asyncWriter) recycle(b []byte) {
-	if cap(b) > maxIdleBuffer {
-		return
-	}
-	a.mu.Lock()
-	if a.spare == nil {
-		a.spare = b[:0]
-	}
-	a.mu.Unlock()
 }
 
 // publishBuffered lets AsyncWrite see how much the loop holds (on the loop).
@@ -145,7 +83,7 @@ func (c *Conn) publishBuffered() { c.async.loopBuf.Store(int64(c.buffered())) }
 // later ones with err; keep says whether they are still sent (a graceful
 // close) or dropped (an abort, whose error OnClose reports).
 func (c *Conn) closeAsync(err error, keep bool) {
-	b := c.async.take(err)
+	b := c.async.Take(err)
 	if keep && len(b) > 0 && c.st == connOpen && !c.has(flagHalfShut) {
 		c.queue(b)
 		c.queueFlush()
@@ -189,8 +127,8 @@ func (c *Conn) DiscardAsync() int {
 	if !c.loop.InEventLoop() {
 		return 0
 	}
-	b := c.async.take(nil)
+	b := c.async.Take(nil)
 	n := len(b)
-	c.async.recycle(b)
+	c.async.Recycle(b)
 	return n
 }

@@ -37,7 +37,6 @@ type connConfig struct {
 	asyncLimit   int
 	keepLimit    int
 	resolver     *net.Resolver
-	packet       packetConfig // datagram sockets' settings (packetopts.go)
 }
 
 // Connection defaults (Netty's, where it has one).

@@ -31,7 +31,9 @@
 // the loop, and the loop through the Loops interface (Execute and the
 // Schedule family, the same on a loop and a group) and Submit. Dial and DialAsync connect; Adopt and ListenFD serve
 // sockets the process inherited; SetHandler hands a connection to another
-// handler (a protocol upgrade). Package loopgroup runs groups of loops.
+// handler (a protocol upgrade). Package loopgroup runs groups of loops;
+// package packet serves datagram sockets (UDP, unixgram) on a loop, which
+// Metrics counts (PacketsReceived, PacketsSent, PacketsDropped).
 //
 // # How a loop runs
 //

@@ -49,8 +49,14 @@ func (l *Loop) control(t tasks.Task) error { return l.offer(l.ctlQ, t, true) }
 // loopctl.Task can be made only inside this module (its package is
 // internal), so a program can pass nothing but the zero Task, which is
 // refused with an error. Package internal/loopctl says why this door rather
-// than an init-time hook.
-func (l *Loop) Control(t loopctl.Task) error { return l.control(t.Unwrap()) }
+// than an init-time hook. A loopctl.Ask request is answered at once, with
+// the loop's internals (internals.go), instead of queued.
+func (l *Loop) Control(t loopctl.Task) error {
+	if loopctl.Answer(t, internals{l}) {
+		return nil
+	}
+	return l.control(t.Unwrap())
+}
 
 // offer is the one submission path: announce, check state, offer, reject
 // policy, lazy start, wake.

@@ -55,9 +55,9 @@ const MaxIdleBuffer = maxIdleBuffer
 // buffers a connection keeps for sending: the outbound buffer, the one
 // handed to the driver, and AsyncWrite's current and spare batches.
 func (c *Conn) SendBufferCaps() (out, sending, asyncBuf, asyncSpare int) {
-	c.async.mu.Lock()
-	defer c.async.mu.Unlock()
-	return cap(c.out), cap(c.sending), cap(c.async.buf), cap(c.async.spare)
+	c.async.Mu.Lock()
+	defer c.async.Mu.Unlock()
+	return cap(c.out), cap(c.sending), cap(c.async.Buf), cap(c.async.Spare)
 }
 
 // UseFakeTimers (tests only, before l starts) makes l's timers read clock

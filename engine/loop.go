@@ -66,9 +66,10 @@ type Loop struct {
 	hooks   []hook
 	hookSeq uint64
 
-	stats   stats
-	packets packetCounts // the loop's own datagram counts (metrics.go)
-	inbox   handoffInbox // MSG_RING hand-offs towards this loop (handoffinbox.go)
+	stats     stats
+	packets   packetCounts // the loop's own datagram counts (metrics.go)
+	pktShared any          // what package packet's sockets on the loop share (internals.go)
+	inbox     handoffInbox // MSG_RING hand-offs towards this loop (handoffinbox.go)
 
 	running atomic.Uint64 // stall detector: the piece of work running, for the watchdog (watchdog.go)
 	goid    atomic.Uint64 // the loop goroutine's id, for the watchdog's stack

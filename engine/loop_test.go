@@ -20,10 +20,7 @@ import (
 // newLoop builds a loop for the combo and closes it at cleanup.
 func newLoop(t *testing.T, c testenv.Combo, opts ...engine.Option) *engine.Loop {
 	t.Helper()
-	l, err := engine.New(c.Options(opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
-	return l
+	return testenv.NewLoop(t, c, opts...)
 }
 
 func TestLazyStartAndStates(t *testing.T) {
@@ -279,21 +276,13 @@ func TestNilTasks(t *testing.T) {
 	require.Error(t, err)
 }
 
-func scale(normal, race int) int {
-	if raceEnabled || testing.Short() {
-		return race
-	}
-	return normal
-}
+func scale(normal, race int) int { return testenv.Scale(normal, race) }
 
 // busy occupies the loop with a task that runs until the returned channel is
 // closed, and returns once that task has started.
 func busy(t testing.TB, l *engine.Loop) chan struct{} {
 	t.Helper()
-	block, started := make(chan struct{}), make(chan struct{})
-	require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-block })))
-	<-started
-	return block
+	return testenv.Busy(t, l)
 }
 
 // TestExecuteStress: 8 producers × 10^6 tasks (10^4 under -race) into a loop

@@ -3,6 +3,8 @@ package engine
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/ringloop/ringloop/internal/loopapi"
 )
 
 // stats are written by the loop (and wakes by producers) and read from any
@@ -20,10 +22,10 @@ type stats struct {
 	packetsIn, packetsOut, packetsDropped        atomic.Uint64 // published each iteration from packets
 }
 
-// packetCounts are the datagram counts of a loop's sockets, kept by the loop
-// without atomics (a datagram costs a plain increment) and published with
-// the gauges.
-type packetCounts struct{ in, out, dropped uint64 }
+// packetCounts are the datagram counts of a loop's sockets (package packet),
+// kept by the loop without atomics (a datagram costs a plain increment) and
+// published with the gauges.
+type packetCounts = loopapi.PacketCounts
 
 // publishGauges copies loop-only sizes where other goroutines can read them.
 func (l *Loop) publishGauges() {
@@ -31,9 +33,9 @@ func (l *Loop) publishGauges() {
 	l.stats.registrations.Store(int64(l.reg.live))
 	l.stats.conns.Store(int64(l.reg.conns))
 	if l.packets != (packetCounts{}) {
-		l.stats.packetsIn.Store(l.packets.in)
-		l.stats.packetsOut.Store(l.packets.out)
-		l.stats.packetsDropped.Store(l.packets.dropped)
+		l.stats.packetsIn.Store(l.packets.In)
+		l.stats.packetsOut.Store(l.packets.Out)
+		l.stats.packetsDropped.Store(l.packets.Dropped)
 	}
 }
 
@@ -65,7 +67,7 @@ type Metrics struct {
 	MsgRingHandoffs  uint64
 	HandoffFallbacks uint64
 	Spins            uint64 // driver polls the loop made spinning instead of sleeping (WithSpin)
-	// The datagrams of the loop's PacketConns, as of the last iteration:
+	// The datagrams of the loop's packet.Conn sockets, as of the last iteration:
 	// delivered to OnPacket, taken by the kernel, and lost on the loop's
 	// side (received over MaxSize, refused by the kernel, or still queued
 	// when the socket closed; each but the last also reported to

@@ -16,36 +16,36 @@ type registration interface {
 	abandon()
 }
 
-// opKind tells a registration which of its ops completed.
-type opKind uint8
+// opKind tells a registration which of its ops completed; the tag layout
+// is internal/driver's (regtag.go), shared with package packet.
+type opKind = driver.OpKind
 
 const (
-	opPoll opKind = 1 + iota
-	opRecv
-	opSend
-	opAccept
-	opConnect
-	opClose
-	opMsgSent // a MSG_RING hand-off's report to its sender (handoff.go)
+	opPoll    = driver.OpPoll
+	opRecv    = driver.OpRecv
+	opSend    = driver.OpSend
+	opAccept  = driver.OpAccept
+	opConnect = driver.OpConnect
+	opClose   = driver.OpClose
+	opMsgSent = driver.OpMsgSent // a MSG_RING hand-off's report to its sender (handoff.go)
 )
 
-// Tag layout: bit 63 is driver.Reserved; bits 56..62 the op kind; bits
-// 32..55 a 24-bit generation; bits 0..31 the slot index. A completion whose
-// generation no longer matches its slot is stale and dropped.
-const (
-	tagKindShift = 56
-	tagGenShift  = 32
-	tagGenMask   = 1<<24 - 1
-	tagIdxMask   = 1<<32 - 1
-)
+// tagGenMask bounds a slot's generation.
+const tagGenMask = driver.TagGenMask
 
-func makeTag(idx uint32, gen uint32, k opKind) driver.Tag {
-	return driver.Tag(uint64(k&0x7f)<<tagKindShift | uint64(gen&tagGenMask)<<tagGenShift | uint64(idx))
-}
+func makeTag(idx uint32, gen uint32, k opKind) driver.Tag { return driver.MakeTag(idx, gen, k) }
 
-func splitTag(t driver.Tag) (idx uint32, gen uint32, k opKind) {
-	return uint32(uint64(t) & tagIdxMask), uint32(uint64(t)>>tagGenShift) & tagGenMask, opKind(uint64(t)>>tagKindShift) & 0x7f
-}
+func splitTag(t driver.Tag) (idx uint32, gen uint32, k opKind) { return driver.SplitTag(t) }
+
+// foreign is a registration of another of ringloop's packages (package
+// packet's sockets), registered through loopctl.Internals: it is a
+// driver.Registration, whose methods are exported because they cross
+// packages.
+type foreign struct{ r driver.Registration }
+
+func (f foreign) complete(k opKind, c *driver.Completion) { f.r.Complete(k, c) }
+func (f foreign) shutdown()                               { f.r.Shutdown() }
+func (f foreign) abandon()                                { f.r.Abandon() }
 
 // registry is the loop's slot table of registrations; only the loop touches
 // it.

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net"
 	"testing"
@@ -25,11 +24,7 @@ func (o openedConn) OnClose(*engine.Conn, error) {}
 // onLoop runs fn on l and returns its result.
 func onLoop[T any](t *testing.T, l *engine.Loop, fn func() T) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	v, err := engine.Submit(l, func() (T, error) { return fn(), nil }).Await(ctx)
-	require.NoError(t, err)
-	return v
+	return testenv.OnLoop(t, l, fn)
 }
 
 // TestIdleConnTrimsSendBuffers: once bursts of several MiB written through

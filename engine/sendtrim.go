@@ -105,12 +105,12 @@ func (c *Conn) releaseSendBuffers() {
 		c.plain = nil
 	}
 	a := &c.async
-	a.mu.Lock()
-	if len(a.buf) == 0 {
-		bufs.put(a.buf)
-		a.buf = nil
+	a.Mu.Lock()
+	if len(a.Buf) == 0 {
+		bufs.put(a.Buf)
+		a.Buf = nil
 	}
-	bufs.put(a.spare)
-	a.spare = nil
-	a.mu.Unlock()
+	bufs.put(a.Spare)
+	a.Spare = nil
+	a.Mu.Unlock()
 }

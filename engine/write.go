@@ -3,6 +3,7 @@ package engine
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/ringloop/ringloop/internal/asyncq"
 	"github.com/ringloop/ringloop/internal/driver"
 )
 
@@ -163,7 +164,7 @@ func (l *Loop) flushConns() {
 }
 
 // maxIdleBuffer caps the outbound buffer a connection keeps between bursts.
-const maxIdleBuffer = 256 << 10
+const maxIdleBuffer = asyncq.MaxIdleBuffer
 
 func (c *Conn) onSend(comp *driver.Completion) {
 	c.clear(flagInFlight)

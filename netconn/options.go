@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // Option configures Listen, Dial and the connections they make.
@@ -12,6 +13,7 @@ type Option func(*config) error
 
 type config struct {
 	conn        []engine.ConnOption
+	packet      *packet.Options // ListenPacket's socket
 	readLimit   int
 	writeLimit  int
 	acceptQueue int
@@ -40,6 +42,13 @@ func newConfig(opts []Option) (*config, error) {
 // for loopgroup.Serve.
 func WithConnOptions(opts ...engine.ConnOption) Option {
 	return func(c *config) error { c.conn = append(c.conn, opts...); return nil }
+}
+
+// WithPacketOptions sets the options of ListenPacket's socket (MaxSize,
+// socket buffers, the async write limit...; see packet.Options); stream
+// sockets ignore it.
+func WithPacketOptions(o packet.Options) Option {
+	return func(c *config) error { c.packet = &o; return nil }
 }
 
 // Limits bounds what a connection or listener holds between its loop and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // PacketConn is a net.PacketConn whose datagram socket (UDP or unixgram) a
@@ -23,13 +24,13 @@ import (
 // waiting), and every method is safe from any goroutine except the loop.
 //
 // As with net.UDPConn, ReadFrom cuts a datagram longer than its buffer to
-// the buffer's length. A datagram over the engine socket's MaxSize
-// (65535 unless set through engine.WithPacketOptions) is not delivered:
-// ReadFrom returns an error wrapping engine.ErrTruncated in its place, as
+// the buffer's length. A datagram over the loop socket's MaxSize
+// (65535 unless set through WithPacketOptions) is not delivered:
+// ReadFrom returns an error wrapping packet.ErrTruncated in its place, as
 // it returns the ICMP errors of a connected socket. A datagram the kernel
 // refuses after WriteTo returned is lost as if in flight.
 type PacketConn struct {
-	pc      *engine.PacketConn
+	pc      *packet.Conn
 	loop    *engine.Loop
 	cfg     *config
 	network string
@@ -69,14 +70,21 @@ type packetTask struct {
 
 func (t *packetTask) Run() { t.fn(t.nc) }
 
+// errConnOptions refuses WithConnOptions on ListenPacket, whose socket's
+// options are packet.Options: ignoring them would lose what they ask.
+var errConnOptions = errors.New("netconn: ListenPacket takes WithPacketOptions, not WithConnOptions")
+
 // ListenPacket opens a datagram socket on loops.Next() ("udp", "udp4",
-// "udp6" or "unixgram", as engine.ListenPacket) and returns it as a
-// net.PacketConn. WithConnOptions passes engine options (socket buffers,
-// engine.WithPacketOptions...), WithLimits its read limit; WriteTo
-// blocks (until its deadline) while the engine socket holds its async write
-// limit of datagrams unsent.
+// "udp6" or "unixgram", as packet.Listen) and returns it as a
+// net.PacketConn. WithPacketOptions passes the socket's packet.Options
+// (socket buffers, MaxSize...; WithConnOptions is refused), WithLimits
+// its read limit; WriteTo blocks (until its deadline) while the loop
+// socket holds its async write limit of datagrams unsent.
 func ListenPacket(loops engine.Loops, network, addr string, opts ...Option) (*PacketConn, error) {
 	cfg, err := newConfig(opts)
+	if err == nil && len(cfg.conn) > 0 {
+		err = errConnOptions
+	}
 	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: network, Err: err}
 	}
@@ -94,7 +102,7 @@ func ListenPacket(loops engine.Loops, network, addr string, opts ...Option) (*Pa
 	}
 	nc.resumeT = packetTask{nc, (*PacketConn).resume}
 	nc.roomT = packetTask{nc, func(nc *PacketConn) { signal(nc.wroom) }}
-	pc, err := engine.ListenPacket(l, network, addr, packetHandler{nc}, cfg.conn...)
+	pc, err := packet.Listen(l, network, addr, packetHandler{nc}, cfg.packet)
 	if err != nil {
 		return nil, err
 	}
@@ -234,9 +242,9 @@ func (nc *PacketConn) Close() error {
 // LocalAddr returns the address the socket is bound to.
 func (nc *PacketConn) LocalAddr() net.Addr { return nc.pc.LocalAddr() }
 
-// Engine returns the engine socket, for what net.PacketConn does not
-// offer (multicast groups, PacketInfo).
-func (nc *PacketConn) Engine() *engine.PacketConn { return nc.pc }
+// Engine returns the loop's socket, for what net.PacketConn does not
+// offer (multicast groups, packet.Info).
+func (nc *PacketConn) Engine() *packet.Conn { return nc.pc }
 
 func (nc *PacketConn) opError(op string, addr net.Addr, err error) error {
 	return &net.OpError{Op: op, Net: nc.network, Source: nc.pc.LocalAddr(), Addr: addr, Err: err}
@@ -246,7 +254,7 @@ func (nc *PacketConn) opError(op string, addr net.Addr, err error) error {
 
 type packetHandler struct{ nc *PacketConn }
 
-func (h packetHandler) OnPacket(pc *engine.PacketConn, b []byte, from netip.AddrPort) {
+func (h packetHandler) OnPacket(pc *packet.Conn, b []byte, from netip.AddrPort) {
 	var addr net.Addr
 	if h.nc.unix {
 		addr = pc.SourceAddr()
@@ -257,14 +265,14 @@ func (h packetHandler) OnPacket(pc *engine.PacketConn, b []byte, from netip.Addr
 // OnPacketError queues what ReadFrom reports (a truncated datagram, an
 // ICMP error of a connected socket); a refused send is dropped, WriteTo
 // having returned.
-func (h packetHandler) OnPacketError(pc *engine.PacketConn, err error) {
+func (h packetHandler) OnPacketError(pc *packet.Conn, err error) {
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "read" {
 		h.nc.push(pc, datagram{err: err}, nil)
 	}
 }
 
-func (h packetHandler) OnPacketClose(_ *engine.PacketConn, err error) {
+func (h packetHandler) OnPacketClose(_ *packet.Conn, err error) {
 	nc := h.nc
 	nc.mu.Lock()
 	if err == nil {
@@ -277,7 +285,7 @@ func (h packetHandler) OnPacketClose(_ *engine.PacketConn, err error) {
 
 // push queues a datagram (on the loop); at the read limit the socket stops
 // receiving.
-func (nc *PacketConn) push(pc *engine.PacketConn, d datagram, b []byte) {
+func (nc *PacketConn) push(pc *packet.Conn, d datagram, b []byte) {
 	nc.mu.Lock()
 	if nc.closed {
 		nc.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
 	"github.com/ringloop/ringloop/netconn"
+	"github.com/ringloop/ringloop/packet"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -211,7 +212,7 @@ func TestPacketWriteWaitsUDP(t *testing.T) {
 		require.NoError(t, err)
 		defer rx.Close()
 		pc := listenPacket(t, l, "udp4", "127.0.0.1:0",
-			netconn.WithConnOptions(engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 4096})))
+			netconn.WithPacketOptions(packet.Options{AsyncWriteLimit: 4096}))
 		block, started := make(chan struct{}), make(chan struct{})
 		require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-block })))
 		<-started
@@ -311,4 +312,29 @@ func TestPacketShutdownNetconn(t *testing.T) {
 		require.ErrorIs(t, err, engine.ErrShutdown)
 		require.NoError(t, pc.Close())
 	})
+}
+
+// TestPacketOptionsNetconn: WithPacketOptions reaches the socket (its
+// MaxSize truncates), and WithConnOptions, whose engine options a datagram
+// socket does not take, is refused rather than ignored.
+func TestPacketOptionsNetconn(t *testing.T) {
+	l, err := engine.New()
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = netconn.ListenPacket(l, "udp4", "127.0.0.1:0",
+		netconn.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{RecvBuffer: 1 << 20})))
+	var oe *net.OpError
+	require.ErrorAs(t, err, &oe)
+	require.Equal(t, "listen", oe.Op)
+	pc, err := netconn.ListenPacket(l, "udp4", "127.0.0.1:0", netconn.WithPacketOptions(packet.Options{MaxSize: 8}))
+	require.NoError(t, err)
+	defer pc.Close()
+	peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
+	require.NoError(t, err)
+	defer peer.Close()
+	_, err = peer.Write([]byte("longer than eight"))
+	require.NoError(t, err)
+	require.NoError(t, pc.SetReadDeadline(time.Now().Add(30*time.Second)))
+	_, _, err = pc.ReadFrom(make([]byte, 64))
+	require.ErrorIs(t, err, packet.ErrTruncated)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/examples/dns/dnsserver"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // The DNS rows' inputs, relative to the bench module: examples/dns's test
@@ -40,7 +41,7 @@ func readDNSZone(c Config) (*dnsserver.Zone, error) {
 // runs, with the bench's choice of backend and threading mode.
 type ringloopDNSServer struct {
 	loop *engine.Loop
-	pc   *engine.PacketConn
+	pc   *packet.Conn
 	ln   *engine.Listener
 	info Info
 }

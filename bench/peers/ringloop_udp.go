@@ -6,31 +6,32 @@ import (
 	"os"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/packet"
 )
 
 func init() {
-	registerFamily("ringloop-udp", UDPEcho, FamilyUDP, "ringloop UDP echo (examples/udpecho's handler) on one loop, default PacketOptions", startRingloopUDP)
+	registerFamily("ringloop-udp", UDPEcho, FamilyUDP, "ringloop UDP echo (examples/udpecho's handler) on one loop, default packet.Options", startRingloopUDP)
 }
 
 // udpEcho sends each datagram back to its source, as examples/udpecho does.
 type udpEcho struct{}
 
-func (udpEcho) OnPacket(pc *engine.PacketConn, b []byte, from netip.AddrPort) {
+func (udpEcho) OnPacket(pc *packet.Conn, b []byte, from netip.AddrPort) {
 	_ = pc.WriteTo(b, from)
 }
 
 // OnPacketError hears of a datagram lost on the server (truncated, or
 // refused by the kernel): on stderr, where a failed round shows it.
-func (udpEcho) OnPacketError(_ *engine.PacketConn, err error) {
+func (udpEcho) OnPacketError(_ *packet.Conn, err error) {
 	fmt.Fprintln(os.Stderr, "ringloop-udp:", err)
 }
 
-func (udpEcho) OnPacketClose(*engine.PacketConn, error) {}
+func (udpEcho) OnPacketClose(*packet.Conn, error) {}
 
 // ringloopUDPServer is one loop serving one UDP socket.
 type ringloopUDPServer struct {
 	loop *engine.Loop
-	pc   *engine.PacketConn
+	pc   *packet.Conn
 	info Info
 }
 
@@ -39,8 +40,8 @@ func startRingloopUDP(b engine.Backend, c Config) (Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc, err := engine.ListenPacket(loop, "udp", c.Addr, udpEcho{},
-		engine.WithSocketOptions(engine.SocketOptions{RecvBuffer: UDPBuffer, SendBuffer: UDPBuffer}))
+	pc, err := packet.Listen(loop, "udp", c.Addr, udpEcho{},
+		&packet.Options{RecvBuffer: UDPBuffer, SendBuffer: UDPBuffer})
 	if err != nil {
 		_ = loop.Close()
 		return nil, err

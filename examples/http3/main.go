@@ -33,6 +33,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/netconn"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // socketBuffer is the SO_RCVBUF and SO_SNDBUF the socket asks for: the
@@ -74,7 +75,7 @@ func run(addr, certFile, keyFile, socket string) error {
 			loop.Shutdown(shutdown)
 		}()
 		pc, err = netconn.ListenPacket(loop, "udp", addr,
-			netconn.WithConnOptions(engine.WithSocketOptions(engine.SocketOptions{SendBuffer: socketBuffer, RecvBuffer: socketBuffer})),
+			netconn.WithPacketOptions(packet.Options{SendBuffer: socketBuffer, RecvBuffer: socketBuffer}),
 			netconn.WithLimits(netconn.Limits{Read: 1 << 20}))
 		if err != nil {
 			return err

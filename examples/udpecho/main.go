@@ -1,5 +1,5 @@
 // Command udpecho is a UDP echo server on one ringloop loop: a
-// PacketHandler whose callbacks run on the loop. The loop receives a batch
+// packet.Handler whose callbacks run on the loop. The loop receives a batch
 // of datagrams per system call (recvmmsg) and sends an iteration's replies
 // together (sendmmsg), where net.UDPConn makes one call per datagram.
 package main
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // echo sends each datagram back to its sender.
@@ -22,13 +23,13 @@ type echo struct{}
 // OnPacket's b is valid during the call; WriteTo copies it into the
 // socket's send queue, sent at the end of the loop iteration. Should the
 // queue be full, the datagram is dropped, as the kernel would.
-func (echo) OnPacket(pc *engine.PacketConn, b []byte, from netip.AddrPort) { pc.WriteTo(b, from) }
+func (echo) OnPacket(pc *packet.Conn, b []byte, from netip.AddrPort) { pc.WriteTo(b, from) }
 
 // OnPacketError hears of datagrams lost: one longer than the socket takes
 // whole, one the kernel refused to send.
-func (echo) OnPacketError(pc *engine.PacketConn, err error) { log.Print(err) }
+func (echo) OnPacketError(pc *packet.Conn, err error) { log.Print(err) }
 
-func (echo) OnPacketClose(pc *engine.PacketConn, err error) {}
+func (echo) OnPacketClose(pc *packet.Conn, err error) {}
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:7000", "UDP address to serve")
@@ -40,7 +41,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pc, err := engine.ListenPacket(loop, "udp", *addr, echo{})
+	pc, err := packet.Listen(loop, "udp", *addr, echo{}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package loopctl lets ringloop's own packages (netconn, httpserver,
-// loopgroup, looptls, tasks) hand control work to a loop's control ring: the unbounded,
+// loopgroup, looptls, tasks, packet) hand control work to a loop's control ring: the unbounded,
 // per-loop ring that package engine drains every iteration, apart from the
 // task ring a user may bound with engine.WithMaxPendingTasks. Closes, read
 // and accept resumes, responses of handlers running on other goroutines,
@@ -23,6 +23,16 @@
 // The cost is one exported method on engine.Loop and one indirect call per
 // control task; a Task is a value holding the task, so a pre-built task
 // still queues without allocating.
+//
+// # Asking, through the same door
+//
+// A package that runs sockets of its own on a loop (package packet) needs
+// more of it than a ring: its driver, its slot table, its counters. Ask
+// sends a request through Control that the loop answers at once, with its
+// internal/loopapi.Internals, rather than queueing; being a Task, the
+// request too can be made only inside the module, so engine exports no
+// name for it. This package keeps the answer a bare value: package tasks
+// imports it and must not import the driver contract (loopapi.Open does).
 package loopctl
 
 // Task is a task bound for a loop's control ring. Only Run makes a non-zero

@@ -119,7 +119,7 @@ var variants = []variant{
 	// Multishot RECVMSG came with 6.0, as did IORING_OP_SEND_ZC. A
 	// re-armed single-shot RECVMSG before it would take one datagram per
 	// loop iteration and socket, where recvmmsg on readiness takes a batch
-	// per system call: those kernels keep recvmmsg (engine/packetdoc.go).
+	// per system call: those kernels keep recvmmsg (packet/doc.go).
 	{formRing, "recvmsg", "multishot_ring", release{6, 0}, hasOp(liburing.IORingOpSendZC),
 		"datagrams by multishot RECVMSG into a buffer ring of their own, registered with the first datagram socket; sent with sendmmsg (a SENDMSG per datagram cost the loop more CPU in batches); runs to or from one peer coalesced (UDP GSO and GRO)"},
 	{formRing, "recvmsg", "readiness", release{}, nil, "datagrams on readiness with recvmmsg and sendmmsg (multishot RECVMSG needs 6.0; single-shot would take one datagram per iteration); runs to or from one peer coalesced (UDP GSO and GRO)"},

@@ -11,12 +11,13 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/frame"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // Listen serves z on loop: a UDP socket and a TCP listener on one port.
 // With port 0 the kernel picks the UDP port, which TCP may have in use:
 // then it tries another.
-func Listen(loop *engine.Loop, addr string, z *Zone) (*engine.PacketConn, *engine.Listener, error) {
+func Listen(loop *engine.Loop, addr string, z *Zone) (*packet.Conn, *engine.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, nil, err
@@ -25,8 +26,8 @@ func Listen(loop *engine.Loop, addr string, z *Zone) (*engine.PacketConn, *engin
 		// ReceiveInfo: each reply leaves from the address its query was
 		// sent to, as clients expect of a server bound to a wildcard
 		// address.
-		pc, err := engine.ListenPacket(loop, "udp", addr, &udpServer{zone: z},
-			engine.WithPacketOptions(engine.PacketOptions{ReceiveInfo: true}))
+		pc, err := packet.Listen(loop, "udp", addr, &udpServer{zone: z},
+			&packet.Options{ReceiveInfo: true})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -50,7 +51,7 @@ type udpServer struct {
 	buf  []byte
 }
 
-func (s *udpServer) OnPacket(pc *engine.PacketConn, b []byte, _ netip.AddrPort) {
+func (s *udpServer) OnPacket(pc *packet.Conn, b []byte, _ netip.AddrPort) {
 	if out := s.zone.Answer(b, s.buf, true); out != nil {
 		pc.Reply(out) // a full send queue drops it, as a full socket would
 		s.buf = out[:0]
@@ -59,9 +60,9 @@ func (s *udpServer) OnPacket(pc *engine.PacketConn, b []byte, _ netip.AddrPort) 
 
 // OnPacketError logs what the socket reports: a datagram lost, or one
 // over 64 KiB (not a DNS message).
-func (s *udpServer) OnPacketError(_ *engine.PacketConn, err error) { log.Print(err) }
+func (s *udpServer) OnPacketError(_ *packet.Conn, err error) { log.Print(err) }
 
-func (s *udpServer) OnPacketClose(*engine.PacketConn, error) {}
+func (s *udpServer) OnPacketClose(*packet.Conn, error) {}
 
 // tcpServer answers queries over TCP, each framed by its length.
 type tcpServer struct {

@@ -120,13 +120,13 @@ type bootSpec struct {
 // the protocol layers only.
 const refusedKernel = "6.12"
 
-var refusedPkgs = []string{"tests", "engine", "loopgroup", "netconn", "httpserver", "looptls", "websocket"}
+var refusedPkgs = []string{"tests", "engine", "packet", "loopgroup", "netconn", "httpserver", "looptls", "websocket"}
 
 // layerPkgs are the protocol layers over engine: what they ask of a kernel
 // is what engine's own suites ask, so in the io_uring boots their combos run
 // on io_uring only (RINGLOOP_TEST_BACKENDS), and on epoll in the refused
 // boot, where epoll is the backend the kernel leaves. Every boot still runs
-// engine, tests, netconn and loopgroup on both backends; the host runs
+// engine, packet, tests, netconn and loopgroup on both backends; the host runs
 // everything on both under every kernel profile. Under TCG the VM is
 // CPU-bound (qemu's one thread at 100%), so this halves the layers' share,
 // about half of a boot.

@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"cmp"
@@ -11,10 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PacketOptions are the settings of the datagram sockets ListenPacket and
-// DialPacket open. A zero field keeps its value: the default unless an
-// earlier option set it.
-type PacketOptions struct {
+// Options are the settings of a datagram socket (Listen, Dial); nil, or a
+// zero field, means the default.
+type Options struct {
 	// MaxSize is the longest datagram received whole, in bytes (default
 	// 65535, the most UDP carries). A longer one is dropped and reported
 	// to OnPacketError (ErrTruncated). A loop's sockets share their
@@ -42,48 +41,57 @@ type PacketOptions struct {
 	// to, which a server bound to a wildcard address on a multi-homed host
 	// needs.
 	ReceiveInfo bool
+	// SendBuffer and RecvBuffer set SO_SNDBUF and SO_RCVBUF in bytes
+	// (default: net.core.wmem_default and rmem_default).
+	SendBuffer, RecvBuffer int
+	// ReusePort sets SO_REUSEPORT on a Listen socket: one socket per loop
+	// of a group on one port, the kernel spreading the peers.
+	ReusePort bool
+	// AsyncWriteLimit bounds the bytes the socket holds unsent (queued on
+	// the loop while the kernel's send buffer is full, and by other
+	// goroutines' WriteTo), each datagram counting its payload plus 64
+	// bytes (default 4 MiB, as engine.BufferLimits.AsyncWrite's).
+	AsyncWriteLimit int
 }
 
-// packetConfig is PacketOptions after defaults.
+// packetConfig is Options after defaults.
 type packetConfig struct {
 	maxSize, batch   int
 	tos, hops, mhops int
 	mcastIf          string
 	info             bool
-	gro              bool // set by the socket: the kernel coalesces (packetoffload.go)
+	gro              bool // set by the socket: the kernel coalesces (offload.go)
+	sndBuf, rcvBuf   int
+	reusePort        bool
+	asyncLimit       int
 }
 
 const (
 	defaultPacketMaxSize = 65535
 	defaultPacketBatch   = 32
 	maxPacketBatch       = 1024 // UIO_MAXIOV: the kernel's limit on vlen
+	// defaultAsyncWriteLimit is engine.BufferLimits.AsyncWrite's default.
+	defaultAsyncWriteLimit = 4 << 20
 )
 
-func (c packetConfig) withDefaults() packetConfig {
-	c.maxSize = cmp.Or(c.maxSize, defaultPacketMaxSize)
-	c.batch = cmp.Or(c.batch, defaultPacketBatch)
-	return c
-}
-
-// WithPacketOptions sets datagram socket options (ListenPacket,
-// DialPacket); a zero field keeps its value. Stream sockets ignore it.
-func WithPacketOptions(o PacketOptions) ConnOption {
-	return func(c *connConfig) error {
-		if o.MaxSize < 0 || o.Batch < 0 || o.Batch > maxPacketBatch || o.TOS < 0 || o.TOS > 255 ||
-			o.HopLimit < 0 || o.HopLimit > 255 || o.MulticastHopLimit < 0 || o.MulticastHopLimit > 255 {
-			return fmt.Errorf("engine: packet options %+v (expected MaxSize >= 0, Batch 0..%d, TOS and hop limits 0..255; 0 keeps the default)",
-				o, maxPacketBatch)
-		}
-		p := &c.packet
-		p.maxSize = cmp.Or(o.MaxSize, p.maxSize)
-		p.batch = cmp.Or(o.Batch, p.batch)
-		p.tos = cmp.Or(o.TOS, p.tos)
-		p.hops = cmp.Or(o.HopLimit, p.hops)
-		p.mhops = cmp.Or(o.MulticastHopLimit, p.mhops)
-		p.mcastIf = cmp.Or(o.MulticastInterface, p.mcastIf)
-		p.info = p.info || o.ReceiveInfo
-		return nil
+// config checks o and applies the defaults; nil is all defaults.
+func (o *Options) config() (packetConfig, error) {
+	var z Options
+	if o == nil {
+		o = &z
 	}
+	if o.MaxSize < 0 || o.Batch < 0 || o.Batch > maxPacketBatch || o.TOS < 0 || o.TOS > 255 ||
+		o.HopLimit < 0 || o.HopLimit > 255 || o.MulticastHopLimit < 0 || o.MulticastHopLimit > 255 ||
+		o.SendBuffer < 0 || o.RecvBuffer < 0 || o.AsyncWriteLimit < 0 {
+		return packetConfig{}, fmt.Errorf("packet: options %+v (expected MaxSize, buffers and AsyncWriteLimit >= 0, Batch 0..%d, TOS and hop limits 0..255; 0 keeps the default)",
+			*o, maxPacketBatch)
+	}
+	return packetConfig{
+		maxSize: cmp.Or(o.MaxSize, defaultPacketMaxSize), batch: cmp.Or(o.Batch, defaultPacketBatch),
+		tos: o.TOS, hops: o.HopLimit, mhops: o.MulticastHopLimit, mcastIf: o.MulticastInterface, info: o.ReceiveInfo,
+		sndBuf: o.SendBuffer, rcvBuf: o.RecvBuffer, reusePort: o.ReusePort,
+		asyncLimit: cmp.Or(o.AsyncWriteLimit, defaultAsyncWriteLimit),
+	}, nil
 }
 
 // resolvePacket turns a datagram network and address into a socket family
@@ -94,7 +102,7 @@ func resolvePacket(network, addr string) (int, unix.Sockaddr, error) {
 	case "unixgram":
 		return unix.AF_UNIX, &unix.SockaddrUnix{Name: addr}, nil
 	default:
-		return 0, nil, fmt.Errorf("engine: unsupported network %q (want udp, udp4, udp6 or unixgram)", network)
+		return 0, nil, fmt.Errorf("packet: unsupported network %q (want udp, udp4, udp6 or unixgram)", network)
 	}
 	ua, err := net.ResolveUDPAddr(network, addr)
 	if err != nil {
@@ -111,9 +119,9 @@ func resolvePacket(network, addr string) (int, unix.Sockaddr, error) {
 	case a.Unmap().Is4() && network != "udp6":
 		return unix.AF_INET, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.Unmap().As4()}, nil
 	case a.Is4() || a.Is4In6():
-		return 0, nil, fmt.Errorf("engine: %s address %s is not IPv6", network, a)
+		return 0, nil, fmt.Errorf("packet: %s address %s is not IPv6", network, a)
 	case network == "udp4":
-		return 0, nil, fmt.Errorf("engine: %s address %s is not IPv4", network, a)
+		return 0, nil, fmt.Errorf("packet: %s address %s is not IPv4", network, a)
 	}
 	sa := &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
 	if z := a.Zone(); z != "" {
@@ -145,7 +153,7 @@ func packetAddr(sa unix.Sockaddr, network string) net.Addr {
 
 // setup sets the socket's options, then binds it (op "listen") or connects
 // it (op "dial") to sa.
-func (pc *PacketConn) setup(op string, sa unix.Sockaddr, cfg *connConfig) error {
+func (pc *Conn) setup(op string, sa unix.Sockaddr) error {
 	fd, c := pc.fd, &pc.cfg
 	type opt struct {
 		level, name, v int
@@ -155,18 +163,18 @@ func (pc *PacketConn) setup(op string, sa unix.Sockaddr, cfg *connConfig) error 
 	if pc.family == unix.AF_INET6 {
 		opts = append(opts, opt{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, boolInt(pc.network == "udp6"), "IPV6_V6ONLY"})
 	}
-	if cfg.reusePort && op == "listen" && pc.family != unix.AF_UNIX {
+	if c.reusePort && op == "listen" && pc.family != unix.AF_UNIX {
 		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_REUSEPORT, 1, "SO_REUSEPORT"})
 	}
 	if op == "listen" && bindsGroup(sa) {
 		// Several sockets may bind one group's address, as with net.ListenMulticastUDP.
 		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_REUSEADDR, 1, "SO_REUSEADDR"})
 	}
-	if cfg.sndBuf > 0 {
-		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_SNDBUF, cfg.sndBuf, "SO_SNDBUF"})
+	if c.sndBuf > 0 {
+		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_SNDBUF, c.sndBuf, "SO_SNDBUF"})
 	}
-	if cfg.rcvBuf > 0 {
-		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_RCVBUF, cfg.rcvBuf, "SO_RCVBUF"})
+	if c.rcvBuf > 0 {
+		opts = append(opts, opt{unix.SOL_SOCKET, unix.SO_RCVBUF, c.rcvBuf, "SO_RCVBUF"})
 	}
 	switch pc.family {
 	case unix.AF_INET:
@@ -194,7 +202,7 @@ func (pc *PacketConn) setup(op string, sa unix.Sockaddr, cfg *connConfig) error 
 	if c.mcastIf != "" && pc.family != unix.AF_UNIX {
 		ifi, err := net.InterfaceByName(c.mcastIf)
 		if err != nil {
-			return fmt.Errorf("engine: multicast interface: %w", err)
+			return fmt.Errorf("packet: multicast interface: %w", err)
 		}
 		if err := setMulticastInterface(fd, pc.family, pc.network, ifi.Index); err != nil {
 			return err
@@ -269,12 +277,12 @@ func setMulticastInterface(fd, family int, network string, index int) error {
 // IPV6_MULTICAST_ALL) off, under which a socket bound to the port would
 // receive every group any socket of the host joined. An IPv4 group may be
 // joined on a dual-stack "udp" socket. Safe from any goroutine.
-func (pc *PacketConn) JoinGroup(ifi *net.Interface, group netip.Addr) error {
+func (pc *Conn) JoinGroup(ifi *net.Interface, group netip.Addr) error {
 	return pc.membership(true, ifi, group)
 }
 
 // LeaveGroup leaves a group JoinGroup joined. Safe from any goroutine.
-func (pc *PacketConn) LeaveGroup(ifi *net.Interface, group netip.Addr) error {
+func (pc *Conn) LeaveGroup(ifi *net.Interface, group netip.Addr) error {
 	return pc.membership(false, ifi, group)
 }
 
@@ -292,19 +300,19 @@ var (
 		[3]string{"IPV6_JOIN_GROUP", "IPV6_LEAVE_GROUP", "IPV6_MULTICAST_ALL"}}
 )
 
-func (pc *PacketConn) membership(join bool, ifi *net.Interface, group netip.Addr) error {
+func (pc *Conn) membership(join bool, ifi *net.Interface, group netip.Addr) error {
 	op := "leave group"
 	if join {
 		op = "join group"
 	}
 	if !group.IsMulticast() {
-		return pc.packetError(op, nil, fmt.Errorf("engine: %v is not a multicast address", group))
+		return pc.packetError(op, nil, fmt.Errorf("packet: %v is not a multicast address", group))
 	}
 	index := 0
 	if ifi != nil {
 		index = ifi.Index
 	}
-	err := pc.loop.onLoop(func() error {
+	err := pc.in.OnLoop(func() error {
 		if pc.st != packetOpen {
 			return errPacketClosed
 		}
@@ -312,11 +320,11 @@ func (pc *PacketConn) membership(join bool, ifi *net.Interface, group netip.Addr
 		var o *groupOpts
 		switch {
 		case pc.family == unix.AF_UNIX:
-			return errors.New("engine: multicast needs a UDP socket")
+			return errors.New("packet: multicast needs a UDP socket")
 		case g.Is4():
 			o = &groupV4
 		case pc.family != unix.AF_INET6:
-			return fmt.Errorf("engine: IPv6 group %v on an IPv4 socket", group)
+			return fmt.Errorf("packet: IPv6 group %v on an IPv4 socket", group)
 		default:
 			o = &groupV6
 		}

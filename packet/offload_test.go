@@ -1,4 +1,4 @@
-package engine_test
+package packet_test
 
 import (
 	"encoding/binary"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // TestPacketBurstOnePeerUDP: a burst written to one peer in one callback
@@ -27,7 +27,7 @@ func TestPacketBurstOnePeerUDP(t *testing.T) {
 		for _, n := range udpNets() {
 			const size, count = 1000, 100 // more than one run of 64
 			h := newPktHandler()
-			h.onPacket = func(pc *engine.PacketConn, b []byte, from netip.AddrPort) {
+			h.onPacket = func(pc *packet.Conn, b []byte, from netip.AddrPort) {
 				peers := []netip.AddrPort{from}
 				if len(b) == 2*len(from.String()) { // "two": b names a second peer
 					peers = append(peers, netip.MustParseAddrPort(string(b[:len(b)/2])))
@@ -42,7 +42,7 @@ func TestPacketBurstOnePeerUDP(t *testing.T) {
 					h.check(pc.WriteTo(m, peers[i%len(peers)]))
 				}
 			}
-			pc := listenPacket(t, l, n[0], n[1], h, engine.WithSocketOptions(engine.SocketOptions{SendBuffer: 1 << 20}))
+			pc := listenPacket(t, l, n[0], n[1], h, &packet.Options{SendBuffer: 1 << 20})
 			server := pc.LocalAddr().(*net.UDPAddr)
 			peer := burstPeer(t, n[0], server)
 			before := l.Metrics()

@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"errors"
@@ -10,54 +10,59 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/driver"
+	"github.com/ringloop/ringloop/internal/loopapi"
 	"github.com/ringloop/ringloop/internal/taskq"
 )
 
-// PacketHandler receives a datagram socket's events, on its loop, one at a
-// time (see the package doc's Datagrams section).
-type PacketHandler interface {
+// Handler receives a datagram socket's events, on its loop, one at a
+// time (see the package doc).
+type Handler interface {
 	// OnPacket is called for each datagram received: b is its payload,
 	// valid during the call only (copy what you keep), and from its source.
 	// On a unixgram socket from is the zero AddrPort: SourceAddr returns
 	// the sender's path, and Reply answers it.
-	OnPacket(pc *PacketConn, b []byte, from netip.AddrPort)
+	OnPacket(pc *Conn, b []byte, from netip.AddrPort)
 	// OnPacketError reports what the socket survives: a datagram lost, or
 	// an error the kernel queued. Each is a *net.OpError: Op "read" for a
-	// datagram over PacketOptions.MaxSize (its Err wraps ErrTruncated;
+	// datagram over Options.MaxSize (its Err wraps ErrTruncated;
 	// during the call SourceAddr and Reply refer to that datagram) and for
 	// ICMP errors on a connected socket (syscall.ECONNREFUSED...), Op
 	// "write" for a queued datagram the kernel refused (it is dropped).
-	OnPacketError(pc *PacketConn, err error)
+	OnPacketError(pc *Conn, err error)
 	// OnPacketClose is the last call, once the socket is closed: err is nil
-	// after Close, ErrShutdown after the loop's shutdown, an error wrapping
+	// after Close, engine.ErrShutdown after the loop's shutdown, an error wrapping
 	// a *tasks.PanicError after a callback panicked, else why the socket
 	// failed.
-	OnPacketClose(pc *PacketConn, err error)
+	OnPacketClose(pc *Conn, err error)
 }
 
 // ErrTruncated is in the error OnPacketError reports for a datagram longer
-// than PacketOptions.MaxSize: it is not delivered cut, it is dropped.
-var ErrTruncated = errors.New("engine: datagram truncated")
+// than Options.MaxSize: it is not delivered cut, it is dropped.
+var ErrTruncated = errors.New("packet: datagram truncated")
 
 // errPacketClosed is what writes to a closed datagram socket return.
-var errPacketClosed = fmt.Errorf("engine: datagram socket closed: %w", net.ErrClosed)
+var errPacketClosed = fmt.Errorf("packet: datagram socket closed: %w", net.ErrClosed)
 
-// PacketConn is a datagram socket (UDP or unixgram) served by one loop:
+// Conn is a datagram socket (UDP or unixgram) served by one loop:
 // the loop receives in batches and calls the handler for each datagram,
 // and sends what WriteTo queued once per iteration, in batches. Its fields
 // are the loop's, except the async queue and the atomics.
-type PacketConn struct {
-	loop      *Loop
-	h         PacketHandler
+type Conn struct {
+	loop      *engine.Loop
+	in        loopapi.Internals
+	drv       driver.Driver
+	counts    *loopapi.PacketCounts // the loop's, which its Metrics publish
+	h         Handler
 	fd        int
 	family    int
 	network   string
 	laddr     net.Addr
-	raddr     net.Addr // DialPacket's peer
+	raddr     net.Addr // Dial's peer
 	unlink    string   // the unixgram path Listen bound, removed at close
 	connected bool
-	gso       bool // sends coalesce runs to one peer (packetgso.go)
+	gso       bool // sends coalesce runs to one peer (offload.go)
 	cfg       packetConfig
 	limit     int // bytes held unsent (queued on the loop and by other goroutines)
 	io        datagramIO
@@ -109,58 +114,61 @@ const (
 // packetTask runs one of a socket's steps on its loop; each socket keeps its
 // own, so queueing one allocates nothing.
 type packetTask struct {
-	pc *PacketConn
-	fn func(*PacketConn)
+	pc *Conn
+	fn func(*Conn)
 }
 
 func (t *packetTask) Run() { t.fn(t.pc) }
 
-// ListenPacket opens a datagram socket bound to addr on loop l and serves it
+// Listen opens a datagram socket bound to addr on loop l and serves it
 // with h: network is "udp", "udp4", "udp6" or "unixgram" (a path, or
 // "@name" for Linux's abstract namespace; a path it bound is removed at
-// close). "udp" on a wildcard address serves IPv4 and IPv6. ConnOptions that
-// apply: WithPacketOptions, and of the others the socket buffers, the
-// async write limit (the bytes the socket holds unsent) and SO_REUSEPORT
-// (one socket per loop of a group on one port, the kernel spreading the
-// peers). Safe from any goroutine; a host name is resolved on the caller's.
-// Errors are *net.OpError with Op "listen", as net.ListenPacket's.
-func ListenPacket(l *Loop, network, addr string, h PacketHandler, opts ...ConnOption) (*PacketConn, error) {
-	return openPacket(l, "listen", network, addr, h, opts)
+// close). "udp" on a wildcard address serves IPv4 and IPv6. o nil means
+// the defaults. Safe from any goroutine; a host name is resolved on the
+// caller's. Errors are *net.OpError with Op "listen", as
+// net.ListenPacket's.
+func Listen(l *engine.Loop, network, addr string, h Handler, o *Options) (*Conn, error) {
+	return open(l, "listen", network, addr, h, o)
 }
 
-// DialPacket opens a datagram socket connected to raddr on loop l: it
+// Dial opens a datagram socket connected to raddr on loop l: it
 // receives only from raddr, WriteTo with the zero AddrPort sends there, and
 // ICMP errors about what it sent reach OnPacketError (a closed port:
 // syscall.ECONNREFUSED). A unixgram socket is bound to an autobound
-// abstract name, so the peer can answer it. Otherwise as ListenPacket;
+// abstract name, so the peer can answer it. Otherwise as Listen;
 // errors have Op "dial".
-func DialPacket(l *Loop, network, raddr string, h PacketHandler, opts ...ConnOption) (*PacketConn, error) {
-	return openPacket(l, "dial", network, raddr, h, opts)
+func Dial(l *engine.Loop, network, raddr string, h Handler, o *Options) (*Conn, error) {
+	return open(l, "dial", network, raddr, h, o)
 }
 
-func openPacket(l *Loop, op, network, addr string, h PacketHandler, opts []ConnOption) (*PacketConn, error) {
+var errNilHandler = errors.New("packet: nil handler")
+
+func open(l *engine.Loop, op, network, addr string, h Handler, o *Options) (*Conn, error) {
 	if h == nil {
 		return nil, errNilHandler
 	}
-	cfg, err := newConnConfig(network, opts)
+	cfg, err := o.config()
 	if err != nil {
-		return nil, opError(op, network, nil, nil, err)
+		return nil, opError(op, network, nil, err)
 	}
-	pcfg := cfg.packet.withDefaults()
+	in, err := loopapi.Open(l)
+	if err != nil {
+		return nil, opError(op, network, nil, err)
+	}
 	family, sa, err := resolvePacket(network, addr)
 	if err != nil {
-		return nil, opError(op, network, nil, nil, err)
+		return nil, opError(op, network, nil, err)
 	}
-	fail := func(err error) (*PacketConn, error) {
-		return nil, opError(op, network, nil, packetAddr(sa, network), err)
+	fail := func(err error) (*Conn, error) {
+		return nil, opError(op, network, packetAddr(sa, network), err)
 	}
 	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fail(os.NewSyscallError("socket", err))
 	}
-	pc := &PacketConn{loop: l, h: h, fd: fd, family: family, network: network, cfg: pcfg,
-		limit: cfg.asyncLimit, gso: packetGSO && family != unix.AF_UNIX}
-	if err := pc.setup(op, sa, cfg); err != nil {
+	pc := &Conn{loop: l, in: in, drv: in.Driver(), counts: in.Packets(), h: h, fd: fd, family: family, network: network,
+		cfg: cfg, limit: cfg.asyncLimit, gso: packetGSO && family != unix.AF_UNIX}
+	if err := pc.setup(op, sa); err != nil {
 		unix.Close(fd)
 		return fail(err)
 	}
@@ -168,13 +176,13 @@ func openPacket(l *Loop, op, network, addr string, h PacketHandler, opts []ConnO
 	if lsa, err := unix.Getsockname(fd); err == nil {
 		pc.laddr = packetAddr(lsa, network)
 	}
-	pc.flushT = packetTask{pc, (*PacketConn).flushTask}
-	pc.readT = packetTask{pc, (*PacketConn).readTask}
-	pc.drainT = packetTask{pc, (*PacketConn).drainAsync}
-	pc.closeT = packetTask{pc, func(pc *PacketConn) { pc.closeWith(nil) }}
-	pc.pauseT = packetTask{pc, (*PacketConn).pauseTask}
-	pc.retryT = packetTask{pc, (*PacketConn).retryTask}
-	if err := l.onLoop(pc.register); err != nil {
+	pc.flushT = packetTask{pc, (*Conn).flushTask}
+	pc.readT = packetTask{pc, (*Conn).readTask}
+	pc.drainT = packetTask{pc, (*Conn).drainAsync}
+	pc.closeT = packetTask{pc, func(pc *Conn) { pc.closeWith(nil) }}
+	pc.pauseT = packetTask{pc, (*Conn).pauseTask}
+	pc.retryT = packetTask{pc, (*Conn).retryTask}
+	if err := in.OnLoop(pc.register); err != nil {
 		unix.Close(fd)
 		if pc.unlink != "" {
 			os.Remove(pc.unlink)
@@ -184,33 +192,50 @@ func openPacket(l *Loop, op, network, addr string, h PacketHandler, opts []ConnO
 	return pc, nil
 }
 
-// register adds the socket to its loop and starts receiving (on the loop).
-func (pc *PacketConn) register() error {
-	l := pc.loop
-	if l.State() >= ShuttingDown {
-		return ErrShutdown
+// opError wraps err as an *net.OpError for op, as net's listen and dial
+// errors are; one that already is one is returned as it is.
+func opError(op, network string, addr net.Addr, err error) error {
+	if oe := (*net.OpError)(nil); errors.As(err, &oe) {
+		return err
 	}
-	pc.pl = acquirePacketLoop(l, pc.cfg)
-	pc.io, pc.rs = pickDatagramIO(l, pc.cfg)
-	pc.idx, pc.gen = l.reg.add(pc)
+	return &net.OpError{Op: op, Net: network, Addr: addr, Err: err}
+}
+
+// register adds the socket to its loop and starts receiving (on the loop).
+func (pc *Conn) register() error {
+	if pc.loop.State() >= engine.ShuttingDown {
+		return engine.ErrShutdown
+	}
+	pc.pl = acquirePacketLoop(pc.in.PacketShared(), pc.cfg)
+	pc.io, pc.rs = pickDatagramIO(pc.drv, pc.cfg)
+	pc.idx, pc.gen = pc.in.Register(registration{pc})
 	pc.updateInterest()
 	return nil
 }
 
-func (pc *PacketConn) tag(k opKind) driver.Tag { return makeTag(pc.idx, pc.gen, k) }
+// registration is the socket as its loop's slot table holds it: its
+// methods are exported (they cross from package engine), so they are not
+// Conn's.
+type registration struct{ pc *Conn }
+
+func (r registration) Complete(k driver.OpKind, c *driver.Completion) { r.pc.complete(k, c) }
+func (r registration) Shutdown()                                      { r.pc.closeWith(engine.ErrShutdown) }
+func (r registration) Abandon()                                       { r.pc.abandon() }
+
+func (pc *Conn) tag(k driver.OpKind) driver.Tag { return driver.MakeTag(pc.idx, pc.gen, k) }
 
 // LocalAddr returns the address the socket is bound to: a *net.UDPAddr or
 // a *net.UnixAddr.
-func (pc *PacketConn) LocalAddr() net.Addr { return pc.laddr }
+func (pc *Conn) LocalAddr() net.Addr { return pc.laddr }
 
 // Loop returns the loop that serves the socket.
-func (pc *PacketConn) Loop() *Loop { return pc.loop }
+func (pc *Conn) Loop() *engine.Loop { return pc.loop }
 
 // Close closes the socket: what WriteTo and WriteToAddr accepted is handed
 // to the kernel once more (what it does not take at once is dropped), the
 // fd is closed, and OnPacketClose(nil) follows. Safe from any goroutine; a
 // second Close returns an error wrapping net.ErrClosed.
-func (pc *PacketConn) Close() error {
+func (pc *Conn) Close() error {
 	if pc.closeCalled.Swap(true) {
 		return errPacketClosed
 	}
@@ -219,7 +244,7 @@ func (pc *PacketConn) Close() error {
 		return nil
 	}
 	// Refused only once the loop has shut down, which closed the socket.
-	_ = pc.loop.control(&pc.closeT)
+	_ = pc.in.Control(&pc.closeT)
 	return nil
 }
 
@@ -228,12 +253,12 @@ func (pc *PacketConn) Close() error {
 // /proc/net/snmp's RcvbufErrors). Datagrams of a batch already received
 // are still delivered. Off the loop it hands itself to the loop, where the
 // latest of PauseRead and ResumeRead called off the loop wins.
-func (pc *PacketConn) PauseRead() { pc.setPaused(true) }
+func (pc *Conn) PauseRead() { pc.setPaused(true) }
 
 // ResumeRead starts receiving again; off the loop as PauseRead.
-func (pc *PacketConn) ResumeRead() { pc.setPaused(false) }
+func (pc *Conn) ResumeRead() { pc.setPaused(false) }
 
-func (pc *PacketConn) setPaused(p bool) {
+func (pc *Conn) setPaused(p bool) {
 	if pc.loop.InEventLoop() {
 		pc.applyPause(p)
 		return
@@ -244,18 +269,18 @@ func (pc *PacketConn) setPaused(p bool) {
 	}
 	pc.pauseReq.Store(v)
 	if !pc.pauseQueued.Swap(true) {
-		_ = pc.loop.control(&pc.pauseT)
+		_ = pc.in.Control(&pc.pauseT)
 	}
 }
 
-func (pc *PacketConn) pauseTask() {
+func (pc *Conn) pauseTask() {
 	pc.pauseQueued.Store(false)
 	if v := pc.pauseReq.Swap(0); v != 0 {
 		pc.applyPause(v == 1)
 	}
 }
 
-func (pc *PacketConn) applyPause(p bool) {
+func (pc *Conn) applyPause(p bool) {
 	if pc.st != packetOpen || pc.paused == p {
 		return
 	}
@@ -264,7 +289,7 @@ func (pc *PacketConn) applyPause(p bool) {
 }
 
 // want is the readiness the socket waits for now.
-func (pc *PacketConn) want() uint32 {
+func (pc *Conn) want() uint32 {
 	if pc.st != packetOpen {
 		return 0
 	}
@@ -282,31 +307,31 @@ func (pc *PacketConn) want() uint32 {
 // per fd (the driver contract), so a change of events cancels the live poll
 // and arms the new one at its final completion; ringIO's RECVMSG likewise
 // (updateRecv). A closing socket with neither left goes on to close its fd.
-func (pc *PacketConn) updateInterest() {
+func (pc *Conn) updateInterest() {
 	pc.updateRecv()
 	w := pc.want()
 	if pc.polling {
 		if pc.poll != w && !pc.cancelling {
 			pc.cancelling = true
-			pc.loop.drv.Cancel(pc.fd, pc.tag(opPoll))
+			pc.drv.Cancel(pc.fd, pc.tag(driver.OpPoll))
 		}
 		return
 	}
 	switch {
 	case w != 0:
 		pc.poll, pc.polling = w, true
-		pc.loop.drv.Poll(pc.fd, pc.tag(opPoll), w)
+		pc.drv.Poll(pc.fd, pc.tag(driver.OpPoll), w)
 	case pc.st == packetClosing && !pc.recvArmed && (pc.rs == nil || pc.rs.inflight == 0):
 		pc.st = packetCloseFD
-		pc.loop.drv.CloseFD(pc.fd, pc.tag(opClose))
+		pc.drv.CloseFD(pc.fd, pc.tag(driver.OpClose))
 	}
 }
 
 // complete handles the socket's completions: readiness of its poll, the
 // datagrams of its RECVMSG (ringIO), and the close of its fd.
-func (pc *PacketConn) complete(k opKind, c *driver.Completion) {
+func (pc *Conn) complete(k driver.OpKind, c *driver.Completion) {
 	switch k {
-	case opPoll:
+	case driver.OpPoll:
 		if c.Res > 0 && pc.st == packetOpen {
 			pc.ready(uint32(c.Res))
 		}
@@ -318,17 +343,17 @@ func (pc *PacketConn) complete(k opKind, c *driver.Completion) {
 			pc.closeWith(os.NewSyscallError("poll", c.Err()))
 		}
 		pc.updateInterest()
-	case opRecv:
+	case driver.OpRecv:
 		pc.received(c)
-	case opSend:
+	case driver.OpSend:
 		pc.sent(c)
-	case opClose:
+	case driver.OpClose:
 		pc.finish()
 	}
 }
 
 // ready handles a readiness report: a blocked send goes on, then receive.
-func (pc *PacketConn) ready(ev uint32) {
+func (pc *Conn) ready(ev uint32) {
 	if ev&(unix.POLLOUT|unix.POLLERR|unix.POLLHUP) != 0 && pc.blocked && !pc.retrying {
 		pc.writable()
 	}
@@ -340,7 +365,7 @@ func (pc *PacketConn) ready(ev uint32) {
 // closeWith starts closing: AsyncWriteTo's accepted datagrams join the
 // queue, the queue gets one more try, the poll is cancelled, then the fd
 // is closed through the driver and OnPacketClose(err) follows.
-func (pc *PacketConn) closeWith(err error) {
+func (pc *Conn) closeWith(err error) {
 	if pc.st != packetOpen {
 		return
 	}
@@ -352,7 +377,7 @@ func (pc *PacketConn) closeWith(err error) {
 		_ = pc.io.send(pc)
 	}
 	pc.sendErrs = pc.sendErrs[:0]
-	pc.loop.packets.dropped += uint64(len(pc.out.msgs) - pc.out.head)
+	pc.counts.Dropped += uint64(len(pc.out.msgs) - pc.out.head)
 	pc.out.reset()
 	pc.outBytes.Store(0)
 	pc.blocked = false
@@ -361,31 +386,28 @@ func (pc *PacketConn) closeWith(err error) {
 
 // finish releases the socket once its fd is closed and calls
 // OnPacketClose.
-func (pc *PacketConn) finish() {
+func (pc *Conn) finish() {
 	if pc.st == packetClosed {
 		return
 	}
 	pc.st = packetClosed
-	pc.loop.reg.remove(pc.idx, pc.gen)
-	releasePacketLoop(pc.loop, pc.pl)
+	pc.in.Unregister(pc.idx, pc.gen)
+	releasePacketLoop(pc.in.PacketShared(), pc.pl)
 	if pc.unlink != "" {
 		os.Remove(pc.unlink)
 	}
-	defer pc.loop.recoverHook("OnPacketClose")
+	defer pc.recoverHook("OnPacketClose")
 	pc.h.OnPacketClose(pc, pc.closeErr)
 }
 
-// shutdown closes the socket because its loop shuts down.
-func (pc *PacketConn) shutdown() { pc.closeWith(ErrShutdown) }
-
 // abandon finishes the socket without the driver (the loop is about to
 // release it).
-func (pc *PacketConn) abandon() {
+func (pc *Conn) abandon() {
 	if pc.st == packetClosed {
 		return
 	}
 	if pc.closeErr == nil {
-		pc.closeErr = pc.loop.fault
+		pc.closeErr = pc.in.Fault()
 	}
 	pc.st = packetCloseFD
 	if pc.rs != nil { // the driver is gone, and the kernel's hold with it
@@ -396,25 +418,33 @@ func (pc *PacketConn) abandon() {
 	pc.finish()
 }
 
+// recoverHook is deferred around OnPacketClose: a panic is reported, and
+// the socket is closed already.
+func (pc *Conn) recoverHook(what string) {
+	if p := recover(); p != nil {
+		pc.in.ReportPanic(what, p)
+	}
+}
+
 // recoverCallback is deferred around the handler's callbacks: a panic is
 // reported and closes the socket with an error wrapping a
 // *tasks.PanicError.
-func (pc *PacketConn) recoverCallback(what string) {
+func (pc *Conn) recoverCallback(what string) {
 	if p := recover(); p != nil {
 		pc.delivering = false
-		pc.loop.reportPanic(what, p)
-		pc.closeWith(fmt.Errorf("engine: %s: %w", what, taskq.NewPanicError(p)))
+		pc.in.ReportPanic(what, p)
+		pc.closeWith(fmt.Errorf("packet: %s: %w", what, taskq.NewPanicError(p)))
 	}
 }
 
 // packetError wraps err as net's errors are: op "read" or "write", the
 // socket's network and local address, and the peer when known.
-func (pc *PacketConn) packetError(op string, peer net.Addr, err error) error {
+func (pc *Conn) packetError(op string, peer net.Addr, err error) error {
 	return &net.OpError{Op: op, Net: pc.network, Source: pc.laddr, Addr: peer, Err: err}
 }
 
 // reportError calls OnPacketError (on the loop).
-func (pc *PacketConn) reportError(err error) {
+func (pc *Conn) reportError(err error) {
 	defer pc.recoverCallback("OnPacketError")
 	pc.h.OnPacketError(pc, err)
 }

@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"encoding/binary"
@@ -54,7 +54,7 @@ var packetGSO, packetGRO = true, true
 
 // enableGRO asks the kernel to coalesce what pc receives, where every
 // coalesced run fits a receive slot; a kernel without UDP_GRO leaves it off.
-func (pc *PacketConn) enableGRO() {
+func (pc *Conn) enableGRO() {
 	if !packetGRO || pc.family == unix.AF_UNIX || pc.cfg.maxSize < defaultPacketMaxSize {
 		return
 	}
@@ -63,7 +63,7 @@ func (pc *PacketConn) enableGRO() {
 
 // groSegment is the segment size a coalesced datagram's control messages
 // give, 0 for a datagram received as sent.
-func (pc *PacketConn) groSegment(ctrl []byte) int {
+func (pc *Conn) groSegment(ctrl []byte) int {
 	if !pc.cfg.gro || len(ctrl) == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"encoding/binary"
@@ -11,10 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PacketInfo is what the kernel tells of the datagram being delivered,
+// Info is what the kernel tells of the datagram being delivered,
 // besides its payload and source, on a socket with
-// PacketOptions.ReceiveInfo.
-type PacketInfo struct {
+// Options.ReceiveInfo.
+type Info struct {
 	// Local is the address the datagram was sent to (one of the host's,
 	// or a multicast group); an IPv4 one comes unmapped.
 	Local netip.Addr
@@ -27,7 +27,7 @@ type PacketInfo struct {
 
 // readable receives what the socket has queued (on readiness, or to go on
 // after the read budget).
-func (pc *PacketConn) readable() {
+func (pc *Conn) readable() {
 	pl := pc.pl
 	if pl.busy { // never expected: a receive inside a receive
 		pc.queueRead()
@@ -44,17 +44,17 @@ func (pc *PacketConn) readable() {
 // queueRead continues receiving next iteration: readiness is reported as an
 // edge, so a socket left with datagrams after its budget would not be
 // reported again.
-func (pc *PacketConn) queueRead() {
+func (pc *Conn) queueRead() {
 	if pc.readQueued {
 		return
 	}
 	pc.readQueued = true
-	if pc.loop.control(&pc.readT) != nil {
+	if pc.in.Control(&pc.readT) != nil {
 		pc.readQueued = false // the loop is terminating: the socket is closing
 	}
 }
 
-func (pc *PacketConn) readTask() {
+func (pc *Conn) readTask() {
 	pc.readQueued = false
 	if pc.st == packetOpen && !pc.paused {
 		pc.readable()
@@ -62,7 +62,7 @@ func (pc *PacketConn) readTask() {
 }
 
 // deliver hands a receive batch's n datagrams to the handler.
-func (pc *PacketConn) deliver(ar *packetArena, n int) {
+func (pc *Conn) deliver(ar *packetArena, n int) {
 	defer pc.recoverCallback("OnPacket")
 	for i := 0; i < n && pc.st == packetOpen; i++ {
 		h := &ar.hdrs[i]
@@ -74,22 +74,22 @@ func (pc *PacketConn) deliver(ar *packetArena, n int) {
 // deliverOne hands one datagram to the handler: b is what was copied, size
 // the datagram's length; name and ctrl stay readable for SourceAddr, Info
 // and Reply during the call. The caller recovers the handler's panic.
-func (pc *PacketConn) deliverOne(b []byte, size int, flags int32, name *unix.RawSockaddrAny, nameLen uint32, ctrl []byte) {
+func (pc *Conn) deliverOne(b []byte, size int, flags int32, name *unix.RawSockaddrAny, nameLen uint32, ctrl []byte) {
 	pc.delivering, pc.curName, pc.curNameLen, pc.curCtrl = true, name, nameLen, ctrl
 	from := decodeSource(name)
 	if flags&unix.MSG_TRUNC != 0 || size > len(b) {
 		err := fmt.Errorf("%w: %d bytes, over MaxSize %d", ErrTruncated, size, pc.cfg.maxSize)
-		pc.loop.packets.dropped++
+		pc.counts.Dropped++
 		pc.h.OnPacketError(pc, pc.packetError("read", pc.sourceAddr(from), err))
 	} else if seg := pc.groSegment(ctrl); seg > 0 && seg < len(b) {
 		for len(b) > 0 && pc.st == packetOpen { // a coalesced run, cut back into its datagrams
 			k := min(seg, len(b))
-			pc.loop.packets.in++
+			pc.counts.In++
 			pc.h.OnPacket(pc, b[:k:k], from)
 			b = b[k:]
 		}
 	} else {
-		pc.loop.packets.in++
+		pc.counts.In++
 		pc.h.OnPacket(pc, b, from)
 	}
 	pc.delivering = false
@@ -99,7 +99,7 @@ func (pc *PacketConn) deliverOne(b []byte, size int, flags int32, name *unix.Raw
 // ICMP error the kernel held, yes; after a lack of memory or buffers, no
 // (until the next readiness); an error that means the socket is broken
 // closes it.
-func (pc *PacketConn) recvFailed(call string, errno unix.Errno) bool {
+func (pc *Conn) recvFailed(call string, errno unix.Errno) bool {
 	err := pc.packetError("read", pc.raddr, os.NewSyscallError(call, errno))
 	switch errno {
 	case unix.EBADF, unix.ENOTSOCK, unix.EFAULT, unix.EINVAL:
@@ -115,14 +115,14 @@ func (pc *PacketConn) recvFailed(call string, errno unix.Errno) bool {
 // *net.UDPAddr, or a *net.UnixAddr whose Name is the sender's path ("@name"
 // when abstract, "" when it is not bound). Nil outside those calls. It
 // allocates; OnPacket's from is the free form for UDP.
-func (pc *PacketConn) SourceAddr() net.Addr {
+func (pc *Conn) SourceAddr() net.Addr {
 	if !pc.loop.InEventLoop() || !pc.delivering {
 		return nil
 	}
 	return pc.sourceAddr(decodeSource(pc.curName))
 }
 
-func (pc *PacketConn) sourceAddr(from netip.AddrPort) net.Addr {
+func (pc *Conn) sourceAddr(from netip.AddrPort) net.Addr {
 	if pc.family == unix.AF_UNIX {
 		return &net.UnixAddr{Name: unixName(pc.curName, pc.curNameLen), Net: "unixgram"}
 	}
@@ -130,10 +130,10 @@ func (pc *PacketConn) sourceAddr(from netip.AddrPort) net.Addr {
 }
 
 // Info returns what the kernel told of the datagram being delivered (during
-// OnPacket) on a socket with PacketOptions.ReceiveInfo; the zero
-// PacketInfo otherwise.
-func (pc *PacketConn) Info() PacketInfo {
-	var pi PacketInfo
+// OnPacket) on a socket with Options.ReceiveInfo; the zero
+// Info otherwise.
+func (pc *Conn) Info() Info {
+	var pi Info
 	if !pc.loop.InEventLoop() || !pc.delivering {
 		return pi
 	}

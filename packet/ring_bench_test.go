@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"fmt"
@@ -8,14 +8,16 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/engine"
 )
 
 // benchEcho answers each datagram with itself.
 type benchEcho struct{}
 
-func (benchEcho) OnPacket(pc *PacketConn, b []byte, from netip.AddrPort) { _ = pc.WriteTo(b, from) }
-func (benchEcho) OnPacketError(*PacketConn, error)                       {}
-func (benchEcho) OnPacketClose(*PacketConn, error)                       {}
+func (benchEcho) OnPacket(pc *Conn, b []byte, from netip.AddrPort) { _ = pc.WriteTo(b, from) }
+func (benchEcho) OnPacketError(*Conn, error)                       {}
+func (benchEcho) OnPacketClose(*Conn, error)                       {}
 
 // BenchmarkPacketEchoIO compares the datagram paths on one io_uring loop
 // (locked, native profile): multishot RECVMSG and linked SENDMSG (ring),
@@ -45,18 +47,18 @@ func benchPacketEcho(b *testing.B, ring, ringSend bool, batch int) {
 	old, oldSend := packetRing, packetRingSend
 	packetRing, packetRingSend = ring, ringSend
 	defer func() { packetRing, packetRingSend = old, oldSend }()
-	l, err := New(WithBackend(BackendUring), WithThreading(ThreadingLocked))
+	l, err := engine.New(engine.WithBackend(engine.BackendUring), engine.WithThreading(engine.ThreadingLocked))
 	if err != nil {
 		b.Skip("io_uring unavailable: ", err)
 	}
 	defer l.Close()
-	pc, err := ListenPacket(l, "udp4", "127.0.0.1:0", benchEcho{},
-		WithPacketOptions(PacketOptions{Batch: batch}), WithSocketOptions(SocketOptions{RecvBuffer: 1 << 20, SendBuffer: 1 << 20}))
+	pc, err := Listen(l, "udp4", "127.0.0.1:0", benchEcho{},
+		&Options{Batch: batch, RecvBuffer: 1 << 20, SendBuffer: 1 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer pc.Close()
-	got, err := Submit(l, func() (bool, error) { _, ok := pc.io.(ringIO); return ok, nil }).Await(b.Context())
+	got, err := engine.Submit(l, func() (bool, error) { _, ok := pc.io.(ringIO); return ok, nil }).Await(b.Context())
 	if err != nil || got != ring {
 		b.Skipf("receive path ring=%v, want %v (%v): the kernel lacks multishot RECVMSG", got, ring, err)
 	}
@@ -114,8 +116,8 @@ func benchPacketEcho(b *testing.B, ring, ringSend bool, batch int) {
 }
 
 // loopCPU is the CPU time the locked loop's thread has used, in ns.
-func loopCPU(b *testing.B, l *Loop) int64 {
-	ns, err := Submit(l, func() (int64, error) {
+func loopCPU(b *testing.B, l *engine.Loop) int64 {
+	ns, err := engine.Submit(l, func() (int64, error) {
 		var ru unix.Rusage
 		if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
 			return 0, err

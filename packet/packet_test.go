@@ -1,4 +1,4 @@
-package engine_test
+package packet_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/packet"
 	"github.com/ringloop/ringloop/tasks"
 )
 
@@ -28,8 +29,8 @@ import (
 // the close.
 type pktHandler struct {
 	reply    bool
-	onPacket func(pc *engine.PacketConn, b []byte, from netip.AddrPort)
-	onError  func(pc *engine.PacketConn, err error)
+	onPacket func(pc *packet.Conn, b []byte, from netip.AddrPort)
+	onError  func(pc *packet.Conn, err error)
 	got      atomic.Int64
 	errs     chan error
 	closed   chan error
@@ -39,7 +40,7 @@ func newPktHandler() *pktHandler {
 	return &pktHandler{errs: make(chan error, 1024), closed: make(chan error, 1)}
 }
 
-func (h *pktHandler) OnPacket(pc *engine.PacketConn, b []byte, from netip.AddrPort) {
+func (h *pktHandler) OnPacket(pc *packet.Conn, b []byte, from netip.AddrPort) {
 	h.got.Add(1)
 	switch {
 	case h.onPacket != nil:
@@ -57,7 +58,7 @@ func (h *pktHandler) check(err error) {
 	}
 }
 
-func (h *pktHandler) OnPacketError(pc *engine.PacketConn, err error) {
+func (h *pktHandler) OnPacketError(pc *packet.Conn, err error) {
 	if h.onError != nil {
 		h.onError(pc, err)
 		return
@@ -68,7 +69,7 @@ func (h *pktHandler) OnPacketError(pc *engine.PacketConn, err error) {
 	}
 }
 
-func (h *pktHandler) OnPacketClose(pc *engine.PacketConn, err error) { h.closed <- err }
+func (h *pktHandler) OnPacketClose(pc *packet.Conn, err error) { h.closed <- err }
 
 // waitClosed returns OnPacketClose's error.
 func (h *pktHandler) waitClosed(t *testing.T) error {
@@ -105,12 +106,20 @@ func udpNets() [][2]string {
 	return nets
 }
 
-func listenPacket(t *testing.T, l *engine.Loop, network, addr string, h engine.PacketHandler, opts ...engine.ConnOption) *engine.PacketConn {
+func listenPacket(t *testing.T, l *engine.Loop, network, addr string, h packet.Handler, o ...*packet.Options) *packet.Conn {
 	t.Helper()
-	pc, err := engine.ListenPacket(l, network, addr, h, opts...)
+	pc, err := packet.Listen(l, network, addr, h, optsOf(o))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pc.Close() })
 	return pc
+}
+
+// optsOf is a helper's optional options: nil (the defaults) when none.
+func optsOf(o []*packet.Options) *packet.Options {
+	if len(o) == 0 {
+		return nil
+	}
+	return o[0]
 }
 
 // echoRounds runs peers client sockets at once, each sending rounds
@@ -210,7 +219,7 @@ func TestPacketDualStackUDP(t *testing.T) {
 		l := newLoop(t, c)
 		h := newPktHandler()
 		var from4 atomic.Bool
-		h.onPacket = func(pc *engine.PacketConn, b []byte, from netip.AddrPort) {
+		h.onPacket = func(pc *packet.Conn, b []byte, from netip.AddrPort) {
 			from4.Store(from.Addr().Is4())
 			h.check(pc.WriteTo(b, from))
 		}
@@ -233,21 +242,21 @@ func TestPacketTruncatedUDP(t *testing.T) {
 		for _, n := range udpNets() {
 			h := newPktHandler()
 			var replyErr atomic.Value
-			h.onError = func(pc *engine.PacketConn, err error) {
-				if errors.Is(err, engine.ErrTruncated) {
+			h.onError = func(pc *packet.Conn, err error) {
+				if errors.Is(err, packet.ErrTruncated) {
 					replyErr.Store(fmt.Sprint(pc.Reply([]byte("too long")), " ", pc.SourceAddr()))
 				}
 				h.errs <- err
 			}
 			before := l.Metrics()
-			pc := listenPacket(t, l, n[0], n[1], h, engine.WithPacketOptions(engine.PacketOptions{MaxSize: 100}))
+			pc := listenPacket(t, l, n[0], n[1], h, &packet.Options{MaxSize: 100})
 			peer, err := net.DialUDP(n[0], nil, pc.LocalAddr().(*net.UDPAddr))
 			require.NoError(t, err)
 			defer peer.Close()
 			_, err = peer.Write(make([]byte, 300))
 			require.NoError(t, err)
 			err = h.waitError(t)
-			require.ErrorIs(t, err, engine.ErrTruncated)
+			require.ErrorIs(t, err, packet.ErrTruncated)
 			require.ErrorContains(t, err, "300 bytes")
 			var oe *net.OpError
 			require.ErrorAs(t, err, &oe)
@@ -308,7 +317,7 @@ func TestPacketICMPErrorUDP(t *testing.T) {
 		l := newLoop(t, c)
 		for _, n := range udpNets() {
 			h := newPktHandler()
-			pc, err := engine.DialPacket(l, n[0], closedPort(t, n[0], n[1]), h)
+			pc, err := packet.Dial(l, n[0], closedPort(t, n[0], n[1]), h, nil)
 			require.NoError(t, err)
 			for range 2 {
 				require.NoError(t, pc.WriteTo([]byte("anyone?"), netip.AddrPort{}))
@@ -334,10 +343,10 @@ func TestPacketDialUDP(t *testing.T) {
 		srv := listenPacket(t, l, "udp4", "127.0.0.1:0", newPktHandler())
 		got := make(chan string, 4)
 		h := newPktHandler()
-		h.onPacket = func(pc *engine.PacketConn, b []byte, from netip.AddrPort) {
+		h.onPacket = func(pc *packet.Conn, b []byte, from netip.AddrPort) {
 			got <- string(b) + " from " + from.String()
 		}
-		cl, err := engine.DialPacket(l, "udp", srv.LocalAddr().String(), h)
+		cl, err := packet.Dial(l, "udp", srv.LocalAddr().String(), h, nil)
 		require.NoError(t, err)
 		defer cl.Close()
 		require.NoError(t, cl.WriteTo([]byte("one"), netip.AddrPort{}))
@@ -358,7 +367,7 @@ func TestPacketDialUDP(t *testing.T) {
 
 // TestPacketUnixgram: a unixgram server on a path and on an abstract name
 // answers bound peers with Reply, tells their names (SourceAddr), removes
-// its path at close; a DialPacket peer (autobound) is answered too.
+// its path at close; a Dial peer (autobound) is answered too.
 func TestPacketUnixgram(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -367,7 +376,7 @@ func TestPacketUnixgram(t *testing.T) {
 		for _, addr := range []string{path, fmt.Sprintf("@ringloop-test-%d-%d", os.Getpid(), rand.Int64())} {
 			h := newPktHandler()
 			var srcs sync.Map
-			h.onPacket = func(pc *engine.PacketConn, b []byte, from netip.AddrPort) {
+			h.onPacket = func(pc *packet.Conn, b []byte, from netip.AddrPort) {
 				if from.IsValid() {
 					h.check(fmt.Errorf("unixgram source %v, want the zero AddrPort", from))
 				}
@@ -383,8 +392,8 @@ func TestPacketUnixgram(t *testing.T) {
 
 			ch := newPktHandler()
 			echoed := make(chan []byte, 1)
-			ch.onPacket = func(_ *engine.PacketConn, b []byte, _ netip.AddrPort) { echoed <- bytes.Clone(b) }
-			cl, err := engine.DialPacket(l, "unixgram", addr, ch)
+			ch.onPacket = func(_ *packet.Conn, b []byte, _ netip.AddrPort) { echoed <- bytes.Clone(b) }
+			cl, err := packet.Dial(l, "unixgram", addr, ch, nil)
 			require.NoError(t, err)
 			require.NoError(t, cl.WriteTo([]byte("dialled"), netip.AddrPort{}))
 			select {
@@ -421,7 +430,7 @@ func TestPacketReusePortUDP(t *testing.T) {
 			if i > 0 {
 				addr = port
 			}
-			pc := listenPacket(t, l, "udp4", addr, hs[i], engine.WithSocketOptions(engine.SocketOptions{ReusePort: true}))
+			pc := listenPacket(t, l, "udp4", addr, hs[i], &packet.Options{ReusePort: true})
 			port = pc.LocalAddr().String()
 		}
 		ua, err := net.ResolveUDPAddr("udp4", port)
@@ -448,7 +457,7 @@ func TestPacketWriteFullUDP(t *testing.T) {
 		defer rx.Close()
 		to := rx.LocalAddr().(*net.UDPAddr).AddrPort()
 		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", newPktHandler(),
-			engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 10000}))
+			&packet.Options{AsyncWriteLimit: 10000})
 		const want = 10000 / (200 + 64)
 		msg := make([]byte, 200)
 		fill := func() int {
@@ -504,7 +513,7 @@ func TestPacketAsyncLoadUnixgram(t *testing.T) {
 		done := make(chan struct{})
 		var total atomic.Int64
 		rh := newPktHandler()
-		rh.onPacket = func(_ *engine.PacketConn, b []byte, _ netip.AddrPort) {
+		rh.onPacket = func(_ *packet.Conn, b []byte, _ netip.AddrPort) {
 			w, seq := b[0], binary.BigEndian.Uint32(b[1:])
 			if int(w) >= writers || seq != next[w] || len(b) != 5+int(seq%300) {
 				bad.CompareAndSwap(nil, fmt.Sprintf("writer %d: datagram %d (%d bytes), want %d", w, seq, len(b), next[w]))
@@ -517,7 +526,7 @@ func TestPacketAsyncLoadUnixgram(t *testing.T) {
 		addr := fmt.Sprintf("@ringloop-test-load-%d-%d", os.Getpid(), rand.Int64())
 		listenPacket(t, newLoop(t, c), "unixgram", addr, rh)
 		sh := newPktHandler()
-		pc, err := engine.DialPacket(l, "unixgram", addr, sh, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 64 << 10}))
+		pc, err := packet.Dial(l, "unixgram", addr, sh, &packet.Options{AsyncWriteLimit: 64 << 10})
 		require.NoError(t, err)
 		defer pc.Close()
 		var full atomic.Int64
@@ -567,7 +576,7 @@ func TestPacketShutdownUDP(t *testing.T) {
 		l, err := engine.New(c.Options()...)
 		require.NoError(t, err)
 		h := newPktHandler()
-		pc, err := engine.ListenPacket(l, "udp4", "127.0.0.1:0", h)
+		pc, err := packet.Listen(l, "udp4", "127.0.0.1:0", h, nil)
 		require.NoError(t, err)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -606,7 +615,7 @@ func TestPacketShutdownUDP(t *testing.T) {
 		wg.Wait()
 		require.ErrorIs(t, pc.WriteTo([]byte("x"), netip.MustParseAddrPort("127.0.0.1:9")), net.ErrClosed)
 		require.ErrorIs(t, pc.Close(), net.ErrClosed)
-		_, err = engine.ListenPacket(l, "udp4", "127.0.0.1:0", h)
+		_, err = packet.Listen(l, "udp4", "127.0.0.1:0", h, nil)
 		require.ErrorIs(t, err, engine.ErrShutdown)
 	})
 }
@@ -619,7 +628,7 @@ func TestPacketPauseUDP(t *testing.T) {
 		l := newLoop(t, c)
 		h := newPktHandler()
 		got := make(chan byte, 16)
-		h.onPacket = func(_ *engine.PacketConn, b []byte, _ netip.AddrPort) { got <- b[0] }
+		h.onPacket = func(_ *packet.Conn, b []byte, _ netip.AddrPort) { got <- b[0] }
 		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h)
 		peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
 		require.NoError(t, err)
@@ -656,21 +665,21 @@ func TestPacketInfoUDP(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c)
 		for _, n := range udpNets() {
-			infos := make(chan engine.PacketInfo, 1)
+			infos := make(chan packet.Info, 1)
 			h := newPktHandler()
-			h.onPacket = func(pc *engine.PacketConn, b []byte, _ netip.AddrPort) {
+			h.onPacket = func(pc *packet.Conn, b []byte, _ netip.AddrPort) {
 				infos <- pc.Info()
 				h.check(pc.Reply(b))
 			}
-			srv := listenPacket(t, l, n[0], n[1], h, engine.WithPacketOptions(engine.PacketOptions{ReceiveInfo: true}))
+			srv := listenPacket(t, l, n[0], n[1], h, &packet.Options{ReceiveInfo: true})
 			ch := newPktHandler()
-			echoed := make(chan engine.PacketInfo, 1)
-			ch.onPacket = func(pc *engine.PacketConn, b []byte, _ netip.AddrPort) { echoed <- pc.Info() }
-			cl, err := engine.DialPacket(l, n[0], srv.LocalAddr().String(), ch, engine.WithPacketOptions(engine.PacketOptions{
-				TOS: 0x28, HopLimit: 9, ReceiveInfo: true}))
+			echoed := make(chan packet.Info, 1)
+			ch.onPacket = func(pc *packet.Conn, b []byte, _ netip.AddrPort) { echoed <- pc.Info() }
+			cl, err := packet.Dial(l, n[0], srv.LocalAddr().String(), ch, &packet.Options{
+				TOS: 0x28, HopLimit: 9, ReceiveInfo: true})
 			require.NoError(t, err)
 			require.NoError(t, cl.WriteTo([]byte("info"), netip.AddrPort{}))
-			var pi engine.PacketInfo
+			var pi packet.Info
 			select {
 			case pi = <-infos:
 			case <-time.After(30 * time.Second):
@@ -685,7 +694,7 @@ func TestPacketInfoUDP(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("Reply not received")
 			}
-			require.Equal(t, engine.PacketInfo{}, srv.Info(), "outside OnPacket")
+			require.Equal(t, packet.Info{}, srv.Info(), "outside OnPacket")
 			require.Nil(t, srv.SourceAddr(), "outside OnPacket")
 			require.Error(t, srv.Reply([]byte("x")), "outside OnPacket")
 			require.NoError(t, cl.Close())
@@ -713,8 +722,8 @@ func TestPacketPanicUDP(t *testing.T) {
 		testenv.CheckLeaks(t)
 		l := newLoop(t, c, engine.WithLogger(discardLogger()))
 		h := newPktHandler()
-		h.onPacket = func(*engine.PacketConn, []byte, netip.AddrPort) { panic("boom") }
-		pc, err := engine.ListenPacket(l, "udp4", "127.0.0.1:0", h)
+		h.onPacket = func(*packet.Conn, []byte, netip.AddrPort) { panic("boom") }
+		pc, err := packet.Listen(l, "udp4", "127.0.0.1:0", h, nil)
 		require.NoError(t, err)
 		peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
 		require.NoError(t, err)
@@ -727,28 +736,28 @@ func TestPacketPanicUDP(t *testing.T) {
 	})
 }
 
-// TestPacketArgsUDP: what ListenPacket, DialPacket and WithPacketOptions
+// TestPacketArgsUDP: what Listen, Dial and Options
 // refuse.
 func TestPacketArgsUDP(t *testing.T) {
 	l, err := engine.New()
 	require.NoError(t, err)
 	defer l.Close()
 	h := newPktHandler()
-	_, err = engine.ListenPacket(l, "udp4", "127.0.0.1:0", nil)
+	_, err = packet.Listen(l, "udp4", "127.0.0.1:0", nil, nil)
 	require.Error(t, err)
 	for _, bad := range [][2]string{{"tcp", "127.0.0.1:0"}, {"udp4", "[::1]:0"}, {"udp6", "127.0.0.1:0"}, {"udp", "nonsense"}} {
-		_, err = engine.ListenPacket(l, bad[0], bad[1], h)
+		_, err = packet.Listen(l, bad[0], bad[1], h, nil)
 		var oe *net.OpError
 		require.ErrorAs(t, err, &oe, "%v", bad)
 		require.Equal(t, "listen", oe.Op)
 	}
-	for _, o := range []engine.PacketOptions{{MaxSize: -1}, {Batch: 2000}, {TOS: 256}, {HopLimit: -1}} {
-		_, err = engine.ListenPacket(l, "udp4", "127.0.0.1:0", h, engine.WithPacketOptions(o))
+	for _, o := range []packet.Options{{MaxSize: -1}, {Batch: 2000}, {TOS: 256}, {HopLimit: -1}, {RecvBuffer: -1}, {AsyncWriteLimit: -1}} {
+		_, err = packet.Listen(l, "udp4", "127.0.0.1:0", h, &o)
 		require.Error(t, err, "%+v", o)
 	}
-	_, err = engine.ListenPacket(l, "udp4", "127.0.0.1:0", h, engine.WithPacketOptions(engine.PacketOptions{MulticastInterface: "no-such-if"}))
+	_, err = packet.Listen(l, "udp4", "127.0.0.1:0", h, &packet.Options{MulticastInterface: "no-such-if"})
 	require.Error(t, err)
-	_, err = engine.DialPacket(l, "unixgram", t.TempDir()+"/nobody", h)
+	_, err = packet.Dial(l, "unixgram", t.TempDir()+"/nobody", h, nil)
 	require.ErrorIs(t, err, syscall.ENOENT)
 	pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h)
 	require.Error(t, pc.JoinGroup(nil, netip.MustParseAddr("127.0.0.1")), "not a group")
@@ -766,7 +775,7 @@ func TestPacketEchoAllocsUDP(t *testing.T) {
 // echoAllocs counts the allocations of a UDP echo round trip in steady
 // state on every combo, with the handler set by prep and the socket opened
 // with opts; the answer is none.
-func echoAllocs(t *testing.T, prep func(h *pktHandler), opts ...engine.ConnOption) {
+func echoAllocs(t *testing.T, prep func(h *pktHandler), o ...*packet.Options) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
@@ -774,7 +783,7 @@ func echoAllocs(t *testing.T, prep func(h *pktHandler), opts ...engine.ConnOptio
 		l := newLoop(t, c)
 		h := newPktHandler()
 		prep(h)
-		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h, opts...)
+		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h, o...)
 		peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
 		require.NoError(t, err)
 		defer peer.Close()

@@ -1,8 +1,7 @@
-package engine
+package packet
 
 import (
 	"os"
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -14,20 +13,20 @@ import (
 // errors and the close; an implementation fills a receive batch and drains
 // the queue. mmsgIO runs on the readiness every backend reports (the
 // driver's Poll op) and moves batches with recvmmsg and sendmmsg; ringIO
-// (packetring.go), where the io_uring driver has multishot RECVMSG,
+// (ring.go), where the io_uring driver has multishot RECVMSG,
 // receives by that op's completions instead (and sends as mmsgIO does, or
-// by chains of linked SENDMSG ops: packetring.go says why not by default).
+// by chains of linked SENDMSG ops: ring.go says why not by default).
 type datagramIO interface {
 	// receive reads what the socket has queued, a batch at a time, handing
 	// the datagrams to the socket's deliver; it reports whether it stopped
 	// on its budget with more perhaps queued, for the caller to go on next
 	// iteration.
-	receive(pc *PacketConn) (more bool)
+	receive(pc *Conn) (more bool)
 	// send hands the queue's datagrams to the kernel, oldest first, and
 	// removes those the kernel took or refused (each refusal recorded in
 	// pc.sendErrs); it returns unix.EAGAIN when the kernel's send buffer is
 	// full, the rest left queued.
-	send(pc *PacketConn) error
+	send(pc *Conn) error
 }
 
 // mmsgIO moves datagrams with recvmmsg and sendmmsg: one system call per
@@ -46,7 +45,7 @@ type mmsghdr struct {
 	Len uint32
 }
 
-func (mmsgIO) receive(pc *PacketConn) bool {
+func (mmsgIO) receive(pc *Conn) bool {
 	for range packetReadRounds {
 		if pc.st != packetOpen || pc.paused {
 			return false
@@ -81,7 +80,7 @@ func (mmsgIO) receive(pc *PacketConn) bool {
 	return true
 }
 
-func (mmsgIO) send(pc *PacketConn) error {
+func (mmsgIO) send(pc *Conn) error {
 	q := &pc.out
 	s := &pc.pl.scratch
 	for !q.empty() {
@@ -91,7 +90,7 @@ func (mmsgIO) send(pc *PacketConn) error {
 		case 0:
 			k := s.datagrams(n)
 			q.advance(k)
-			pc.loop.packets.out += uint64(k)
+			pc.counts.Out += uint64(k)
 			continue
 		case unix.EAGAIN:
 			return unix.EAGAIN
@@ -112,7 +111,7 @@ func (mmsgIO) send(pc *PacketConn) error {
 // kernel held for the socket (about an earlier datagram) fails the next
 // send once: that one is sent again. Any other error drops them, each
 // reported.
-func (pc *PacketConn) refused(call string, errno unix.Errno, n int) {
+func (pc *Conn) refused(call string, errno unix.Errno, n int) {
 	q := &pc.out
 	m := &q.msgs[q.head]
 	err := pc.packetError("write", q.dest(pc, m), os.NewSyscallError(call, errno))
@@ -125,7 +124,7 @@ func (pc *PacketConn) refused(call string, errno unix.Errno, n int) {
 		pc.sendErrs = append(pc.sendErrs, err)
 	}
 	q.advance(n)
-	pc.loop.packets.dropped += uint64(n)
+	pc.counts.Dropped += uint64(n)
 }
 
 // icmpErrno reports the errors ICMP messages leave on a socket.
@@ -166,7 +165,7 @@ type packetLoop struct {
 }
 
 // sendScratch is the headers of one sendmmsg call: per header, its run of
-// datagrams (1, or a coalesced run: packetgso.go) and room for a
+// datagrams (1, or a coalesced run: offload.go) and room for a
 // UDP_SEGMENT control message; the iovecs of all the headers' payloads.
 type sendScratch struct {
 	hdrs []mmsghdr
@@ -189,21 +188,15 @@ func (s *sendScratch) datagrams(n int) int {
 	return k
 }
 
-var packetLoops = struct {
-	sync.Mutex
-	m map[*Loop]*packetLoop
-}{m: map[*Loop]*packetLoop{}}
-
-// acquirePacketLoop returns l's shared datagram state, sized for c (on the
-// loop). A larger size or batch replaces the arena; a receive running on
-// the old one keeps it until it returns.
-func acquirePacketLoop(l *Loop, c packetConfig) *packetLoop {
-	packetLoops.Lock()
-	defer packetLoops.Unlock()
-	pl := packetLoops.m[l]
+// acquirePacketLoop returns the shared datagram state a loop keeps in
+// slot (loopapi.Internals.PacketShared), sized for c (on the loop). A
+// larger size or batch replaces the arena; a receive running on the old
+// one keeps it until it returns.
+func acquirePacketLoop(slot *any, c packetConfig) *packetLoop {
+	pl, _ := (*slot).(*packetLoop)
 	if pl == nil {
 		pl = &packetLoop{}
-		packetLoops.m[l] = pl
+		*slot = pl
 	}
 	pl.users++
 	if pl.ar == nil || pl.ar.batch < c.batch || pl.ar.size < c.maxSize {
@@ -219,12 +212,10 @@ func acquirePacketLoop(l *Loop, c packetConfig) *packetLoop {
 	return pl
 }
 
-// releasePacketLoop drops l's shared state with its last socket.
-func releasePacketLoop(l *Loop, pl *packetLoop) {
-	packetLoops.Lock()
-	defer packetLoops.Unlock()
-	if pl.users--; pl.users == 0 && packetLoops.m[l] == pl {
-		delete(packetLoops.m, l)
+// releasePacketLoop drops the loop's shared state with its last socket.
+func releasePacketLoop(slot *any, pl *packetLoop) {
+	if pl.users--; pl.users == 0 && *slot == any(pl) {
+		*slot = nil
 	}
 }
 

@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"encoding/binary"
@@ -9,6 +9,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/engine"
+	"github.com/ringloop/ringloop/internal/asyncq"
 )
 
 // packetOverhead is what each datagram held unsent counts against the
@@ -17,22 +20,22 @@ import (
 const packetOverhead = 64
 
 var (
-	errNoDatagram    = errors.New("engine: Reply outside OnPacket (or OnPacketError for a truncated datagram)")
-	errUnboundSource = errors.New("engine: the datagram's sender is an unbound unixgram socket: it cannot be answered")
+	errNoDatagram    = errors.New("packet: Reply outside OnPacket (or OnPacketError for a truncated datagram)")
+	errUnboundSource = errors.New("packet: the datagram's sender is an unbound unixgram socket: it cannot be answered")
 )
 
 // WriteTo sends b to to; the zero AddrPort sends to a connected socket's
-// peer (DialPacket). On the loop it queues a copy of b (b may be reused at
+// peer (Dial). On the loop it queues a copy of b (b may be reused at
 // once) and the loop sends the iteration's datagrams together, sendmmsg by
 // sendmmsg, when the iteration ends; it allocates nothing. Off the loop it
 // is the goroutine-safe form: it copies b into the socket's async queue,
 // which the loop drains in order. Either way it returns
-// ErrWriteBufferFull, accepting nothing, when the datagrams the socket
+// engine.ErrWriteBufferFull, accepting nothing, when the datagrams the socket
 // holds unsent (the kernel's send buffer being full, or the loop behind)
-// would pass the async write limit (each counting its payload plus 64
+// would pass Options.AsyncWriteLimit (each counting its payload plus 64
 // bytes), and an error wrapping net.ErrClosed once the socket is closing.
 // A datagram the kernel refuses later is reported to OnPacketError.
-func (pc *PacketConn) WriteTo(b []byte, to netip.AddrPort) error {
+func (pc *Conn) WriteTo(b []byte, to netip.AddrPort) error {
 	var name rawName
 	n, err := pc.encodeAddrPort(&name, to)
 	return pc.writeEncoded(name[:n], b, err)
@@ -40,7 +43,7 @@ func (pc *PacketConn) WriteTo(b []byte, to netip.AddrPort) error {
 
 // WriteToAddr is WriteTo for a net.Addr: a *net.UDPAddr, a *net.UnixAddr
 // (a unixgram path, or "@name"), or nil for a connected socket's peer.
-func (pc *PacketConn) WriteToAddr(b []byte, to net.Addr) error {
+func (pc *Conn) WriteToAddr(b []byte, to net.Addr) error {
 	var name rawName
 	n, err := pc.encodeAddr(&name, to)
 	return pc.writeEncoded(name[:n], b, err)
@@ -49,7 +52,7 @@ func (pc *PacketConn) WriteToAddr(b []byte, to net.Addr) error {
 // writeEncoded is the common end of WriteTo and WriteToAddr: b goes to the
 // destination encoded in name, unless the socket is closing or encoding
 // failed (err, which names the destination).
-func (pc *PacketConn) writeEncoded(name, b []byte, err error) error {
+func (pc *Conn) writeEncoded(name, b []byte, err error) error {
 	switch {
 	case pc.closeCalled.Load():
 		return errPacketClosed
@@ -61,10 +64,10 @@ func (pc *PacketConn) writeEncoded(name, b []byte, err error) error {
 
 // Reply sends b to the source of the datagram being delivered (during
 // OnPacket, or OnPacketError for a truncated one): a unixgram sender too,
-// unless it is not bound. With PacketOptions.ReceiveInfo it answers from
+// unless it is not bound. With Options.ReceiveInfo it answers from
 // the address the datagram was sent to (not from a multicast group's).
 // Otherwise as WriteTo on the loop.
-func (pc *PacketConn) Reply(b []byte) error {
+func (pc *Conn) Reply(b []byte) error {
 	if !pc.loop.InEventLoop() || !pc.delivering {
 		return errNoDatagram
 	}
@@ -122,7 +125,7 @@ func replyControl(dst *[replyCtrlSize]byte, rcv []byte) int {
 
 // write queues one datagram: on the loop into the send queue, elsewhere
 // into the async queue.
-func (pc *PacketConn) write(name, ctrl, b []byte) error {
+func (pc *Conn) write(name, ctrl, b []byte) error {
 	if !pc.loop.InEventLoop() {
 		return pc.asyncWrite(name, ctrl, b)
 	}
@@ -130,7 +133,7 @@ func (pc *PacketConn) write(name, ctrl, b []byte) error {
 		return errPacketClosed
 	}
 	if pc.out.bytes+len(b)+packetOverhead > pc.limit {
-		return ErrWriteBufferFull
+		return engine.ErrWriteBufferFull
 	}
 	pc.out.add(name, ctrl, b)
 	if pc.blocked {
@@ -139,7 +142,7 @@ func (pc *PacketConn) write(name, ctrl, b []byte) error {
 	}
 	if !pc.flushQueued {
 		pc.flushQueued = true
-		if pc.loop.control(&pc.flushT) != nil { // the loop is terminating
+		if pc.in.Control(&pc.flushT) != nil { // the loop is terminating
 			pc.flushQueued = false
 			pc.flush()
 		}
@@ -147,14 +150,14 @@ func (pc *PacketConn) write(name, ctrl, b []byte) error {
 	return nil
 }
 
-func (pc *PacketConn) flushTask() {
+func (pc *Conn) flushTask() {
 	pc.flushQueued = false
 	pc.flush()
 }
 
 // flush sends what is queued, unless the kernel's send buffer is full
 // (POLLOUT or the timed retry goes on then).
-func (pc *PacketConn) flush() {
+func (pc *Conn) flush() {
 	if pc.blocked || pc.out.empty() || pc.st != packetOpen {
 		return
 	}
@@ -163,7 +166,7 @@ func (pc *PacketConn) flush() {
 
 // flushIfFull sends a batch's worth between the receive batches of one
 // readiness, so an echo's queue stays one batch deep.
-func (pc *PacketConn) flushIfFull() {
+func (pc *Conn) flushIfFull() {
 	if len(pc.out.msgs)-pc.out.head >= pc.cfg.batch {
 		pc.flush()
 	}
@@ -171,7 +174,7 @@ func (pc *PacketConn) flushIfFull() {
 
 // sendNow hands the queue to the kernel and reports whether any datagram
 // left it; then it reports the datagrams the kernel refused.
-func (pc *PacketConn) sendNow() (progress bool) {
+func (pc *Conn) sendNow() (progress bool) {
 	before := pc.out.done
 	if pc.io.send(pc) == unix.EAGAIN {
 		pc.blocked = true
@@ -184,7 +187,7 @@ func (pc *PacketConn) sendNow() (progress bool) {
 }
 
 // reportSendErrs reports the datagrams the kernel refused.
-func (pc *PacketConn) reportSendErrs() {
+func (pc *Conn) reportSendErrs() {
 	if len(pc.sendErrs) > 0 {
 		errs := pc.sendErrs
 		pc.sendErrs = nil
@@ -205,7 +208,7 @@ func (pc *PacketConn) reportSendErrs() {
 // full receiver that it is not connected to: its own buffer has room, the
 // receiver's queue does not) retries on a timer instead, backing off from
 // 1 ms to 64 ms, rather than spin on readiness.
-func (pc *PacketConn) writable() {
+func (pc *Conn) writable() {
 	pc.blocked = false
 	switch {
 	case pc.sendNow():
@@ -218,7 +221,7 @@ func (pc *PacketConn) writable() {
 
 // sentNothing counts a room report that sent nothing; from the second in a
 // row the socket retries on a timer instead of waiting for the next.
-func (pc *PacketConn) sentNothing() {
+func (pc *Conn) sentNothing() {
 	if pc.idleOut++; pc.idleOut >= 2 {
 		pc.retrying = true
 		d := time.Millisecond << min(pc.idleOut-2, 6)
@@ -228,7 +231,7 @@ func (pc *PacketConn) sentNothing() {
 	}
 }
 
-func (pc *PacketConn) retryTask() {
+func (pc *Conn) retryTask() {
 	pc.retrying = false
 	if pc.st == packetOpen && pc.blocked {
 		pc.writable()
@@ -237,7 +240,7 @@ func (pc *PacketConn) retryTask() {
 
 // packetQueue is a socket's datagrams waiting for the kernel, oldest
 // first: each one's sockaddr, control message and payload back to back in
-// buf. Its buffers are kept between bursts (up to maxIdleBuffer), so
+// buf. Its buffers are kept between bursts (up to asyncq.MaxIdleBuffer), so
 // steady traffic allocates nothing.
 type packetQueue struct {
 	buf   []byte
@@ -266,7 +269,7 @@ func (q *packetQueue) add(name, ctrl, b []byte) {
 
 // prepare points up to batch scratch headers at the unsent datagrams, one
 // each, or with gso a coalesced run each where the datagrams allow
-// (packetgso.go), and returns how many headers.
+// (offload.go), and returns how many headers.
 func (q *packetQueue) prepare(s *sendScratch, batch int, gso bool) int {
 	vlen, i, iov := 0, q.head, 0
 	for vlen < min(batch, len(s.hdrs)) && i < len(q.msgs) && iov < len(s.iovs) {
@@ -323,10 +326,10 @@ func (q *packetQueue) advance(n int) {
 
 // reset empties the queue, keeping its buffers unless they grew large.
 func (q *packetQueue) reset() {
-	if cap(q.buf) > maxIdleBuffer {
+	if cap(q.buf) > asyncq.MaxIdleBuffer {
 		q.buf = nil
 	}
-	if cap(q.msgs) > maxIdleBuffer/64 {
+	if cap(q.msgs) > asyncq.MaxIdleBuffer/64 {
 		q.msgs = nil
 	}
 	q.buf, q.msgs, q.head, q.bytes = q.buf[:0], q.msgs[:0], 0, 0
@@ -348,7 +351,7 @@ func (q *packetQueue) compact() {
 }
 
 // dest is a queued datagram's destination, for an error report.
-func (q *packetQueue) dest(pc *PacketConn, m *outMsg) net.Addr {
+func (q *packetQueue) dest(pc *Conn, m *outMsg) net.Addr {
 	if m.name == 0 {
 		return pc.raddr
 	}
@@ -366,53 +369,47 @@ func (q *packetQueue) dest(pc *PacketConn, m *outMsg) net.Addr {
 // parts, which the loop moves into the send queue, one drain per batch on
 // the control ring (unbounded, and holding at most one drain per socket).
 type packetAsync struct {
-	asyncQueue // cost: each entry's payload plus packetOverhead
+	asyncq.Queue // Cost: each entry's payload plus packetOverhead
 }
 
 const asyncEntryHeader = 8
 
-func (pc *PacketConn) asyncWrite(name, ctrl, b []byte) error {
+func (pc *Conn) asyncWrite(name, ctrl, b []byte) error {
 	a := &pc.async
 	cost := len(b) + packetOverhead
-	a.mu.Lock()
-	if a.err != nil {
-		a.mu.Unlock()
-		return a.err
+	a.Mu.Lock()
+	if a.Err != nil {
+		a.Mu.Unlock()
+		return a.Err
 	}
-	if int64(a.cost+cost)+pc.outBytes.Load() > int64(pc.limit) {
-		a.mu.Unlock()
-		return ErrWriteBufferFull
+	if int64(a.Cost+cost)+pc.outBytes.Load() > int64(pc.limit) {
+		a.Mu.Unlock()
+		return engine.ErrWriteBufferFull
 	}
 	var h [asyncEntryHeader]byte
 	h[0], h[1] = byte(len(name)), byte(len(ctrl))
 	binary.LittleEndian.PutUint32(h[4:], uint32(len(b)))
-	a.buf = append(a.buf, h[:]...)
-	a.buf = append(a.buf, name...)
-	a.buf = append(a.buf, ctrl...)
-	a.buf = append(a.buf, b...)
-	a.cost += cost
-	if a.queue(pc.loop, &pc.drainT) != nil {
+	a.Buf = append(a.Buf, h[:]...)
+	a.Buf = append(a.Buf, name...)
+	a.Buf = append(a.Buf, ctrl...)
+	a.Buf = append(a.Buf, b...)
+	a.Cost += cost
+	if a.Queue.Queue(pc.loop, &pc.drainT) != nil {
 		return errPacketClosed
 	}
 	return nil
 }
 
-func (pc *PacketConn) drainAsync() {
+func (pc *Conn) drainAsync() {
 	pc.drainAsyncWith(nil)
 	pc.flush()
 }
 
 // drainAsyncWith moves the async queue's datagrams into the send queue;
 // with closeErr it also makes later writes fail with it.
-func (pc *PacketConn) drainAsyncWith(closeErr error) {
+func (pc *Conn) drainAsyncWith(closeErr error) {
 	a := &pc.async
-	a.mu.Lock()
-	if closeErr != nil && a.err == nil {
-		a.err = closeErr
-	}
-	b := a.buf
-	a.buf, a.spare, a.cost, a.queued = a.spare[:0], nil, 0, false
-	a.mu.Unlock()
+	b := a.Take(closeErr)
 	for p := b; len(p) >= asyncEntryHeader; {
 		nl, cl, size := int(p[0]), int(p[1]), int(binary.LittleEndian.Uint32(p[4:]))
 		p = p[asyncEntryHeader:]
@@ -420,11 +417,5 @@ func (pc *PacketConn) drainAsyncWith(closeErr error) {
 		p = p[nl+cl+size:]
 	}
 	pc.outBytes.Store(int64(pc.out.bytes))
-	if cap(b) <= maxIdleBuffer {
-		a.mu.Lock()
-		if a.spare == nil {
-			a.spare = b[:0]
-		}
-		a.mu.Unlock()
-	}
+	a.Recycle(b)
 }

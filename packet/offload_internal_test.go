@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"net"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/engine"
 )
 
 // TestPacketGSORefusedFallsBack: a socket whose coalesced send the kernel
@@ -27,11 +29,11 @@ func TestPacketGSORefusedFallsBack(t *testing.T) {
 	}
 	defer func() { sendmmsgCall = sendmmsg }()
 
-	l, err := New()
+	l, err := engine.New()
 	require.NoError(t, err)
 	defer l.Close()
 	h := &burstHandler{count: 10}
-	pc, err := ListenPacket(l, "udp4", "127.0.0.1:0", h)
+	pc, err := Listen(l, "udp4", "127.0.0.1:0", h, nil)
 	require.NoError(t, err)
 	defer pc.Close()
 	peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
@@ -51,7 +53,7 @@ func TestPacketGSORefusedFallsBack(t *testing.T) {
 		gso        bool
 		errs, refs int
 	}
-	st, err := Submit(l, func() (state, error) { return state{pc.gso, h.errs, refusals}, nil }).Await(t.Context())
+	st, err := engine.Submit(l, func() (state, error) { return state{pc.gso, h.errs, refusals}, nil }).Await(t.Context())
 	require.NoError(t, err)
 	require.False(t, st.gso, "GSO off for the socket")
 	require.Equal(t, 1, st.refs, "one refused coalesced send")
@@ -64,25 +66,25 @@ type burstHandler struct {
 	count, errs int
 }
 
-func (h *burstHandler) OnPacket(pc *PacketConn, _ []byte, from netip.AddrPort) {
+func (h *burstHandler) OnPacket(pc *Conn, _ []byte, from netip.AddrPort) {
 	msg := make([]byte, 500)
 	for i := range h.count {
 		msg[0] = byte(i)
 		_ = pc.WriteTo(msg, from)
 	}
 }
-func (h *burstHandler) OnPacketError(*PacketConn, error) { h.errs++ }
-func (h *burstHandler) OnPacketClose(*PacketConn, error) {}
+func (h *burstHandler) OnPacketError(*Conn, error) { h.errs++ }
+func (h *burstHandler) OnPacketClose(*Conn, error) {}
 
 // TestPacketGROCoalescedRun: a peer's GSO send of a run arrives coalesced
 // on loopback (UDP_GRO), and the loop cuts it back into the datagrams sent.
 func TestPacketGROCoalescedRun(t *testing.T) {
-	l, err := New()
+	l, err := engine.New()
 	require.NoError(t, err)
 	defer l.Close()
 	got := make(chan []int, 1)
 	h := &runHandler{want: 11, got: got}
-	pc, err := ListenPacket(l, "udp4", "127.0.0.1:0", h)
+	pc, err := Listen(l, "udp4", "127.0.0.1:0", h, nil)
 	require.NoError(t, err)
 	defer pc.Close()
 	sendRun(t, pc.LocalAddr().(*net.UDPAddr), 1000, 10, 300)
@@ -109,7 +111,7 @@ type runHandler struct {
 	got       chan []int
 }
 
-func (h *runHandler) OnPacket(pc *PacketConn, b []byte, _ netip.AddrPort) {
+func (h *runHandler) OnPacket(pc *Conn, b []byte, _ netip.AddrPort) {
 	if pc.groSegment(pc.curCtrl) > 0 {
 		h.coalesced = true
 	}
@@ -122,8 +124,8 @@ func (h *runHandler) OnPacket(pc *PacketConn, b []byte, _ netip.AddrPort) {
 		h.got <- h.sizes
 	}
 }
-func (h *runHandler) OnPacketError(*PacketConn, error) {}
-func (h *runHandler) OnPacketClose(*PacketConn, error) {}
+func (h *runHandler) OnPacketError(*Conn, error) {}
+func (h *runHandler) OnPacketClose(*Conn, error) {}
 
 // sendRun sends n datagrams of size and one of last to to, numbered in
 // their first byte, in one sendmsg with UDP_SEGMENT (GSO).

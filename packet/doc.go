@@ -1,27 +1,30 @@
-// # Datagrams
+// Package packet serves datagram sockets (UDP and unixgram) on an
+// engine.Loop: the loop receives in batches and calls a Handler for each
+// datagram, and sends what the handlers queued once per iteration, in
+// batches.
 //
-// ListenPacket and DialPacket open a UDP ("udp", "udp4", "udp6") or Unix
-// datagram ("unixgram", paths and "@abstract" names) socket on a loop,
-// served by a PacketHandler: OnPacket gets each datagram's payload (valid
-// during the call, like OnData) and its source as a netip.AddrPort; a
+// Listen and Dial open a UDP ("udp", "udp4", "udp6") or Unix datagram
+// ("unixgram", paths and "@abstract" names) socket on a loop, served by a
+// Handler: OnPacket gets each datagram's payload (valid during the call,
+// like engine's OnData) and its source as a netip.AddrPort; a
 // netip.AddrPort cannot hold a path, so on a unixgram socket the source is
 // the zero AddrPort, SourceAddr returns it as a *net.UnixAddr and Reply
 // answers it. WriteTo on the loop queues a copy and allocates nothing;
 // called from another goroutine it copies into a bounded queue the loop
-// drains, and both refuse with ErrWriteBufferFull (wrapping tasks.ErrRejected) once
-// the datagrams held unsent would pass the async write limit
-// (BufferLimits.AsyncWrite). PacketOptions sets the datagram options (the
-// longest datagram received whole, the batch size, TOS and ECN, hop
-// limits, multicast, and IP_PKTINFO for the local address, which Info
-// reports and Reply answers from); SocketOptions' ReusePort opens one
-// socket per loop of a group on one port.
+// drains, and both refuse with engine.ErrWriteBufferFull (wrapping
+// tasks.ErrRejected) once the datagrams held unsent would pass
+// Options.AsyncWriteLimit. Options sets the rest (the longest datagram
+// received whole, the batch size, TOS and ECN, hop limits, multicast,
+// IP_PKTINFO for the local address, which Info reports and Reply answers
+// from, the socket buffers, and ReusePort: one socket per loop of a group
+// on one port).
 //
 // Receiving: on io_uring where the kernel has multishot RECVMSG (6.0, so
 // the native and 6.1 profiles), a socket arms one RECVMSG that stays in
 // the kernel while it reads: each datagram lands, with its source and
 // control messages, in a buffer of the driver's own datagram buffer ring
-// (up to 128 of 68 KiB, fewer when DriverConfig.BufferCount is lower; the
-// ring is mapped with the loop's first datagram socket) and reaches
+// (up to 128 of 68 KiB, fewer when engine.DriverConfig.BufferCount is
+// lower; the ring is mapped with the loop's first datagram socket) and reaches
 // OnPacket when the loop reaps its completion, with no system call of the
 // loop's own per datagram or per batch. A burst beyond the buffers waits
 // in the socket's receive buffer until they come back at the next wait,
@@ -34,8 +37,8 @@
 // the loop turns to its other work (and back next iteration: readiness is
 // an edge). Single-shot RECVMSG is not used before 6.0: re-armed after
 // each completion it takes one datagram per socket and loop iteration,
-// where recvmmsg takes Batch per system call. BackendInfo's Features.Reasons
-// says which runs ("recvmsg: ...").
+// where recvmmsg takes Batch per system call. engine.BackendInfo's
+// Features.Reasons says which runs ("recvmsg: ...").
 //
 // Sending: what the handlers write during an iteration is sent at its end
 // with sendmmsg, Batch per call, and between the receive batches of a busy
@@ -48,7 +51,7 @@
 //
 // Runs to one peer (an echo's replies, a burst of QUIC packets) leave
 // coalesced, and runs from one peer that arrive coalesced are cut back into
-// their datagrams: UDP GSO and GRO (packetoffload.go). The peer and the
+// their datagrams: UDP GSO and GRO (offload.go). The peer and the
 // handler see the datagrams as without them.
 //
 // A datagram is never cut: one over MaxSize is reported to OnPacketError
@@ -56,9 +59,24 @@
 // OnPacketError (syscall.ECONNREFUSED for a closed port), as does any
 // datagram the kernel refuses, so every datagram the socket accepted is
 // sent or reported; what is still queued when a socket closes is dropped.
-// Loop.Metrics counts each kind (PacketsReceived, PacketsSent,
+// engine.Loop.Metrics counts each kind (PacketsReceived, PacketsSent,
 // PacketsDropped). On readiness the loop's sockets share one receive
 // arena (Batch slots of the largest MaxSize), so a dialled socket per peer
 // costs no receive buffer of its own; on the ring they share the driver's
 // datagram buffers.
-package engine
+//
+// # How the package reaches its loop
+//
+// A socket lives inside its loop as engine's connections do: in the loop's
+// slot table, its ops tagged for it on the loop's driver, its counts in
+// the loop's Metrics, closed by the loop's shutdown. Those are engine's
+// unexported parts. Package packet gets them through the typed door
+// engine already has for ringloop's own packages, Loop.Control with a
+// loopctl.Task: internal/loopapi's Open sends a request through it, which
+// the loop answers with a loopapi.Internals (the driver, the slot table,
+// the control ring, panic reports, the datagram counts and the slot its
+// sockets share their receive buffers in). The request can be made only
+// inside the module, and engine's exported surface stays as it was: no
+// method per need, no hook registered at init, no table of loops kept on
+// the side (internal/loopapi says why).
+package packet

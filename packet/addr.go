@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"errors"
@@ -17,8 +17,8 @@ import (
 type rawName = [unix.SizeofSockaddrAny]byte
 
 var (
-	errNoPeer   = errors.New("engine: no destination: the socket is not connected (DialPacket)")
-	errUnixDest = errors.New("engine: a unixgram socket sends to a path: WriteToAddr with a *net.UnixAddr, or Reply")
+	errNoPeer   = errors.New("packet: no destination: the socket is not connected (Dial)")
+	errUnixDest = errors.New("packet: a unixgram socket sends to a path: WriteToAddr with a *net.UnixAddr, or Reply")
 )
 
 // getPort and putPort read and write a port in network byte order.
@@ -35,7 +35,7 @@ func putPort(p *uint16, port uint16) {
 // encodeAddrPort writes to as a sockaddr of the socket's family into dst and
 // returns its length: 0 (no address) for the zero AddrPort on a connected
 // socket. An IPv4 address goes to a dual-stack socket as IPv4-mapped.
-func (pc *PacketConn) encodeAddrPort(dst *rawName, to netip.AddrPort) (int, error) {
+func (pc *Conn) encodeAddrPort(dst *rawName, to netip.AddrPort) (int, error) {
 	if !to.IsValid() {
 		if pc.connected {
 			return 0, nil
@@ -47,7 +47,7 @@ func (pc *PacketConn) encodeAddrPort(dst *rawName, to netip.AddrPort) (int, erro
 	case unix.AF_INET:
 		a = a.Unmap()
 		if !a.Is4() {
-			return 0, fmt.Errorf("engine: IPv6 destination %v on an IPv4 socket", to)
+			return 0, fmt.Errorf("packet: IPv6 destination %v on an IPv4 socket", to)
 		}
 		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(dst))
 		*sa = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: a.As4()}
@@ -55,7 +55,7 @@ func (pc *PacketConn) encodeAddrPort(dst *rawName, to netip.AddrPort) (int, erro
 		return unix.SizeofSockaddrInet4, nil
 	case unix.AF_INET6:
 		if a.Is4() && pc.network == "udp6" {
-			return 0, fmt.Errorf("engine: IPv4 destination %v on an IPv6-only socket", to)
+			return 0, fmt.Errorf("packet: IPv4 destination %v on an IPv6-only socket", to)
 		}
 		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(dst))
 		*sa = unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: a.As16()}
@@ -74,32 +74,32 @@ func (pc *PacketConn) encodeAddrPort(dst *rawName, to netip.AddrPort) (int, erro
 
 // encodeAddr is encodeAddrPort for a net.Addr: a *net.UDPAddr, a
 // *net.UnixAddr (unixgram), or nil for the connected peer.
-func (pc *PacketConn) encodeAddr(dst *rawName, to net.Addr) (int, error) {
+func (pc *Conn) encodeAddr(dst *rawName, to net.Addr) (int, error) {
 	switch a := to.(type) {
 	case nil:
 		return pc.encodeAddrPort(dst, netip.AddrPort{})
 	case *net.UDPAddr:
 		if pc.family == unix.AF_UNIX {
-			return 0, fmt.Errorf("engine: UDP destination %v on a unixgram socket", to)
+			return 0, fmt.Errorf("packet: UDP destination %v on a unixgram socket", to)
 		}
 		return pc.encodeAddrPort(dst, a.AddrPort())
 	case *net.UnixAddr:
 		if pc.family != unix.AF_UNIX {
-			return 0, fmt.Errorf("engine: unixgram destination %v on a UDP socket", to)
+			return 0, fmt.Errorf("packet: unixgram destination %v on a UDP socket", to)
 		}
 		if a == nil {
 			return pc.encodeAddrPort(dst, netip.AddrPort{})
 		}
 		return encodeUnix(dst, a.Name)
 	}
-	return 0, fmt.Errorf("engine: unsupported destination %T (want *net.UDPAddr or *net.UnixAddr)", to)
+	return 0, fmt.Errorf("packet: unsupported destination %T (want *net.UDPAddr or *net.UnixAddr)", to)
 }
 
 // encodeUnix writes a unixgram path, or an abstract name spelled "@name".
 func encodeUnix(dst *rawName, name string) (int, error) {
 	sa := (*unix.RawSockaddrUnix)(unsafe.Pointer(dst))
 	if name == "" || len(name) >= len(sa.Path) {
-		return 0, fmt.Errorf("engine: unixgram destination %q: empty or longer than %d bytes", name, len(sa.Path)-1)
+		return 0, fmt.Errorf("packet: unixgram destination %q: empty or longer than %d bytes", name, len(sa.Path)-1)
 	}
 	sa.Family = unix.AF_UNIX
 	for i := 0; i < len(name); i++ {
@@ -160,7 +160,7 @@ func zoneIndex(z string) (uint32, error) {
 	}
 	ifi, err := net.InterfaceByName(z)
 	if err != nil {
-		return 0, fmt.Errorf("engine: IPv6 zone %q: %w", z, err)
+		return 0, fmt.Errorf("packet: IPv6 zone %q: %w", z, err)
 	}
 	return uint32(ifi.Index), nil
 }

@@ -1,4 +1,4 @@
-package engine
+package packet
 
 import (
 	"runtime"
@@ -44,7 +44,7 @@ type ringSend struct {
 // receive runs on readiness only for a socket whose RECVMSG failed for
 // good (rx nil): recvmmsg then serves it. Otherwise it does not wait for
 // POLLIN.
-func (r ringIO) receive(pc *PacketConn) bool {
+func (r ringIO) receive(pc *Conn) bool {
 	if r.rx != nil {
 		return false
 	}
@@ -52,7 +52,7 @@ func (r ringIO) receive(pc *PacketConn) bool {
 }
 
 // ringRecv reports whether the socket receives by RECVMSG.
-func (pc *PacketConn) ringRecv() bool {
+func (pc *Conn) ringRecv() bool {
 	r, ok := pc.io.(ringIO)
 	return ok && r.rx != nil
 }
@@ -62,11 +62,11 @@ func (pc *PacketConn) ringRecv() bool {
 var packetRing, packetRingSend = true, false
 
 // pickDatagramIO returns the receive path for a socket configured as c on
-// l: the ring's where the driver has it and a whole datagram of c.maxSize
-// fits its buffers, else recvmmsg on readiness.
-func pickDatagramIO(l *Loop, c packetConfig) (datagramIO, *ringSend) {
-	mr, ok := l.drv.(driver.MsgReceiver)
-	ms, ok2 := l.drv.(driver.MsgSender)
+// a loop's driver drv: the ring's where the driver has it and a whole
+// datagram of c.maxSize fits its buffers, else recvmmsg on readiness.
+func pickDatagramIO(drv driver.Driver, c packetConfig) (datagramIO, *ringSend) {
+	mr, ok := drv.(driver.MsgReceiver)
+	ms, ok2 := drv.(driver.MsgSender)
 	if ok && ok2 && packetRing && c.maxSize <= mr.RecvMsgRoom() {
 		if !packetRingSend {
 			return ringIO{rx: mr}, nil
@@ -79,7 +79,7 @@ func pickDatagramIO(l *Loop, c packetConfig) (datagramIO, *ringSend) {
 // send hands the queue's oldest datagrams to the driver as one chain,
 // unless one is in flight (its end sends the next). A closing socket's
 // last try is mmsgIO's, at once; with a chain in flight there is none.
-func (r ringIO) send(pc *PacketConn) error {
+func (r ringIO) send(pc *Conn) error {
 	if r.tx == nil {
 		return r.mmsgIO.send(pc)
 	}
@@ -100,7 +100,7 @@ func (r ringIO) send(pc *PacketConn) error {
 	s.pin.Pin(&s.hdrs[0])
 	s.pin.Pin(&s.iovs[0])
 	s.inflight = n
-	r.tx.SendMsgs(pc.fd, pc.tag(opSend), s.hdrs[:n])
+	r.tx.SendMsgs(pc.fd, pc.tag(driver.OpSend), s.hdrs[:n])
 	return nil
 }
 
@@ -108,7 +108,7 @@ func (r ringIO) send(pc *PacketConn) error {
 // count sent before it. Those leave the queue; the failed one is reported
 // as sendmmsg's would be, or on EAGAIN waits for room with the rest; then
 // the next chain goes.
-func (pc *PacketConn) sent(c *driver.Completion) {
+func (pc *Conn) sent(c *driver.Completion) {
 	s := pc.rs
 	if c.More {
 		s.errno = unix.Errno(-c.Res)
@@ -125,7 +125,7 @@ func (pc *PacketConn) sent(c *driver.Completion) {
 		return
 	}
 	pc.out.advance(n)
-	pc.loop.packets.out += uint64(n)
+	pc.counts.Out += uint64(n)
 	if n > 0 {
 		pc.idleOut = 0
 	}
@@ -149,7 +149,7 @@ func (pc *PacketConn) sent(c *driver.Completion) {
 // updateRecv arms the socket's RECVMSG while it reads, and cancels it when
 // it stops (paused or closing); a cancelled one is armed again, if need
 // be, once its final completion came.
-func (pc *PacketConn) updateRecv() {
+func (pc *Conn) updateRecv() {
 	r, ok := pc.io.(ringIO)
 	if !ok || r.rx == nil {
 		return
@@ -158,17 +158,17 @@ func (pc *PacketConn) updateRecv() {
 	switch {
 	case reading && !pc.recvArmed:
 		pc.recvArmed = true
-		r.rx.RecvMsg(pc.fd, pc.tag(opRecv), pc.cfg.info || pc.cfg.gro)
+		r.rx.RecvMsg(pc.fd, pc.tag(driver.OpRecv), pc.cfg.info || pc.cfg.gro)
 	case !reading && pc.recvArmed && !pc.recvCancelling:
 		pc.recvCancelling = true
-		pc.loop.drv.Cancel(pc.fd, pc.tag(opRecv))
+		pc.drv.Cancel(pc.fd, pc.tag(driver.OpRecv))
 	}
 }
 
 // received handles the RECVMSG's completions: a datagram is delivered (one
 // already received is, even while paused); the final one says why it
 // ended, and the socket arms another unless it stops reading.
-func (pc *PacketConn) received(c *driver.Completion) {
+func (pc *Conn) received(c *driver.Completion) {
 	if m := c.Msg; m != nil {
 		if pc.st == packetOpen && len(m.Name) >= unix.SizeofSockaddrAny {
 			pc.recvOne(c.Data, m)
@@ -191,7 +191,7 @@ func (pc *PacketConn) received(c *driver.Completion) {
 }
 
 // recvOne delivers one datagram of the ring: b is its payload as copied.
-func (pc *PacketConn) recvOne(b []byte, m *driver.Msg) {
+func (pc *Conn) recvOne(b []byte, m *driver.Msg) {
 	defer pc.recoverCallback("OnPacket")
 	name := (*unix.RawSockaddrAny)(unsafe.Pointer(&m.Name[0]))
 	pc.deliverOne(b[:min(len(b), pc.cfg.maxSize)], m.Size, m.Flags, name, m.NameLen, m.Control)

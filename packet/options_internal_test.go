@@ -1,31 +1,31 @@
-package engine
+package packet
 
 import (
 	"net/netip"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/engine"
 )
 
 type nopPacketHandler struct{}
 
-func (nopPacketHandler) OnPacket(*PacketConn, []byte, netip.AddrPort) {}
-func (nopPacketHandler) OnPacketError(*PacketConn, error)             {}
-func (nopPacketHandler) OnPacketClose(*PacketConn, error)             {}
+func (nopPacketHandler) OnPacket(*Conn, []byte, netip.AddrPort) {}
+func (nopPacketHandler) OnPacketError(*Conn, error)             {}
+func (nopPacketHandler) OnPacketClose(*Conn, error)             {}
 
 // TestPacketSocketOptions: the options reach the socket (read back with
 // getsockopt): buffer sizes, TOS, hop limits, pktinfo, SO_REUSEPORT, and
 // IPV6_V6ONLY on for udp6, off for a dual-stack udp socket.
 func TestPacketSocketOptions(t *testing.T) {
-	l, err := New()
+	l, err := engine.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	opts := []ConnOption{
-		WithSocketOptions(SocketOptions{ReusePort: true, SendBuffer: 64 << 10, RecvBuffer: 128 << 10}),
-		WithPacketOptions(PacketOptions{TOS: 0x2e, HopLimit: 17, MulticastHopLimit: 3, MulticastInterface: "lo", ReceiveInfo: true}),
-	}
+	opts := &Options{ReusePort: true, SendBuffer: 64 << 10, RecvBuffer: 128 << 10,
+		TOS: 0x2e, HopLimit: 17, MulticastHopLimit: 3, MulticastInterface: "lo", ReceiveInfo: true}
 	for _, c := range []struct {
 		network, addr string
 		want          [][3]int // level, option, value
@@ -42,7 +42,7 @@ func TestPacketSocketOptions(t *testing.T) {
 		}},
 		{"udp", "[::]:0", [][3]int{{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0}, {unix.IPPROTO_IP, unix.IP_TOS, 0x2e}}},
 	} {
-		pc, err := ListenPacket(l, c.network, c.addr, nopPacketHandler{}, opts...)
+		pc, err := Listen(l, c.network, c.addr, nopPacketHandler{}, opts)
 		if err != nil {
 			if c.network != "udp4" {
 				t.Logf("%s: %v (no IPv6 here)", c.network, err)

@@ -1,4 +1,4 @@
-package engine_test
+package packet_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // ringExpected reports whether l's datagram sockets should receive by
@@ -43,11 +44,11 @@ func TestPacketRingPathUDP(t *testing.T) {
 		l := newLoop(t, c)
 		want := ringExpected(t, l)
 		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", newPktHandler())
-		require.Equal(t, want, onLoop(t, l, func() bool { return engine.PacketRingRecv(pc) }))
+		require.Equal(t, want, onLoop(t, l, func() bool { return packet.RingRecv(pc) }))
 		echoRounds(t, "udp4", pc.LocalAddr(), 4, 5)
 		big := listenPacket(t, l, "unixgram", t.TempDir()+"/big.sock", newPktHandler(),
-			engine.WithPacketOptions(engine.PacketOptions{MaxSize: 1 << 20}))
-		require.False(t, onLoop(t, l, func() bool { return engine.PacketRingRecv(big) }), "MaxSize 1 MiB: recvmmsg")
+			&packet.Options{MaxSize: 1 << 20})
+		require.False(t, onLoop(t, l, func() bool { return packet.RingRecv(big) }), "MaxSize 1 MiB: recvmmsg")
 	})
 }
 
@@ -61,9 +62,9 @@ func TestPacketTruncatedUnixgram(t *testing.T) {
 		l := newLoop(t, c)
 		h := newPktHandler()
 		got := make(chan int, 4)
-		h.onPacket = func(_ *engine.PacketConn, b []byte, _ netip.AddrPort) { got <- len(b) }
+		h.onPacket = func(_ *packet.Conn, b []byte, _ netip.AddrPort) { got <- len(b) }
 		path := t.TempDir() + "/trunc.sock"
-		pc := listenPacket(t, l, "unixgram", path, h, engine.WithPacketOptions(engine.PacketOptions{MaxSize: 64 << 10}))
+		pc := listenPacket(t, l, "unixgram", path, h, &packet.Options{MaxSize: 64 << 10})
 		peer, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
 		require.NoError(t, err)
 		defer peer.Close()
@@ -74,7 +75,7 @@ func TestPacketTruncatedUnixgram(t *testing.T) {
 		}
 		for _, size := range []string{"65537 bytes", "100000 bytes"} {
 			err := h.waitError(t)
-			require.ErrorIs(t, err, engine.ErrTruncated)
+			require.ErrorIs(t, err, packet.ErrTruncated)
 			require.ErrorContains(t, err, size)
 		}
 		select {
@@ -103,14 +104,14 @@ func TestPacketBurstUDP(t *testing.T) {
 		h := newPktHandler()
 		release := make(chan struct{})
 		seqs := make(chan uint16, burst+1)
-		h.onPacket = func(_ *engine.PacketConn, b []byte, _ netip.AddrPort) {
+		h.onPacket = func(_ *packet.Conn, b []byte, _ netip.AddrPort) {
 			if len(b) == 1 { // the first: hold the loop until the burst is queued
 				<-release
 				return
 			}
 			seqs <- binary.BigEndian.Uint16(b)
 		}
-		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h, engine.WithSocketOptions(engine.SocketOptions{RecvBuffer: 4 << 20}))
+		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h, &packet.Options{RecvBuffer: 4 << 20})
 		peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
 		require.NoError(t, err)
 		defer peer.Close()
@@ -148,7 +149,7 @@ func uringStats(t *testing.T, l *engine.Loop) (live int, noBufs uint64, ok bool)
 		noBufs uint64
 		ok     bool
 	}
-	v := onLoop(t, l, func() r { a, b, c := engine.URingStats(l); return r{a, b, c} })
+	v := onLoop(t, l, func() r { a, b, c := packet.URingStats(l); return r{a, b, c} })
 	return v.live, v.noBufs, v.ok
 }
 
@@ -163,7 +164,7 @@ func TestPacketCloseArmedUDP(t *testing.T) {
 		live, _, _ := uringStats(t, l)
 		for range 3 {
 			h := newPktHandler()
-			h.onPacket = func(*engine.PacketConn, []byte, netip.AddrPort) {}
+			h.onPacket = func(*packet.Conn, []byte, netip.AddrPort) {}
 			pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h)
 			peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
 			require.NoError(t, err)
@@ -185,11 +186,11 @@ func TestPacketCloseArmedUDP(t *testing.T) {
 // TestPacketRingOffUDP: with the ring receive turned off the same driver
 // serves datagrams with recvmmsg (the benchmark's comparison).
 func TestPacketRingOffUDP(t *testing.T) {
-	defer engine.SetPacketRing(false)()
+	defer packet.SetRing(false)()
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", newPktHandler())
-		require.False(t, onLoop(t, l, func() bool { return engine.PacketRingRecv(pc) }))
+		require.False(t, onLoop(t, l, func() bool { return packet.RingRecv(pc) }))
 		echoRounds(t, "udp4", pc.LocalAddr(), 4, 5)
 	})
 }
@@ -198,7 +199,7 @@ func TestPacketRingOffUDP(t *testing.T) {
 // receive) an echo answered by Reply allocates nothing in steady state, on
 // the ring as on recvmmsg.
 func TestPacketInfoAllocsUDP(t *testing.T) {
-	echoAllocs(t, func(h *pktHandler) { h.reply = true }, engine.WithPacketOptions(engine.PacketOptions{ReceiveInfo: true}))
+	echoAllocs(t, func(h *pktHandler) { h.reply = true }, &packet.Options{ReceiveInfo: true})
 }
 
 // TestPacketSendRefusedUDP: a datagram the kernel refuses (over UDP's
@@ -215,7 +216,7 @@ func TestPacketSendRefusedUDP(t *testing.T) {
 		defer rx.Close()
 		to := rx.LocalAddr().(*net.UDPAddr).AddrPort()
 		h := newPktHandler()
-		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h, engine.WithBufferLimits(engine.BufferLimits{AsyncWrite: 1 << 20}))
+		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", h, &packet.Options{AsyncWriteLimit: 1 << 20})
 		_, err = engine.Submit(l, func() (struct{}, error) {
 			for _, b := range [][]byte{[]byte("first"), make([]byte, 70000), []byte("second")} {
 				if err := pc.WriteTo(b, to); err != nil {
@@ -246,11 +247,11 @@ func TestPacketSendRefusedUDP(t *testing.T) {
 // default): order, refusals, a full queue, a slow receiver's EAGAIN, close
 // and shutdown with chains in flight, and no allocation.
 func TestPacketRingSendUDP(t *testing.T) {
-	defer engine.SetPacketRingSend(true)()
+	defer packet.SetRingSend(true)()
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		l := newLoop(t, c)
 		pc := listenPacket(t, l, "udp4", "127.0.0.1:0", newPktHandler())
-		require.Equal(t, ringExpected(t, l), onLoop(t, l, func() bool { return engine.PacketRingSend(pc) }))
+		require.Equal(t, ringExpected(t, l), onLoop(t, l, func() bool { return packet.RingSend(pc) }))
 	})
 	t.Run("Echo", TestPacketEchoUDP)
 	t.Run("Refused", TestPacketSendRefusedUDP)

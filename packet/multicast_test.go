@@ -1,4 +1,4 @@
-package engine_test
+package packet_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/testenv"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // TestPacketMulticastUDP: two sockets join a group on the loopback
@@ -48,19 +49,19 @@ func multicastCase(t *testing.T, c testenv.Combo, network string, group netip.Ad
 	require.NoError(t, err)
 	var hs [2]*pktHandler
 	var got [2]chan []byte
-	var rx [2]*engine.PacketConn
+	var rx [2]*packet.Conn
 	port := "0"
 	for i := range rx {
 		hs[i], got[i] = newPktHandler(), make(chan []byte, 8)
 		ch := got[i]
-		hs[i].onPacket = func(_ *engine.PacketConn, b []byte, _ netip.AddrPort) { ch <- bytes.Clone(b) }
+		hs[i].onPacket = func(_ *packet.Conn, b []byte, _ netip.AddrPort) { ch <- bytes.Clone(b) }
 		rx[i] = listenPacket(t, l, network, net.JoinHostPort(group.String(), port), hs[i])
 		port = strconv.Itoa(rx[i].LocalAddr().(*net.UDPAddr).Port)
 		require.NoError(t, rx[i].JoinGroup(lo, group))
 	}
 	to := netip.AddrPortFrom(group, uint16(rx[0].LocalAddr().(*net.UDPAddr).Port))
 	tx := listenPacket(t, l, network, net.JoinHostPort(local, "0"), newPktHandler(),
-		engine.WithPacketOptions(engine.PacketOptions{MulticastInterface: "lo", MulticastHopLimit: 2}))
+		&packet.Options{MulticastInterface: "lo", MulticastHopLimit: 2})
 	recv := func(i int, want string) {
 		t.Helper()
 		select {

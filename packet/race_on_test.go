@@ -1,0 +1,5 @@
+//go:build race
+
+package packet_test
+
+const raceEnabled = true
