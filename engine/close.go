@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // Closing: a graceful close flushes, then closes the fd; an abort drops what
@@ -97,7 +99,7 @@ func (c *Conn) closeWith(err error) {
 		c.closeTransport()
 	}
 	if c.has(flagRecvArmed) {
-		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
+		c.loop.drv.Cancel(c.fd, c.tag(driver.OpRecv))
 	}
 	if !c.has(flagInFlight) && len(c.out) == 0 {
 		c.finish()
@@ -134,15 +136,15 @@ func (c *Conn) finish() {
 	c.closeAsync(ErrConnClosed, false)
 	c.loop.heap.Stop(&c.idle)
 	if c.has(flagRecvArmed) {
-		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
+		c.loop.drv.Cancel(c.fd, c.tag(driver.OpRecv))
 	}
 	if c.has(flagInFlight) {
-		c.loop.drv.Cancel(c.fd, c.tag(opSend))
+		c.loop.drv.Cancel(c.fd, c.tag(driver.OpSend))
 	}
 	if c.has(flagConnArmed) {
-		c.loop.drv.Cancel(c.fd, c.tag(opConnect))
+		c.loop.drv.Cancel(c.fd, c.tag(driver.OpConnect))
 	}
-	c.loop.drv.CloseFD(c.fd, c.tag(opClose))
+	c.loop.drv.CloseFD(c.fd, c.tag(driver.OpClose))
 }
 
 // maybeRelease frees the slot and calls OnClose once everything has ended.

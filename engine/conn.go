@@ -117,7 +117,7 @@ func newConn(l *Loop, fd int, h Handler, cfg *connConfig) *Conn {
 	return c
 }
 
-func (c *Conn) tag(k opKind) driver.Tag { return makeTag(c.idx, c.gen, k) }
+func (c *Conn) tag(k driver.OpKind) driver.Tag { return makeTag(c.idx, c.gen, k) }
 
 // open starts serving an established connection: OnOpen, reading, timers.
 func (c *Conn) open() {
@@ -196,15 +196,15 @@ func (c *Conn) LocalAddr() net.Addr { return c.laddr }
 // (nil if the peer had already gone). Safe from any goroutine.
 func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
 
-func (c *Conn) complete(k opKind, comp *driver.Completion) {
+func (c *Conn) complete(k driver.OpKind, comp *driver.Completion) {
 	switch k {
-	case opRecv:
+	case driver.OpRecv:
 		c.onRecv(comp)
-	case opSend:
+	case driver.OpSend:
 		c.onSend(comp)
-	case opConnect:
+	case driver.OpConnect:
 		c.onConnect(comp)
-	case opClose:
+	case driver.OpClose:
 		c.set(flagCloseDone)
 		c.maybeRelease()
 	}

@@ -210,7 +210,7 @@ func (d *dialer) try(lastErr error) {
 		c.dialer, d.cur, d.retry = d, c, false
 		c.st = connConnecting
 		c.set(flagConnArmed)
-		l.drv.Connect(fd, c.tag(opConnect), t.sa)
+		l.drv.Connect(fd, c.tag(driver.OpConnect), t.sa)
 		c.idle.Init(&connectTimeout{c: c})
 		l.heap.Start(&c.idle, now()+int64(time.Until(d.deadline)))
 		return
@@ -253,7 +253,7 @@ func (c *Conn) cancelConnect(err error) {
 		return
 	}
 	c.closeErr = err
-	c.loop.drv.Cancel(c.fd, c.tag(opConnect))
+	c.loop.drv.Cancel(c.fd, c.tag(driver.OpConnect))
 }
 
 func (c *Conn) onConnect(comp *driver.Completion) {

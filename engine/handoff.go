@@ -51,7 +51,7 @@ import (
 
 // opHandoff is the op kind of a hand-off message. It is the highest kind, so
 // kinds added to registry.go's list do not collide with it.
-const opHandoff opKind = 0x7f
+const opHandoff driver.OpKind = 0x7f
 
 // handoffState is a listener's hand-off bookkeeping; the counters are written
 // by the accepting loop and read from anywhere.
@@ -127,7 +127,7 @@ func (ln *Listener) sendMsgRing(target *Loop, fd int) bool {
 	ln.ho.inflight.Add(1)
 	s := &sentHandoff{ln: ln, target: target, fd: fd}
 	s.idx, s.gen = ln.loop.reg.add(s)
-	if err := src.MsgRing(dst, makeTag(rt.id, rt.gen, opHandoff), int32(fd), makeTag(s.idx, s.gen, opMsgSent)); err != nil {
+	if err := src.MsgRing(dst, makeTag(rt.id, rt.gen, opHandoff), int32(fd), makeTag(s.idx, s.gen, driver.OpMsgSent)); err != nil {
 		ln.loop.reg.remove(s.idx, s.gen)
 		ln.loop.stats.handoffFallbacks.Add(1)
 		ln.handoffDone()
@@ -148,7 +148,7 @@ type sentHandoff struct {
 	idx, gen uint32
 }
 
-func (s *sentHandoff) complete(_ opKind, c *driver.Completion) {
+func (s *sentHandoff) complete(_ driver.OpKind, c *driver.Completion) {
 	ln := s.ln
 	ln.loop.reg.remove(s.idx, s.gen)
 	if c.Res >= 0 {

@@ -90,8 +90,8 @@ func TestHandoffRefusedByKernelFallsBack(t *testing.T) {
 		s := &sentHandoff{ln: ln, target: b, fd: fd}
 		s.idx, s.gen = a.reg.add(s)
 		// The driver's report: refused.
-		a.onCompletion(&driver.Completion{Tag: makeTag(s.idx, s.gen, opMsgSent), Res: -int32(unix.EBADFD)})
-		r, _ := a.reg.lookup(makeTag(s.idx, s.gen, opMsgSent))
+		a.onCompletion(&driver.Completion{Tag: makeTag(s.idx, s.gen, driver.OpMsgSent), Res: -int32(unix.EBADFD)})
+		r, _ := a.reg.lookup(makeTag(s.idx, s.gen, driver.OpMsgSent))
 		require.Nil(t, r, "the report releases the registration")
 	})
 	c := h.waitOpen(t)

@@ -142,7 +142,7 @@ func TestFailedStartRacingShutdownTerminates(t *testing.T) {
 func TestTagsRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		idx, gen uint32
-		k        opKind
+		k        driver.OpKind
 	}{{0, 0, 1}, {1<<32 - 1, tagGenMask, 0x7f}, {12345, 678, 3}} {
 		tag := makeTag(c.idx, c.gen, c.k)
 		require.Zero(t, tag&driver.Reserved, "engine tags never use the driver's bit")
@@ -157,7 +157,7 @@ func TestRegistryStaleGeneration(t *testing.T) {
 	var g registry
 	w := &Watch{}
 	idx, gen := g.add(w)
-	tag := makeTag(idx, gen, opPoll)
+	tag := makeTag(idx, gen, driver.OpPoll)
 	r, _ := g.lookup(tag)
 	require.Same(t, w, r)
 	g.remove(idx, gen)

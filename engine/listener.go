@@ -158,14 +158,14 @@ func (ln *Listener) Addr() net.Addr { return ln.addr }
 // Loop returns the accepting loop.
 func (ln *Listener) Loop() *Loop { return ln.loop }
 
-func (ln *Listener) tag(k opKind) driver.Tag { return makeTag(ln.idx, ln.gen, k) }
+func (ln *Listener) tag(k driver.OpKind) driver.Tag { return makeTag(ln.idx, ln.gen, k) }
 
 func (ln *Listener) arm() {
 	if ln.has(lnArmed) || ln.has(lnClosing) || ln.has(lnPaused) {
 		return
 	}
 	ln.set(lnArmed)
-	ln.loop.drv.Accept(ln.fd, ln.tag(opAccept))
+	ln.loop.drv.Accept(ln.fd, ln.tag(driver.OpAccept))
 }
 
 // PauseAccept stops accepting (Netty's autoRead off on a server channel):
@@ -182,7 +182,7 @@ func (ln *Listener) pauseAccept() {
 	}
 	ln.set(lnPaused)
 	if ln.has(lnArmed) && !ln.has(lnClosing) {
-		ln.loop.drv.Cancel(ln.fd, ln.tag(opAccept))
+		ln.loop.drv.Cancel(ln.fd, ln.tag(driver.OpAccept))
 	}
 }
 
@@ -282,17 +282,17 @@ func (ln *Listener) close() {
 		_ = unix.Shutdown(ln.fd, unix.SHUT_RD)
 	}
 	if ln.has(lnArmed) {
-		ln.loop.drv.Cancel(ln.fd, ln.tag(opAccept))
+		ln.loop.drv.Cancel(ln.fd, ln.tag(driver.OpAccept))
 	}
-	ln.loop.drv.CloseFD(ln.fd, ln.tag(opClose))
+	ln.loop.drv.CloseFD(ln.fd, ln.tag(driver.OpClose))
 	if ln.family == unix.AF_UNIX && ln.addr != nil && !ln.has(lnAdopted) {
 		_ = os.Remove(ln.addr.String())
 	}
 }
 
-func (ln *Listener) complete(k opKind, c *driver.Completion) {
+func (ln *Listener) complete(k driver.OpKind, c *driver.Completion) {
 	switch k {
-	case opAccept:
+	case driver.OpAccept:
 		if !c.More {
 			ln.clear(lnArmed)
 		}
@@ -316,7 +316,7 @@ func (ln *Listener) complete(k opKind, c *driver.Completion) {
 		default:
 			ln.acceptFailed(c)
 		}
-	case opClose:
+	case driver.OpClose:
 		ln.set(lnCloseDone)
 	}
 	ln.maybeRelease()

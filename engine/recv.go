@@ -16,7 +16,7 @@ func (c *Conn) armRecv() {
 		return
 	}
 	c.set(flagRecvArmed)
-	c.loop.drv.Recv(c.fd, c.tag(opRecv))
+	c.loop.drv.Recv(c.fd, c.tag(driver.OpRecv))
 }
 
 func (c *Conn) onRecv(comp *driver.Completion) {
@@ -90,7 +90,7 @@ func (c *Conn) pauseRead() {
 	}
 	c.set(flagReadPaused)
 	if c.has(flagRecvArmed) {
-		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
+		c.loop.drv.Cancel(c.fd, c.tag(driver.OpRecv))
 	}
 }
 

@@ -7,7 +7,7 @@ import "github.com/ringloop/ringloop/internal/driver"
 // tag and closes it when the loop shuts down.
 type registration interface {
 	// complete handles one completion of op kind k.
-	complete(k opKind, c *driver.Completion)
+	complete(k driver.OpKind, c *driver.Completion)
 	// shutdown starts closing the registration because its loop is
 	// shutting down; it may take more completions to finish.
 	shutdown()
@@ -16,26 +16,15 @@ type registration interface {
 	abandon()
 }
 
-// opKind tells a registration which of its ops completed; the tag layout
-// is internal/driver's (regtag.go), shared with package packet.
-type opKind = driver.OpKind
-
-const (
-	opPoll    = driver.OpPoll
-	opRecv    = driver.OpRecv
-	opSend    = driver.OpSend
-	opAccept  = driver.OpAccept
-	opConnect = driver.OpConnect
-	opClose   = driver.OpClose
-	opMsgSent = driver.OpMsgSent // a MSG_RING hand-off's report to its sender (handoff.go)
-)
+// The op kinds a registration's completions carry, and the tag layout,
+// are internal/driver's (regtag.go), shared with package packet.
 
 // tagGenMask bounds a slot's generation.
 const tagGenMask = driver.TagGenMask
 
-func makeTag(idx uint32, gen uint32, k opKind) driver.Tag { return driver.MakeTag(idx, gen, k) }
+func makeTag(idx uint32, gen uint32, k driver.OpKind) driver.Tag { return driver.MakeTag(idx, gen, k) }
 
-func splitTag(t driver.Tag) (idx uint32, gen uint32, k opKind) { return driver.SplitTag(t) }
+func splitTag(t driver.Tag) (idx uint32, gen uint32, k driver.OpKind) { return driver.SplitTag(t) }
 
 // foreign is a registration of another of ringloop's packages (package
 // packet's sockets), registered through loopctl.Internals: it is a
@@ -43,9 +32,9 @@ func splitTag(t driver.Tag) (idx uint32, gen uint32, k opKind) { return driver.S
 // packages.
 type foreign struct{ r driver.Registration }
 
-func (f foreign) complete(k opKind, c *driver.Completion) { f.r.Complete(k, c) }
-func (f foreign) shutdown()                               { f.r.Shutdown() }
-func (f foreign) abandon()                                { f.r.Abandon() }
+func (f foreign) complete(k driver.OpKind, c *driver.Completion) { f.r.Complete(k, c) }
+func (f foreign) shutdown()                                      { f.r.Shutdown() }
+func (f foreign) abandon()                                       { f.r.Abandon() }
 
 // registry is the loop's slot table of registrations; only the loop touches
 // it.
@@ -73,7 +62,7 @@ func (g *registry) remove(idx, gen uint32) {
 }
 
 // lookup returns the live owner of a tag, or nil for a stale tag.
-func (g *registry) lookup(t driver.Tag) (registration, opKind) {
+func (g *registry) lookup(t driver.Tag) (registration, driver.OpKind) {
 	idx, gen, k := splitTag(t)
 	r, _ := g.get(idx, gen)
 	return r, k

@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"io"
+
+	"github.com/ringloop/ringloop/internal/driver"
 )
 
 // Transport transforms a connection's bytes between its socket and its
@@ -210,7 +212,7 @@ func (c *Conn) decodable() bool {
 func (c *Conn) decodeEnd(err error) {
 	c.set(flagDecodeEnd | flagInputEnd)
 	if c.has(flagRecvArmed) && c.st == connOpen {
-		c.loop.drv.Cancel(c.fd, c.tag(opRecv))
+		c.loop.drv.Cancel(c.fd, c.tag(driver.OpRecv))
 	}
 	if err == io.EOF && !c.has(flagHeld) {
 		c.peerEOF()

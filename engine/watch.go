@@ -55,7 +55,7 @@ func (w *Watch) arm() error {
 	}
 	w.idx, w.gen = l.reg.add(w)
 	w.armed = true
-	l.drv.Poll(w.fd, makeTag(w.idx, w.gen, opPoll), w.events)
+	l.drv.Poll(w.fd, makeTag(w.idx, w.gen, driver.OpPoll), w.events)
 	return nil
 }
 
@@ -73,10 +73,10 @@ func (w *Watch) stop() {
 		return
 	}
 	w.stopped = true
-	w.loop.drv.Cancel(w.fd, makeTag(w.idx, w.gen, opPoll))
+	w.loop.drv.Cancel(w.fd, makeTag(w.idx, w.gen, driver.OpPoll))
 }
 
-func (w *Watch) complete(_ opKind, c *driver.Completion) {
+func (w *Watch) complete(_ driver.OpKind, c *driver.Completion) {
 	if c.Res >= 0 && !w.stopped {
 		w.ready(uint32(c.Res))
 	}

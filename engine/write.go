@@ -150,7 +150,7 @@ func (c *Conn) flush() {
 	}
 	c.out, c.sending = c.sending[:0], c.out
 	c.set(flagInFlight)
-	c.loop.drv.Send(c.fd, c.tag(opSend), c.sending)
+	c.loop.drv.Send(c.fd, c.tag(driver.OpSend), c.sending)
 	c.publishBuffered()
 }
 
