@@ -1,5 +1,7 @@
 package httpserver
 
+import "github.com/ringloop/ringloop/engine"
+
 // Parsed is a test's view of what the parser read from the first request of
 // some bytes.
 type Parsed struct {
@@ -101,3 +103,17 @@ func StreamState(s *Server) (streams int, stalled bool, held int) {
 
 // BodyWindow is the window of a streamed body.
 const BodyWindow = bodyWindow
+
+// H2Rested counts s's HTTP/2 connections on l that rest (h2Conn.rest):
+// they hold no HPACK encoder and no stream map. On l only.
+func H2Rested(s *Server, l *engine.Loop) int {
+	n := 0
+	if v, ok := s.loops.Load(l); ok {
+		for _, cs := range v.(*loopState).conns {
+			if hc := cs.h2; hc != nil && hc.enc == nil && hc.streams == nil {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net/http"
@@ -46,12 +47,16 @@ var errStreamReset = errors.New("httpserver: HTTP/2 stream reset by the client")
 
 // h2Conn is an HTTP/2 connection's state; only its loop touches it.
 type h2Conn struct {
-	cs   *conn
-	fr   *http2.Framer
-	in   h2Input
-	dec  *hpack.Decoder
-	enc  *hpack.Encoder
-	hbuf bytes.Buffer // a header block being encoded
+	cs  *conn
+	lp  *h2Loop
+	dec *hpack.Decoder
+	// enc is made at the first response and let go while the connection
+	// rests (rest); encMax is the table size the client allows it, and
+	// encUsed that a block went out, so a new encoder must first empty
+	// the client's table.
+	enc     *hpack.Encoder
+	encMax  uint32
+	encUsed bool
 
 	streams    map[uint32]*h2Stream
 	lastID     uint32 // the highest stream the client opened: one at or under it not in streams is closed
@@ -80,8 +85,42 @@ type h2Conn struct {
 	idleAt  int64 // unix ns: when its last stream closed; 0 while one is open
 	shutAt  int64 // unix ns: when maybeClose half-closed it after the client's GOAWAY
 	flood   h2Flood
-	date    string // the Date header's value, for dateSec
+}
+
+// h2Loop is what the HTTP/2 connections of a loop share, the loop serving
+// one at a time: the Framer, whose read and write buffers grow to the
+// largest frame and would stay that large in every connection that once
+// carried one, the header block being encoded, and the Date header's
+// value. An idle connection thus holds no buffer of its own.
+type h2Loop struct {
+	fr      *http2.Framer
+	in      h2Input
+	out     *conn        // the connection the Framer writes to (fr sets it)
+	hbuf    bytes.Buffer // a header block being encoded
+	date    string       // the Date header's value, for dateSec
 	dateSec int64
+}
+
+// h2LoopOf returns ls's HTTP/2 state, made at its first HTTP/2 connection.
+func h2LoopOf(ls *loopState) *h2Loop {
+	if ls.h2 == nil {
+		lp := &h2Loop{}
+		lp.fr = http2.NewFramer((*h2Output)(lp), &lp.in)
+		lp.fr.SetReuseFrames()
+		lp.fr.SetMaxReadFrameSize(h2MaxFrame)
+		// The Framer's check that a header block's frames come in one
+		// run remembers the block across frames: shared, it would mix
+		// connections. h2Conn.order makes it per connection.
+		lp.fr.AllowIllegalReads = true
+		ls.h2 = lp
+	}
+	return ls.h2
+}
+
+// fr returns the loop's Framer, writing to hc's connection.
+func (hc *h2Conn) fr() *http2.Framer {
+	hc.lp.out = hc.cs
+	return hc.lp.fr
 }
 
 // h2Input is the reader the Framer reads one frame from: the frame's bytes
@@ -97,11 +136,11 @@ func (in *h2Input) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// h2Output is the writer the Framer writes frames to: the connection's
-// output, where each frame is copied.
-type h2Output conn
+// h2Output is the writer the Framer writes frames to: the output of the
+// connection it serves (h2Conn.fr), where each frame is copied.
+type h2Output h2Loop
 
-func (o *h2Output) Write(p []byte) (int, error) { return (*conn)(o).c.Write(p) }
+func (o *h2Output) Write(p []byte) (int, error) { return o.out.c.Write(p) }
 
 // h2Error is a protocol error: a connection error when stream is 0 (the
 // connection ends with GOAWAY), else a stream error (RST_STREAM).
@@ -126,7 +165,8 @@ func startH2(cs *conn, rest []byte) {
 	cfg := cs.s.cfg
 	hc := &h2Conn{
 		cs:          cs,
-		streams:     make(map[uint32]*h2Stream),
+		lp:          h2LoopOf(cs.ls),
+		encMax:      h2TableSize,
 		maxStreams:  cfg.maxStreams,
 		sendWindow:  65535,
 		peerInitial: 65535,
@@ -134,23 +174,19 @@ func startH2(cs *conn, rest []byte) {
 		startAt:     time.Now().UnixNano(),
 	}
 	hc.idleAt = hc.startAt
-	hc.fr = http2.NewFramer((*h2Output)(cs), &hc.in)
-	hc.fr.SetReuseFrames()
-	hc.fr.SetMaxReadFrameSize(h2MaxFrame)
 	hc.dec = hpack.NewDecoder(h2TableSize, hc.emit)
 	hc.dec.SetMaxStringLength(cfg.maxHeaderBytes)
-	hc.enc = hpack.NewEncoder(&hc.hbuf)
 	cs.h2 = hc
 	cs.deadline = 0 // the HTTP/2 timeouts are the connection's own (tick)
 	if cs.c.KeepLimit() < h2MaxFrame+9 {
 		_ = cs.c.SetKeepLimit(h2MaxFrame + 9) // an unfinished frame is kept
 	}
-	_ = hc.fr.WriteSettings(
+	_ = hc.fr().WriteSettings(
 		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: uint32(hc.maxStreams)},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2StreamWindow},
 		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: uint32(cfg.maxHeaderBytes)},
 	)
-	_ = hc.fr.WriteWindowUpdate(0, h2ConnWindow-65535)
+	_ = hc.fr().WriteWindowUpdate(0, h2ConnWindow-65535)
 	if why := inadequateTLS(cs.c); why != "" {
 		hc.fail(connError(http2.ErrCodeInadequateSecurity, why))
 		return
@@ -170,9 +206,14 @@ func (hc *h2Conn) onData(b []byte) {
 		if len(b) < 9+n {
 			break
 		}
-		hc.in.b = b[:9+n]
+		err := hc.order(http2.FrameType(b[3]), binary.BigEndian.Uint32(b[5:9])&(1<<31-1))
+		if err != nil {
+			hc.onError(err)
+			return
+		}
+		hc.lp.in.b = b[:9+n]
 		b = b[9+n:]
-		f, err := hc.fr.ReadFrame()
+		f, err := hc.fr().ReadFrame()
 		if err == nil {
 			err = hc.frame(f)
 		}
@@ -188,6 +229,21 @@ func (hc *h2Conn) onData(b []byte) {
 	}
 }
 
+// order is the Framer's check that a header block's frames come in one
+// run, nothing between them (RFC 9113 section 6.10), for this
+// connection: a connection error otherwise.
+func (hc *h2Conn) order(t http2.FrameType, id uint32) error {
+	switch {
+	case hc.blk.active && t != http2.FrameContinuation:
+		return connError(http2.ErrCodeProtocol, "a frame inside a header block")
+	case hc.blk.active && id != hc.blk.id:
+		return connError(http2.ErrCodeProtocol, "CONTINUATION for another stream")
+	case !hc.blk.active && t == http2.FrameContinuation:
+		return connError(http2.ErrCodeProtocol, "CONTINUATION outside a header block")
+	}
+	return nil
+}
+
 // onError acts on an error from reading or serving a frame.
 func (hc *h2Conn) onError(err error) {
 	var he *h2Error
@@ -199,7 +255,7 @@ func (hc *h2Conn) onError(err error) {
 		he = &h2Error{code: se.Code, stream: se.StreamID, why: "malformed frame"}
 	case errors.As(err, &ce):
 		why := "malformed frame"
-		if d := hc.fr.ErrorDetail(); d != nil {
+		if d := hc.lp.fr.ErrorDetail(); d != nil {
 			why = d.Error()
 		}
 		he = &h2Error{code: http2.ErrCode(ce), why: why}
@@ -214,7 +270,7 @@ func (hc *h2Conn) onError(err error) {
 		st.reset(he.code, he)
 		return
 	}
-	_ = hc.fr.WriteRSTStream(he.stream, he.code)
+	_ = hc.fr().WriteRSTStream(he.stream, he.code)
 }
 
 // frame serves one frame.
@@ -238,7 +294,7 @@ func (hc *h2Conn) frame(f http2.Frame) error {
 		if err := hc.flood.count(hc, h2Ping); err != nil || f.IsAck() {
 			return err
 		}
-		return hc.fr.WritePing(true, f.Data)
+		return hc.fr().WritePing(true, f.Data)
 	case *http2.WindowUpdateFrame:
 		return hc.windowUpdate(f)
 	case *http2.RSTStreamFrame:
@@ -276,7 +332,10 @@ func (hc *h2Conn) settings(f *http2.SettingsFrame) error {
 		case http2.SettingHeaderTableSize:
 			// The encoder's table stays within its 4 KiB limit
 			// whatever the client offers.
-			hc.enc.SetMaxDynamicTableSize(s.Val)
+			hc.encMax = min(s.Val, h2TableSize)
+			if hc.enc != nil {
+				hc.enc.SetMaxDynamicTableSize(s.Val)
+			}
 		case http2.SettingInitialWindowSize:
 			return hc.setPeerInitial(int64(s.Val))
 		}
@@ -285,7 +344,7 @@ func (hc *h2Conn) settings(f *http2.SettingsFrame) error {
 	if err != nil {
 		return err
 	}
-	if err := hc.fr.WriteSettingsAck(); err != nil {
+	if err := hc.fr().WriteSettingsAck(); err != nil {
 		return err
 	}
 	hc.pump()
@@ -367,7 +426,7 @@ func (hc *h2Conn) fail(e error) {
 		code, why = he.code, he.why
 	}
 	hc.dead = true
-	_ = hc.fr.WriteGoAway(hc.lastID, code, []byte(why))
+	_ = hc.fr().WriteGoAway(hc.lastID, code, []byte(why))
 	_ = hc.cs.c.Close()
 }
 
@@ -379,7 +438,7 @@ func (hc *h2Conn) goAway() {
 		return
 	}
 	hc.goingAway = true
-	_ = hc.fr.WriteGoAway(hc.lastID, http2.ErrCodeNo, nil)
+	_ = hc.fr().WriteGoAway(hc.lastID, http2.ErrCodeNo, nil)
 	hc.maybeClose()
 }
 
@@ -491,12 +550,26 @@ func (hc *h2Conn) tick(now int64) {
 		hc.stalled(errWriteStall, true)
 		return
 	}
+	if hc.open == 0 && !hc.blk.active && hc.idleAt != 0 && now-hc.idleAt >= int64(cfg.tick()) {
+		hc.rest()
+		return
+	}
 	for _, st := range hc.streams {
 		st.tick(now)
 		if hc.dead {
 			return
 		}
 	}
+}
+
+// rest lets go of what a connection idle for a tick does not need: its
+// HPACK encoder (made again at its next response, encoder: the client's
+// table, emptied then, costs the next responses their indexing), its
+// stream map, send queue and field list (made again as used). A
+// connection whose streams come and go keeps them while it is busy.
+func (hc *h2Conn) rest() {
+	hc.enc = nil
+	hc.streams, hc.sendq, hc.fields = nil, nil, nil
 }
 
 // stalled ends a connection whose client stopped taking its output, by

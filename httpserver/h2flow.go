@@ -41,7 +41,7 @@ func (hc *h2Conn) wholeCap() int64 { return 2 * int64(hc.cs.s.cfg.maxBody) }
 func (hc *h2Conn) release(n int64) {
 	hc.recvOwed += n
 	if hc.recvOwed >= h2ConnWindow/4 && hc.whole <= hc.wholeCap() && !hc.dead {
-		_ = hc.fr.WriteWindowUpdate(0, uint32(hc.recvOwed))
+		_ = hc.fr().WriteWindowUpdate(0, uint32(hc.recvOwed))
 		hc.recvWindow += hc.recvOwed
 		hc.recvOwed = 0
 	}
@@ -55,7 +55,7 @@ func (st *h2Stream) release(n int64) {
 	}
 	st.recvOwed += n
 	if st.recvOwed >= h2StreamWindow/4 {
-		_ = st.hc.fr.WriteWindowUpdate(st.id, uint32(st.recvOwed))
+		_ = st.hc.fr().WriteWindowUpdate(st.id, uint32(st.recvOwed))
 		st.recvWindow += st.recvOwed
 		st.recvOwed = 0
 	}
@@ -89,7 +89,7 @@ func (st *h2Stream) send(limit int) {
 			break
 		}
 		end := int(n) == len(st.out) && st.outLast && len(st.outTrailers) == 0 && !st.short(int(n))
-		_ = hc.fr.WriteData(st.id, end, st.out[:n])
+		_ = hc.fr().WriteData(st.id, end, st.out[:n])
 		st.out = st.out[n:]
 		st.sendWindow -= n
 		hc.sendWindow -= n
@@ -156,7 +156,7 @@ func (st *h2Stream) drained() {
 		st.outTrailers = nil
 		st.endSent()
 	default:
-		_ = hc.fr.WriteData(st.id, true, nil)
+		_ = hc.fr().WriteData(st.id, true, nil)
 		st.endSent()
 	}
 }

@@ -193,12 +193,12 @@ func (hc *h2Conn) endBlock() error {
 		case h2Trailers:
 			hc.streams[b.id].trailersIn(&b, fields)
 		case h2Refuse:
-			err = hc.fr.WriteRSTStream(b.id, http2.ErrCodeRefusedStream)
+			err = hc.fr().WriteRSTStream(b.id, http2.ErrCodeRefusedStream)
 		case h2Reject:
 			if st := hc.streams[b.id]; st != nil {
 				st.reset(b.code, errMalformedH2)
 			} else {
-				err = hc.fr.WriteRSTStream(b.id, b.code)
+				err = hc.fr().WriteRSTStream(b.id, b.code)
 			}
 		}
 	} else {
@@ -215,6 +215,9 @@ func (hc *h2Conn) openStream(b *h2Block, fields []hpack.HeaderField) {
 	st := &h2Stream{
 		hc: hc, id: b.id, recvDone: b.endStream, declared: -1, declaredOut: -1,
 		recvWindow: h2StreamWindow, sendWindow: hc.peerInitial,
+	}
+	if hc.streams == nil {
+		hc.streams = make(map[uint32]*h2Stream)
 	}
 	hc.streams[b.id] = st
 	hc.streamOpened()
@@ -449,7 +452,7 @@ func (st *h2Stream) endSent() {
 		bs.mu.Unlock()
 	}
 	if !st.recvDone {
-		_ = st.hc.fr.WriteRSTStream(st.id, http2.ErrCodeNo)
+		_ = st.hc.fr().WriteRSTStream(st.id, http2.ErrCodeNo)
 		st.recvDone = true
 	}
 	st.maybeClose()
@@ -460,7 +463,7 @@ func (st *h2Stream) reset(code http2.ErrCode, cause error) {
 	if st.closed {
 		return
 	}
-	_ = st.hc.fr.WriteRSTStream(st.id, code)
+	_ = st.hc.fr().WriteRSTStream(st.id, code)
 	st.abandon(cause)
 }
 

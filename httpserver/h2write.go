@@ -29,8 +29,8 @@ func (hc *h2Conn) writeHead(id uint32, status int, lines []byte, cl int64, date,
 	if status < 100 || status > 999 {
 		status = 500
 	}
-	hc.hbuf.Reset()
-	e := hc.enc
+	hc.lp.hbuf.Reset()
+	e := hc.encoder()
 	_ = e.WriteField(hpack.HeaderField{Name: ":status", Value: h2Status[status]})
 	if date {
 		_ = e.WriteField(hpack.HeaderField{Name: "date", Value: hc.dateValue()})
@@ -45,7 +45,7 @@ func (hc *h2Conn) writeHead(id uint32, status int, lines []byte, cl int64, date,
 
 // writeTrailers writes trailer lines as the HEADERS that end the stream.
 func (hc *h2Conn) writeTrailers(id uint32, lines []byte) {
-	hc.hbuf.Reset()
+	hc.lp.hbuf.Reset()
 	hc.encodeLines(lines)
 	hc.writeBlock(id, true)
 }
@@ -53,12 +53,31 @@ func (hc *h2Conn) writeTrailers(id uint32, lines []byte) {
 // dateValue is the loop's Date header's value, as a string made once a
 // second.
 func (hc *h2Conn) dateValue() string {
-	ls := hc.cs.ls
-	if hc.date == "" || hc.dateSec != ls.dateSec {
+	ls, lp := hc.cs.ls, hc.lp
+	if lp.date == "" || lp.dateSec != ls.dateSec {
 		d := bytes.TrimSuffix(bytes.TrimPrefix(ls.date, []byte("Date: ")), []byte("\r\n"))
-		hc.date, hc.dateSec = string(d), ls.dateSec
+		lp.date, lp.dateSec = string(d), ls.dateSec
 	}
-	return hc.date
+	return lp.date
+}
+
+// encoder returns the connection's HPACK encoder, made at its first
+// response and again after a rest let it go. A new encoder's first block
+// tells the client the table size it allows less than the default, and
+// after a rest first empties the client's table (a size update to 0, then
+// back, RFC 7541 section 4.2), so both tables start over in step.
+func (hc *h2Conn) encoder() *hpack.Encoder {
+	if hc.enc == nil {
+		e := hpack.NewEncoder(&hc.lp.hbuf)
+		if hc.encUsed {
+			e.SetMaxDynamicTableSize(0)
+		}
+		if hc.encUsed || hc.encMax != h2TableSize {
+			e.SetMaxDynamicTableSize(hc.encMax)
+		}
+		hc.enc, hc.encUsed = e, true
+	}
+	return hc.enc
 }
 
 // encodeLines encodes header lines ("Name: value\r\n") as fields.
@@ -78,7 +97,7 @@ func (hc *h2Conn) encodeLines(lines []byte) {
 		if name == "" {
 			continue
 		}
-		_ = hc.enc.WriteField(hpack.HeaderField{Name: name, Value: string(bytes.TrimSpace(line[c+1:]))})
+		_ = hc.encoder().WriteField(hpack.HeaderField{Name: name, Value: string(bytes.TrimSpace(line[c+1:]))})
 	}
 }
 
@@ -133,11 +152,11 @@ func h2Name(name []byte) string {
 // writeBlock writes the block in hbuf as HEADERS and, when it is larger
 // than a frame, CONTINUATION frames.
 func (hc *h2Conn) writeBlock(id uint32, end bool) {
-	blk := hc.hbuf.Bytes()
+	blk := hc.lp.hbuf.Bytes()
 	n := min(len(blk), h2MaxFrame)
-	_ = hc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: blk[:n], EndStream: end, EndHeaders: n == len(blk)})
+	_ = hc.fr().WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: blk[:n], EndStream: end, EndHeaders: n == len(blk)})
 	for blk = blk[n:]; len(blk) > 0; blk = blk[n:] {
 		n = min(len(blk), h2MaxFrame)
-		_ = hc.fr.WriteContinuation(id, n == len(blk), blk[:n])
+		_ = hc.fr().WriteContinuation(id, n == len(blk), blk[:n])
 	}
 }

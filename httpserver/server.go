@@ -253,6 +253,7 @@ type loopState struct {
 	resp    Response
 	req     Request
 	scratch []byte
+	h2      *h2Loop // its HTTP/2 connections' shared Framer and buffers
 }
 
 // stateFor returns the loop's state, creating it (and its tick) on first use
