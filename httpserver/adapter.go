@@ -549,6 +549,12 @@ func (w *stdWriter) FlushError() error {
 // flushOut hands the buffered bytes to the loop; done marks the end of the
 // response.
 func (w *stdWriter) flushOut(done bool) bool {
+	if !done && w.committed && len(w.buf) == 0 && w.sr.h2 != nil {
+		// Nothing to hand over an HTTP/2 stream, and nothing to wait
+		// for: what the last flush handed over has left (its ack came).
+		// grpc-go's ServeHTTP flushes so before its trailers, each RPC.
+		return !w.sr.dead.Load()
+	}
 	c := &w.sr.ck
 	*c = chunk{last: done}
 	if !w.committed {
@@ -627,24 +633,60 @@ func (w *stdWriter) finish() {
 }
 
 // trailerBytes serialises the response trailers: the values of keys declared
-// in the Trailer header, and TrailerPrefix keys.
+// in the Trailer header, and TrailerPrefix keys (which win over a declared
+// key of the same name), sorted by key as appendHeader does.
 func (w *stdWriter) trailerBytes() []byte {
 	h := w.header
-	tr := http.Header{}
+	type trailer struct {
+		name string
+		vv   []string
+	}
+	var room [8]trailer // grpc-go's three: no allocation for the list
+	tr := room[:0]
+	add := func(name string, vv []string, prefixed bool) {
+		for i := range tr {
+			if tr[i].name == name {
+				if prefixed {
+					tr[i].vv = vv
+				}
+				return
+			}
+		}
+		tr = append(tr, trailer{name, vv})
+	}
 	for _, v := range h["Trailer"] {
-		for _, k := range strings.Split(v, ",") {
+		for v != "" {
+			k := v
+			if i := strings.IndexByte(v, ','); i >= 0 {
+				k, v = v[:i], v[i+1:]
+			} else {
+				v = ""
+			}
 			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
 			if vv, ok := h[k]; ok {
-				tr[k] = vv
+				add(k, vv, false)
 			}
 		}
 	}
 	for k, vv := range h {
-		if strings.HasPrefix(k, http.TrailerPrefix) {
-			tr[strings.TrimPrefix(k, http.TrailerPrefix)] = vv
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			add(name, vv, true)
 		}
 	}
-	return appendHeader(nil, tr, nil)
+	slices.SortFunc(tr, func(a, b trailer) int { return strings.Compare(a.name, b.name) })
+	var out []byte
+	for _, t := range tr {
+		for _, v := range t.vv {
+			if strings.ContainsAny(v, "\r\n") || strings.ContainsAny(t.name, "\r\n: ") {
+				continue
+			}
+			out = append(out, t.name...)
+			out = append(out, ": "...)
+			out = append(out, strings.TrimSpace(v)...)
+			out = append(out, "\r\n"...)
+		}
+	}
+	return out
 }
 
 // appendHeader serialises h sorted by key (as net/http), dropping keys skip

@@ -99,6 +99,7 @@ type h2Loop struct {
 	hbuf    bytes.Buffer // a header block being encoded
 	date    string       // the Date header's value, for dateSec
 	dateSec int64
+	strs    map[string]string // header names and values of responses (intern)
 }
 
 // h2LoopOf returns ls's HTTP/2 state, made at its first HTTP/2 connection.

@@ -93,19 +93,20 @@ func (hc *h2Conn) encodeLines(lines []byte) {
 		if c <= 0 {
 			continue
 		}
-		name := h2Name(line[:c])
+		name := h2Name(line[:c], hc.lp)
 		if name == "" {
 			continue
 		}
-		_ = hc.encoder().WriteField(hpack.HeaderField{Name: name, Value: string(bytes.TrimSpace(line[c+1:]))})
+		_ = hc.encoder().WriteField(hpack.HeaderField{Name: name, Value: hc.lp.intern(bytes.TrimSpace(line[c+1:]))})
 	}
 }
 
 var crlf = []byte("\r\n")
 
-// h2Name returns a header name in lower case (the common ones without an
-// allocation), or "" for a field HTTP/2 forbids (RFC 9113 section 8.2.2).
-func h2Name(name []byte) string {
+// h2Name returns a header name in lower case (the common ones and those
+// lp holds without an allocation), or "" for a field HTTP/2 forbids (RFC
+// 9113 section 8.2.2).
+func h2Name(name []byte, lp *h2Loop) string {
 	var room [32]byte
 	low := room[:0]
 	if len(name) > len(room) {
@@ -146,7 +147,33 @@ func h2Name(name []byte) string {
 	case "grpc-message":
 		return "grpc-message"
 	}
-	return string(low)
+	return lp.intern(low)
+}
+
+// h2Interned bounds the strings an h2Loop holds, and h2InternedLen their
+// length: past the count they are all let go, and longer ones are not
+// kept.
+const (
+	h2Interned    = 256
+	h2InternedLen = 64
+)
+
+// intern returns b as a string, the loop's copy when it has one: a
+// response's header values (a content type, grpc-status) repeat from one
+// response to the next, and a field handed to the HPACK encoder must be a
+// string of its own (its table keeps it).
+func (lp *h2Loop) intern(b []byte) string {
+	if s, ok := lp.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(b) <= h2InternedLen {
+		if len(lp.strs) >= h2Interned || lp.strs == nil {
+			lp.strs = make(map[string]string, h2Interned)
+		}
+		lp.strs[s] = s
+	}
+	return s
 }
 
 // writeBlock writes the block in hbuf as HEADERS and, when it is larger

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,6 +18,7 @@ import (
 type reqContext struct {
 	parent context.Context
 
+	made     atomic.Pointer[context.Context] // &inner once it is made: its readers need no lock
 	mu       sync.Mutex
 	inner    context.Context // the real context, once made
 	cancelFn context.CancelCauseFunc
@@ -24,8 +26,13 @@ type reqContext struct {
 	cause    error
 }
 
-// real returns the real context, making it on first use.
+// real returns the real context, making it on first use. Once made it is
+// read without the lock: a handler (grpc-go's) asks its context for
+// values dozens of times a request.
 func (c *reqContext) real() context.Context {
+	if p := c.made.Load(); p != nil {
+		return *p
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.inner == nil {
@@ -33,6 +40,7 @@ func (c *reqContext) real() context.Context {
 		if c.canceled {
 			c.cancelFn(c.cause)
 		}
+		c.made.Store(&c.inner)
 	}
 	return c.inner
 }

@@ -110,7 +110,8 @@ func (cs *conn) tlsState() *tls.ConnectionState {
 		if !ok {
 			return nil
 		}
-		cs.tls = &st
+		cs.tls = new(tls.ConnectionState)
+		*cs.tls = st // st itself stays on the stack: a plain connection allocates nothing here
 	}
 	return cs.tls
 }
