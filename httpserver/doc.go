@@ -265,10 +265,13 @@
 // nor is server push. Frames and HPACK are golang.org/x/net/http2's Framer
 // and hpack; the connection's state machine, its streams, flow control and
 // the turns its streams take run on the connection's loop, with no
-// goroutine per connection. HTTP/2 over TLS 1.2 with a cipher suite RFC
-// 9113 prohibits (anything but an ephemeral key exchange with an AEAD,
-// which a configuration may allow for HTTP/1.1 clients) gets GOAWAY
-// INADEQUATE_SECURITY, as from net/http.
+// goroutine per connection. A loop's connections share one Framer (its
+// buffers), and one idle for a tick lets go of its HPACK encoder and
+// stream map: an idle connection keeps its HPACK decoder (the client's
+// encoder refers to its table) and little else (TestH2IdleHeap). HTTP/2
+// over TLS 1.2 with a cipher suite RFC 9113 prohibits (anything but an
+// ephemeral key exchange with an AEAD, which a configuration may allow for
+// HTTP/1.1 clients) gets GOAWAY INADEQUATE_SECURITY, as from net/http.
 //
 // A stream is served as an HTTP/1.1 request is. The fast API's handler runs
 // on the loop with the same Request (Proto "HTTP/2.0", the :authority as
