@@ -39,7 +39,9 @@ type stdRequest struct {
 	ack    sync.WaitGroup        // one Add per chunk handed over mid-handler, Done when the loop took it (no channel to allocate)
 	w      stdWriter
 	url    url.URL // req.URL for a plain target (plainTarget)
-	ck     chunk   // the chunk in flight: one at a time (the handler waits for its ack), so one serves all
+	ck     chunk   // the chunk handed over mid-handler: one at a time (its ack is waited for before the next), so one serves all
+	end    chunk   // the last chunk, apart: over HTTP/2 it may follow ck before ck's ack
+	behind bool    // handler side: ck went to an HTTP/2 stream and its ack is still to wait for
 
 	// loop side
 	cs      *conn
@@ -251,8 +253,8 @@ func (sr *stdRequest) Run() {
 			logPanic(sr.s.logger(), p, nil)
 			sr.ctx.cancel(nil)
 			if !w.hijacked { // a hijacked connection is the handler's
-				sr.ck = chunk{abort: true, last: true}
-				sr.send(&sr.ck)
+				sr.end = chunk{abort: true, last: true}
+				sr.send(&sr.end)
 			}
 			return
 		}
@@ -294,7 +296,11 @@ type chunk struct {
 }
 
 // send hands c to the loop (or writes it, inline) and, for a chunk sent
-// mid-handler, waits until the connection can take more.
+// mid-handler, waits until the connection can take more: over HTTP/1.1
+// at once, over HTTP/2 before the next chunk mid-handler (flushOut), so
+// that a handler that flushes and then ends (grpc-go's ServeHTTP, each
+// RPC) does not wait in between for the loop, which takes its chunks in
+// order.
 func (sr *stdRequest) send(c *chunk) bool {
 	c.sr = sr
 	if sr.inline {
@@ -323,8 +329,22 @@ func (sr *stdRequest) send(c *chunk) bool {
 	if c.last {
 		return true
 	}
+	if sr.h2 != nil {
+		sr.behind = true
+		return !sr.dead.Load()
+	}
 	sr.ack.Wait()
 	return !sr.dead.Load()
+}
+
+// caughtUp waits for the ack of the chunk an HTTP/2 stream was handed
+// last: ck is free again, and the handler no further ahead of its client
+// than one chunk.
+func (sr *stdRequest) caughtUp() {
+	if sr.behind {
+		sr.behind = false
+		sr.ack.Wait()
+	}
 }
 
 // Run writes the chunk on the loop.
@@ -549,13 +569,18 @@ func (w *stdWriter) FlushError() error {
 // flushOut hands the buffered bytes to the loop; done marks the end of the
 // response.
 func (w *stdWriter) flushOut(done bool) bool {
-	if !done && w.committed && len(w.buf) == 0 && w.sr.h2 != nil {
-		// Nothing to hand over an HTTP/2 stream, and nothing to wait
-		// for: what the last flush handed over has left (its ack came).
-		// grpc-go's ServeHTTP flushes so before its trailers, each RPC.
-		return !w.sr.dead.Load()
+	sr := w.sr
+	if !done && w.committed && len(w.buf) == 0 && sr.h2 != nil {
+		// Nothing to hand over an HTTP/2 stream: grpc-go's ServeHTTP
+		// flushes so before its trailers, each RPC. What the last flush
+		// handed over is waited for at the next that hands some.
+		return !sr.dead.Load()
 	}
-	c := &w.sr.ck
+	c := &sr.end
+	if !done {
+		sr.caughtUp()
+		c = &sr.ck
+	}
 	*c = chunk{last: done}
 	if !w.committed {
 		w.commit(c, done)

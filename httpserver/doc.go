@@ -295,8 +295,10 @@
 // inline adapter) count against Limits.Body each and twice that a
 // connection. Responses leave as the client's windows and the connection's
 // output allow, the waiting streams taking turns a frame each: an adapter
-// handler waits in Write or Flush for its data to leave, what a fast
-// handler writes is copied.
+// handler's Flush hands its data over and goes on, and its next Write or
+// Flush that hands some over waits for the last to have left (one chunk
+// behind, so a handler that flushes and ends does not wait in between);
+// what a fast handler writes is copied.
 //
 // Limits.Streams (250, as net/http) is SETTINGS_MAX_CONCURRENT_STREAMS;
 // a stream the client reset while its handler runs counts until the

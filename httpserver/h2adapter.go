@@ -17,7 +17,9 @@ import (
 // its chunks come back to the loop through the same tasks, framed here as
 // HEADERS, DATA and trailers instead of HTTP/1.1's head and chunks. A
 // handler whose data the client's windows hold back waits in Write or
-// Flush, as one waits for a slow HTTP/1.1 client.
+// Flush, as one waits for a slow HTTP/1.1 client, but one chunk behind:
+// a Flush returns once its chunk is handed over, and the next hand-over
+// waits for it to have left (stdRequest.send).
 
 var (
 	// errHijackH2: an HTTP/2 stream has no connection of its own to take

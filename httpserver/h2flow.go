@@ -21,7 +21,7 @@ import (
 // output allow, a frame at a time, the streams waiting taking turns
 // (sendq). While the output is over its high watermark nothing more is
 // framed: an adapter handler waits in Write or Flush, as over HTTP/1.1,
-// for its data to leave. A response the client's windows hold back for
+// for its data to leave (one chunk behind, stdRequest.send). A response the client's windows hold back for
 // Timeouts.WriteStall (less than stallProgress sent meanwhile) ends the
 // connection: the zero-window reader.
 
