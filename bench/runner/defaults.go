@@ -149,7 +149,9 @@ func DefaultVsBestRows(rep Report) []DefaultBest {
 				}
 				if def.CPUPerReq.Valid() {
 					d.CPU = def.CPUPerReq.Median
-					if d.TopCPU > 0 {
+					// A 0 is under the tick's resolution (a short, loaded
+					// run): no ratio rather than a made-up 0.
+					if d.TopCPU > 0 && d.CPU > 0 {
 						d.CPURatio = d.CPU / d.TopCPU
 					}
 				}

@@ -125,6 +125,15 @@ func TestDefaultVsBestRows(t *testing.T) {
 	require.True(t, isNaN(ds[0].RateRatio) && isNaN(ds[0].CPURatio), "a default alone is not compared with itself")
 	require.Contains(t, ds[0].Note, "only the default's row runs")
 
+	// A default row whose CPU is under the tick's resolution (0 µs in a
+	// short, loaded run) has a rate ratio but no CPU ratio.
+	tick := defaultsReport(uringLocked)
+	tick.Cases = tick.Cases[:1]
+	tick.Cases[0].Rows[1] = famRow(uringLocked, "ringloop-uring", peers.FamilyEcho, "io_uring", "locked", 120, 0)
+	ds = DefaultVsBestRows(tick)
+	require.InDelta(t, 0.96, float64(ds[0].RateRatio), 1e-9)
+	require.True(t, isNaN(ds[0].CPURatio), "no CPU ratio from a 0: %v", ds[0].CPURatio)
+
 	unknown := DefaultVsBestRows(defaultsReport(Auto{Err: "no benchserver"}))
 	require.Len(t, unknown, 4)
 	for _, d := range unknown {
