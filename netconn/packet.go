@@ -34,6 +34,13 @@ import (
 // ReadFrom returns an error wrapping packet.ErrTruncated in its place, as
 // it returns the ICMP errors of a connected socket. A datagram the kernel
 // refuses after WriteTo returned is lost as if in flight.
+//
+// For quic-go it also offers what quic-go type-asserts on a net.PacketConn
+// (OOBCapablePacketConn and ReadBatch): ReadBatch takes many queued
+// datagrams per call, WriteMsgUDP passes control messages (a UDP_SEGMENT
+// run, an ECN mark) to the kernel with the datagram, and SyscallConn's
+// RawConn runs Control on the loop with the socket's fd but refuses Read
+// and Write. No control messages are received (no ECN marks, no pktinfo).
 type PacketConn struct {
 	pc      *packet.Conn
 	loop    *engine.Loop
