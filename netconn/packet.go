@@ -6,10 +6,15 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/sys/unix"
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
+	"github.com/ringloop/ringloop/internal/packetctl"
 	"github.com/ringloop/ringloop/packet"
 )
 
@@ -29,6 +34,13 @@ import (
 // ReadFrom returns an error wrapping packet.ErrTruncated in its place, as
 // it returns the ICMP errors of a connected socket. A datagram the kernel
 // refuses after WriteTo returned is lost as if in flight.
+//
+// For quic-go it also offers what quic-go type-asserts on a net.PacketConn
+// (OOBCapablePacketConn and ReadBatch): ReadBatch takes many queued
+// datagrams per call, WriteMsgUDP passes control messages (a UDP_SEGMENT
+// run, an ECN mark) to the kernel with the datagram, and SyscallConn's
+// RawConn runs Control on the loop with the socket's fd but refuses Read
+// and Write. No control messages are received (no ECN marks, no pktinfo).
 type PacketConn struct {
 	pc      *packet.Conn
 	loop    *engine.Loop
@@ -115,22 +127,80 @@ func ListenPacket(loops engine.Loops, network, addr string, opts ...Option) (*Pa
 // ReadFrom reads one datagram into p, waiting for one unless the read
 // deadline has passed (os.ErrDeadlineExceeded) or the socket is closed.
 func (nc *PacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
+	var n int
+	var addr net.Addr
+	_, err := nc.read(1, func(_ int, d datagram, b []byte) {
+		n, addr = copy(p, b), d.addr
+		if addr == nil && d.err == nil {
+			addr = net.UDPAddrFromAddrPort(d.from)
+		}
+	})
+	return n, addr, err
+}
+
+// ReadMsgUDP is ReadFrom for quic-go's OOBCapablePacketConn; it returns no
+// control messages (oobn and flags are 0).
+func (nc *PacketConn) ReadMsgUDP(b, _ []byte) (n, oobn, flags int, addr *net.UDPAddr, err error) {
+	_, err = nc.read(1, func(_ int, d datagram, p []byte) {
+		n = copy(b, p)
+		if d.err == nil && d.addr == nil {
+			addr = net.UDPAddrFromAddrPort(d.from)
+		}
+	})
+	return n, 0, 0, addr, err
+}
+
+// ReadBatch reads the datagrams queued, at least one and at most len(ms),
+// into each message's first buffer: quic-go's batchConn (ipv4.Message),
+// many datagrams per hand-off from the loop. flags is ignored; no control
+// messages are returned (NN is 0).
+func (nc *PacketConn) ReadBatch(ms []ipv4.Message, _ int) (int, error) {
+	return nc.read(len(ms), func(i int, d datagram, p []byte) {
+		m := &ms[i]
+		m.N, m.NN, m.Flags = 0, 0, 0
+		if len(m.Buffers) > 0 {
+			m.N = copy(m.Buffers[0], p)
+		}
+		m.Addr = d.addr
+		if m.Addr == nil {
+			m.Addr = net.UDPAddrFromAddrPort(d.from)
+		}
+	})
+}
+
+// read hands fill up to max queued datagrams, waiting for one unless the
+// read deadline has passed or the socket is closed. A queued read error is
+// returned alone (after fill saw it, for its address): a batch stops before
+// it.
+func (nc *PacketConn) read(max int, fill func(i int, d datagram, b []byte)) (int, error) {
 	for {
 		nc.mu.Lock()
 		if nc.closed {
 			nc.mu.Unlock()
-			return 0, nil, nc.opError("read", nil, net.ErrClosed)
+			return 0, nc.opError("read", nil, net.ErrClosed)
 		}
 		if nc.rdl.passed() {
 			nc.mu.Unlock()
-			return 0, nil, nc.opError("read", nil, os.ErrDeadlineExceeded)
+			return 0, nc.opError("read", nil, os.ErrDeadlineExceeded)
 		}
 		if nc.head < len(nc.q) {
-			d := nc.q[nc.head]
-			nc.q[nc.head] = datagram{}
-			nc.head++
-			n := copy(p, nc.data[d.off:d.off+d.n])
-			nc.queued -= d.n
+			n := 0
+			var err error
+			for n < max && nc.head < len(nc.q) {
+				d := nc.q[nc.head]
+				if d.err != nil && n > 0 {
+					break
+				}
+				nc.q[nc.head] = datagram{}
+				nc.head++
+				fill(n, d, nc.data[d.off:d.off+d.n])
+				nc.queued -= d.n
+				if d.err != nil {
+					err = d.err
+					break
+				}
+				n++
+			}
 			more := nc.head < len(nc.q)
 			if !more {
 				nc.q, nc.head, nc.data = nc.q[:0], 0, nc.data[:0]
@@ -146,19 +216,12 @@ func (nc *PacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
 			if more {
 				signal(nc.rready) // another reader may wait
 			}
-			if d.err != nil {
-				return 0, d.addr, d.err
-			}
-			addr := d.addr
-			if addr == nil {
-				addr = net.UDPAddrFromAddrPort(d.from)
-			}
-			return n, addr, nil
+			return n, err
 		}
 		if nc.lost != nil {
 			err := nc.lost
 			nc.mu.Unlock()
-			return 0, nil, nc.opError("read", nil, err)
+			return 0, nc.opError("read", nil, err)
 		}
 		nc.mu.Unlock()
 		select {
@@ -175,6 +238,25 @@ func (nc *PacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
 // iteration's other datagrams. It waits while the socket holds its limit of
 // datagrams unsent, until the write deadline (os.ErrDeadlineExceeded).
 func (nc *PacketConn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	return nc.write(p, nil, addr)
+}
+
+// WriteMsgUDP is WriteTo with control messages, for quic-go's
+// OOBCapablePacketConn: a UDP_SEGMENT message makes p a GSO run, which the
+// kernel sends as separate datagrams; an IP_TOS/IPV6_TCLASS one marks ECN.
+func (nc *PacketConn) WriteMsgUDP(p, oob []byte, addr *net.UDPAddr) (n, oobn int, err error) {
+	var to net.Addr
+	if addr != nil {
+		to = addr
+	}
+	if n, err = nc.write(p, oob, to); err == nil {
+		oobn = len(oob)
+	}
+	return n, oobn, err
+}
+
+// write is WriteTo with the control messages oob.
+func (nc *PacketConn) write(p, oob []byte, addr net.Addr) (int, error) {
 	for wait := time.Duration(0); ; {
 		nc.mu.Lock()
 		closed, lost := nc.closed, nc.lost
@@ -187,7 +269,12 @@ func (nc *PacketConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 		case nc.wdl.passed():
 			return 0, nc.opError("write", addr, os.ErrDeadlineExceeded)
 		}
-		err := nc.pc.WriteToAddr(p, addr)
+		var err error
+		if oob == nil {
+			err = nc.pc.WriteToAddr(p, addr)
+		} else {
+			err = packetctl.WriteMsg(nc.pc, p, oob, addr)
+		}
 		if err == nil {
 			return len(p), nil
 		}
@@ -241,6 +328,42 @@ func (nc *PacketConn) Close() error {
 
 // LocalAddr returns the address the socket is bound to.
 func (nc *PacketConn) LocalAddr() net.Addr { return nc.pc.LocalAddr() }
+
+// SetReadBuffer sets the socket's SO_RCVBUF, as net.UDPConn's; quic-go's
+// OOBCapablePacketConn asks for it (packet.Options.RecvBuffer at open).
+func (nc *PacketConn) SetReadBuffer(bytes int) error {
+	var serr error
+	if err := packetctl.Control(nc.pc, func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, bytes)
+	}); err != nil {
+		return nc.opError("set", nil, err)
+	}
+	if serr != nil {
+		return nc.opError("set", nil, os.NewSyscallError("setsockopt", serr))
+	}
+	return nil
+}
+
+// SyscallConn gives quic-go (OOBCapablePacketConn) the socket's fd for
+// getsockopt/setsockopt: Control runs on the loop; Read and Write refuse,
+// the loop alone doing the socket's I/O.
+func (nc *PacketConn) SyscallConn() (syscall.RawConn, error) { return rawConn{nc}, nil }
+
+// rawConn is SyscallConn's syscall.RawConn.
+type rawConn struct{ nc *PacketConn }
+
+// errRawIO refuses I/O on the fd behind the loop.
+var errRawIO = errors.New("netconn: the loop does the socket's I/O; RawConn offers Control only")
+
+func (c rawConn) Control(f func(fd uintptr)) error {
+	if err := packetctl.Control(c.nc.pc, f); err != nil {
+		return c.nc.opError("raw-control", nil, err)
+	}
+	return nil
+}
+
+func (c rawConn) Read(func(fd uintptr) bool) error  { return c.nc.opError("raw-read", nil, errRawIO) }
+func (c rawConn) Write(func(fd uintptr) bool) error { return c.nc.opError("raw-write", nil, errRawIO) }
 
 // Engine returns the loop's socket, for what net.PacketConn does not
 // offer (multicast groups, packet.Info).

@@ -173,6 +173,10 @@ func open(l *engine.Loop, op, network, addr string, h Handler, o *Options) (*Con
 		return fail(err)
 	}
 	pc.enableGRO()
+	// Keep the send buffers a burst grew, up to the write limit (and
+	// append's growth past it): see packetQueue.maxIdle.
+	pc.out.maxIdle = pc.limit + pc.limit/2
+	pc.async.MaxIdle = pc.out.maxIdle
 	if lsa, err := unix.Getsockname(fd); err == nil {
 		pc.laddr = packetAddr(lsa, network)
 	}

@@ -50,7 +50,9 @@ type Options struct {
 	// AsyncWriteLimit bounds the bytes the socket holds unsent (queued on
 	// the loop while the kernel's send buffer is full, and by other
 	// goroutines' WriteTo), each datagram counting its payload plus 64
-	// bytes (default 4 MiB, as engine.BufferLimits.AsyncWrite's).
+	// bytes (default 4 MiB, as engine.BufferLimits.AsyncWrite's). The
+	// send buffers a burst grows are kept, up to about 1.5× this, so that
+	// the next burst allocates nothing.
 	AsyncWriteLimit int
 }
 

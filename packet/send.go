@@ -240,7 +240,7 @@ func (pc *Conn) retryTask() {
 
 // packetQueue is a socket's datagrams waiting for the kernel, oldest
 // first: each one's sockaddr, control message and payload back to back in
-// buf. Its buffers are kept between bursts (up to asyncq.MaxIdleBuffer), so
+// buf. Its buffers are kept between bursts (up to maxIdle), so
 // steady traffic allocates nothing.
 type packetQueue struct {
 	buf   []byte
@@ -248,6 +248,12 @@ type packetQueue struct {
 	head  int    // the first unsent
 	bytes int    // what the unsent ones count against the limit
 	done  uint64 // datagrams taken or refused by the kernel, ever
+	// maxIdle bounds buf kept between bursts: the socket's write limit, as
+	// the async queue's spare. Datagram sockets are few (often one per
+	// server) and dropping the buffers after each burst past 256 KiB cost
+	// quic-go's 1 MiB HTTP/3 echoes half again their CPU (allocation,
+	// clearing and collecting them per burst).
+	maxIdle int
 }
 
 type outMsg struct {
@@ -326,7 +332,7 @@ func (q *packetQueue) advance(n int) {
 
 // reset empties the queue, keeping its buffers unless they grew large.
 func (q *packetQueue) reset() {
-	if cap(q.buf) > asyncq.MaxIdleBuffer {
+	if cap(q.buf) > max(asyncq.MaxIdleBuffer, q.maxIdle) {
 		q.buf = nil
 	}
 	if cap(q.msgs) > asyncq.MaxIdleBuffer/64 {

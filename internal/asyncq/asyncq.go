@@ -24,6 +24,9 @@ type Queue struct {
 	Cost   int    // what Buf counts against the limit where not len(Buf)
 	Queued bool   // a drain is queued on the loop
 	Err    error  // non-nil once closing: what writes return
+	// MaxIdle, when set, replaces MaxIdleBuffer for Spare (a datagram
+	// socket keeps up to its write limit: see package packet).
+	MaxIdle int
 }
 
 // Queue ends an append: it is called with Mu held, releases it, and asks l
@@ -65,9 +68,9 @@ func (q *Queue) Take(closeErr error) []byte {
 }
 
 // Recycle keeps b, which Take returned, for the next batch unless it grew
-// past MaxIdleBuffer.
+// past MaxIdleBuffer (or MaxIdle).
 func (q *Queue) Recycle(b []byte) {
-	if cap(b) > MaxIdleBuffer {
+	if cap(b) > max(MaxIdleBuffer, q.MaxIdle) {
 		return
 	}
 	q.Mu.Lock()
