@@ -14,7 +14,6 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/internal/loopctl"
-	"github.com/ringloop/ringloop/internal/packetctl"
 	"github.com/ringloop/ringloop/packet"
 )
 
@@ -269,12 +268,7 @@ func (nc *PacketConn) write(p, oob []byte, addr net.Addr) (int, error) {
 		case nc.wdl.passed():
 			return 0, nc.opError("write", addr, os.ErrDeadlineExceeded)
 		}
-		var err error
-		if oob == nil {
-			err = nc.pc.WriteToAddr(p, addr)
-		} else {
-			err = packetctl.WriteMsg(nc.pc, p, oob, addr)
-		}
+		err := nc.pc.WriteMsg(p, oob, addr)
 		if err == nil {
 			return len(p), nil
 		}
@@ -333,7 +327,8 @@ func (nc *PacketConn) LocalAddr() net.Addr { return nc.pc.LocalAddr() }
 // OOBCapablePacketConn asks for it (packet.Options.RecvBuffer at open).
 func (nc *PacketConn) SetReadBuffer(bytes int) error {
 	var serr error
-	if err := packetctl.Control(nc.pc, func(fd uintptr) {
+	rc, _ := nc.pc.SyscallConn()
+	if err := rc.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, bytes)
 	}); err != nil {
 		return nc.opError("set", nil, err)
@@ -345,25 +340,9 @@ func (nc *PacketConn) SetReadBuffer(bytes int) error {
 }
 
 // SyscallConn gives quic-go (OOBCapablePacketConn) the socket's fd for
-// getsockopt/setsockopt: Control runs on the loop; Read and Write refuse,
-// the loop alone doing the socket's I/O.
-func (nc *PacketConn) SyscallConn() (syscall.RawConn, error) { return rawConn{nc}, nil }
-
-// rawConn is SyscallConn's syscall.RawConn.
-type rawConn struct{ nc *PacketConn }
-
-// errRawIO refuses I/O on the fd behind the loop.
-var errRawIO = errors.New("netconn: the loop does the socket's I/O; RawConn offers Control only")
-
-func (c rawConn) Control(f func(fd uintptr)) error {
-	if err := packetctl.Control(c.nc.pc, f); err != nil {
-		return c.nc.opError("raw-control", nil, err)
-	}
-	return nil
-}
-
-func (c rawConn) Read(func(fd uintptr) bool) error  { return c.nc.opError("raw-read", nil, errRawIO) }
-func (c rawConn) Write(func(fd uintptr) bool) error { return c.nc.opError("raw-write", nil, errRawIO) }
+// getsockopt/setsockopt: packet.Conn.SyscallConn's, whose Control runs on
+// the loop and whose Read and Write refuse.
+func (nc *PacketConn) SyscallConn() (syscall.RawConn, error) { return nc.pc.SyscallConn() }
 
 // Engine returns the loop's socket, for what net.PacketConn does not
 // offer (multicast groups, packet.Info).

@@ -18,7 +18,7 @@ type rawName = [unix.SizeofSockaddrAny]byte
 
 var (
 	errNoPeer   = errors.New("packet: no destination: the socket is not connected (Dial)")
-	errUnixDest = errors.New("packet: a unixgram socket sends to a path: WriteToAddr with a *net.UnixAddr, or Reply")
+	errUnixDest = errors.New("packet: a unixgram socket sends to a path: WriteMsg with a *net.UnixAddr, or Reply")
 )
 
 // getPort and putPort read and write a port in network byte order.

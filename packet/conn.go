@@ -235,7 +235,7 @@ func (pc *Conn) LocalAddr() net.Addr { return pc.laddr }
 // Loop returns the loop that serves the socket.
 func (pc *Conn) Loop() *engine.Loop { return pc.loop }
 
-// Close closes the socket: what WriteTo and WriteToAddr accepted is handed
+// Close closes the socket: what WriteTo and WriteMsg accepted is handed
 // to the kernel once more (what it does not take at once is dropped), the
 // fd is closed, and OnPacketClose(nil) follows. Safe from any goroutine; a
 // second Close returns an error wrapping net.ErrClosed.

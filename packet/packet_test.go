@@ -334,7 +334,7 @@ func TestPacketICMPErrorUDP(t *testing.T) {
 }
 
 // TestPacketDialUDP: a dialled socket talks to its peer with the zero
-// AddrPort, and WriteToAddr(nil) does the same; an unconnected socket
+// AddrPort, and WriteMsg to nil does the same; an unconnected socket
 // refuses the zero AddrPort.
 func TestPacketDialUDP(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
@@ -350,7 +350,7 @@ func TestPacketDialUDP(t *testing.T) {
 		require.NoError(t, err)
 		defer cl.Close()
 		require.NoError(t, cl.WriteTo([]byte("one"), netip.AddrPort{}))
-		require.NoError(t, cl.WriteToAddr([]byte("two"), nil))
+		require.NoError(t, cl.WriteMsg([]byte("two"), nil, nil))
 		for _, want := range []string{"one", "two"} {
 			select {
 			case s := <-got:
@@ -361,7 +361,7 @@ func TestPacketDialUDP(t *testing.T) {
 		}
 		require.Error(t, srv.WriteTo([]byte("x"), netip.AddrPort{}), "an unconnected socket needs a destination")
 		require.Error(t, srv.WriteTo([]byte("x"), netip.MustParseAddrPort("[::1]:9")), "IPv6 on an IPv4 socket")
-		require.Error(t, srv.WriteToAddr([]byte("x"), &net.UnixAddr{Name: "/x", Net: "unixgram"}))
+		require.Error(t, srv.WriteMsg([]byte("x"), nil, &net.UnixAddr{Name: "/x", Net: "unixgram"}))
 	})
 }
 

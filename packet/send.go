@@ -38,28 +38,40 @@ var (
 func (pc *Conn) WriteTo(b []byte, to netip.AddrPort) error {
 	var name rawName
 	n, err := pc.encodeAddrPort(&name, to)
-	return pc.writeEncoded(name[:n], b, err)
+	return pc.writeEncoded(name[:n], nil, b, err)
 }
 
-// WriteToAddr is WriteTo for a net.Addr: a *net.UDPAddr, a *net.UnixAddr
-// (a unixgram path, or "@name"), or nil for a connected socket's peer.
-func (pc *Conn) WriteToAddr(b []byte, to net.Addr) error {
+// WriteMsg is WriteTo for a net.Addr (a *net.UDPAddr, a *net.UnixAddr: a
+// unixgram path or "@name", or nil for a connected socket's peer) with
+// control messages oob, nil for none, which the kernel applies to the
+// datagram as net.UDPConn's WriteMsgUDP does: a UDP_SEGMENT message sends
+// b as a run of datagrams of that size (GSO), an IP_TOS one marks it (ECN).
+// oob holds at most 255 bytes.
+func (pc *Conn) WriteMsg(b, oob []byte, to net.Addr) error {
 	var name rawName
 	n, err := pc.encodeAddr(&name, to)
-	return pc.writeEncoded(name[:n], b, err)
+	if err == nil && len(oob) > 255 {
+		err = errCtrlSize
+	}
+	return pc.writeEncoded(name[:n], oob, b, err)
 }
 
-// writeEncoded is the common end of WriteTo and WriteToAddr: b goes to the
-// destination encoded in name, unless the socket is closing or encoding
-// failed (err, which names the destination).
-func (pc *Conn) writeEncoded(name, b []byte, err error) error {
+// errCtrlSize refuses control messages longer than a queued datagram's
+// record holds (255 bytes; a UDP_SEGMENT, an ECN and a pktinfo message take
+// under 100).
+var errCtrlSize = errors.New("packet: control messages over 255 bytes")
+
+// writeEncoded is the common end of WriteTo and WriteMsg: b goes to the
+// destination encoded in name with oob, unless the socket is closing or
+// encoding failed (err, which names the destination).
+func (pc *Conn) writeEncoded(name, oob, b []byte, err error) error {
 	switch {
 	case pc.closeCalled.Load():
 		return errPacketClosed
 	case err != nil:
 		return pc.packetError("write", nil, err)
 	}
-	return pc.write(name, nil, b)
+	return pc.write(name, oob, b)
 }
 
 // Reply sends b to the source of the datagram being delivered (during
