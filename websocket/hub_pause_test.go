@@ -2,7 +2,7 @@ package websocket_test
 
 import (
 	"bytes"
-	"errors"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -57,23 +57,23 @@ func TestHubPausesSender(t *testing.T) {
 			return append([]string(nil), texts...)
 		}
 
-		big := bytes.Repeat([]byte("x"), 16<<10)
-		// Held for good: besides its output over the watermark, the
-		// kernel holds bytes it cannot send to the silent peer (on
-		// loopback unsent bytes mean its window is shut, and a peer that
-		// never reads never opens it), so nothing drains the member under
-		// its low watermark behind the test's back, which would clear the
-		// stall and let m1 through without a pause.
-		windowShut := func() bool {
-			n, err := unix.IoctlGetInt(sc.Conn().FD(), unix.SIOCOUTQNSD)
-			return err == nil && n > 0
+		// Held for good: the silent member is given more than the
+		// kernel can ever take from it (the peer's receive buffer, its
+		// own send buffer) plus its high watermark, so its output stays
+		// over the low watermark for as long as the peer does not read.
+		// Held only just over the watermark, it could drain under the
+		// low one into kernel buffers behind the test's back, clearing
+		// the stall, and m1 would pass without a pause.
+		rcv := sockopt(t, silent.Conn.(*net.TCPConn), unix.SO_RCVBUF)
+		snd, err := unix.GetsockoptInt(sc.Conn().FD(), unix.SOL_SOCKET, unix.SO_SNDBUF)
+		require.NoError(t, err)
+		chunk := bytes.Repeat([]byte("x"), 16<<10)
+		for pile := 0; pile < rcv+snd+128<<10; pile += len(chunk) {
+			require.NoError(t, sc.AsyncWriteMessage(websocket.Binary, chunk))
 		}
 		testenv.Eventually(t, 60*time.Second, "the silent member held over its watermark", func() bool {
-			if err := ch.hub.Broadcast(websocket.Binary, big); err != nil && !errors.Is(err, websocket.ErrHubBacklog) {
-				t.Fatal(err)
-			}
 			st := ch.hub.Stats()
-			return st.Held == 1 && !sc.Writable() && ac.Writable() && windowShut()
+			return st.Held == 1 && !sc.Writable() && ac.Writable()
 		})
 		require.ErrorIs(t, ch.hub.Broadcast(websocket.Text, []byte("refused")), websocket.ErrHubBacklog)
 
@@ -82,7 +82,7 @@ func TestHubPausesSender(t *testing.T) {
 			require.NoError(t, err)
 			return r
 		}
-		_, err := a.Write(frame(finText, []byte("m1"), true))
+		_, err = a.Write(frame(finText, []byte("m1"), true))
 		require.NoError(t, err)
 		testenv.Eventually(t, 60*time.Second, "m1 relayed", func() bool { return len(got()) == 1 })
 		testenv.Eventually(t, 60*time.Second, "the sender's reads paused", func() bool { return !reading() })
@@ -102,4 +102,16 @@ func TestHubPausesSender(t *testing.T) {
 		silent.Close()
 		a.Close()
 	})
+}
+
+// sockopt reads an int socket option of a net.TCPConn.
+func sockopt(t *testing.T, c *net.TCPConn, opt int) int {
+	t.Helper()
+	rc, err := c.SyscallConn()
+	require.NoError(t, err)
+	var v int
+	var gerr error
+	require.NoError(t, rc.Control(func(fd uintptr) { v, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, opt) }))
+	require.NoError(t, gerr)
+	return v
 }
