@@ -206,7 +206,11 @@ func (nc *PacketConn) read(max int, fill func(i int, d datagram, b, oob []byte))
 			return 0, nc.opError("read", nil, net.ErrClosed)
 		}
 		if nc.rdl.passed() {
+			more := nc.head < len(nc.q)
 			nc.mu.Unlock()
+			if more {
+				signal(nc.rready) // pass on a wake-up this reader may have taken
+			}
 			return 0, nc.opError("read", nil, os.ErrDeadlineExceeded)
 		}
 		if nc.head < len(nc.q) {
@@ -425,6 +429,10 @@ func (nc *PacketConn) push(pc *packet.Conn, d datagram, b, oob []byte) {
 		nc.mu.Unlock()
 		return
 	}
+	// Readers wait only on an empty queue, and one that leaves datagrams
+	// wakes the next: only the first datagram signals, sparing the rest a
+	// channel operation and a reader a wake-up to an emptied queue.
+	wake := nc.head == len(nc.q)
 	if nc.head > 0 && nc.head*2 >= len(nc.q) {
 		// Move what is unread to the front, so the queue's memory stays
 		// within the limit however steadily datagrams come.
@@ -458,7 +466,9 @@ func (nc *PacketConn) push(pc *packet.Conn, d datagram, b, oob []byte) {
 		pc.PauseRead()
 	}
 	nc.mu.Unlock()
-	signal(nc.rready)
+	if wake {
+		signal(nc.rready)
+	}
 }
 
 // resume receives again once ReadFrom has drained the queue to half its
