@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
@@ -39,7 +40,9 @@ import (
 // datagrams per call, WriteMsgUDP passes control messages (a UDP_SEGMENT
 // run, an ECN mark) to the kernel with the datagram, and SyscallConn's
 // RawConn runs Control on the loop with the socket's fd but refuses Read
-// and Write. No control messages are received (no ECN marks, no pktinfo).
+// and Write. ReadMsgUDP and ReadBatch return the control messages the
+// socket asked the kernel for through Control (quic-go's IP_RECVTOS and
+// IP_PKTINFO: the ECN mark and the local address), as net.UDPConn does.
 type PacketConn struct {
 	pc      *packet.Conn
 	loop    *engine.Loop
@@ -65,12 +68,13 @@ type PacketConn struct {
 	resumeT, roomT packetTask
 }
 
-// datagram is one received datagram in the queue, or a read error.
+// datagram is one received datagram in the queue, or a read error: n
+// payload bytes at off in data, then oob bytes of control messages.
 type datagram struct {
-	off, n int
-	from   netip.AddrPort
-	addr   net.Addr // a unixgram sender
-	err    error
+	off, n, oob int
+	from        netip.AddrPort
+	addr        net.Addr // a unixgram sender
+	err         error
 }
 
 // packetTask runs one of a PacketConn's steps on its loop; see connTask.
@@ -128,7 +132,7 @@ func ListenPacket(loops engine.Loops, network, addr string, opts ...Option) (*Pa
 func (nc *PacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	var n int
 	var addr net.Addr
-	_, err := nc.read(1, func(_ int, d datagram, b []byte) {
+	_, err := nc.read(1, func(_ int, d datagram, b, _ []byte) {
 		n, addr = copy(p, b), d.addr
 		if addr == nil && d.err == nil {
 			addr = net.UDPAddrFromAddrPort(d.from)
@@ -137,29 +141,32 @@ func (nc *PacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	return n, addr, err
 }
 
-// ReadMsgUDP is ReadFrom for quic-go's OOBCapablePacketConn; it returns no
-// control messages (oobn and flags are 0).
-func (nc *PacketConn) ReadMsgUDP(b, _ []byte) (n, oobn, flags int, addr *net.UDPAddr, err error) {
-	_, err = nc.read(1, func(_ int, d datagram, p []byte) {
+// ReadMsgUDP is ReadFrom for quic-go's OOBCapablePacketConn, with the
+// datagram's control messages in oob: those that fit whole, flags holding
+// MSG_CTRUNC when some did not (and MSG_TRUNC for a payload cut to b).
+func (nc *PacketConn) ReadMsgUDP(b, oob []byte) (n, oobn, flags int, addr *net.UDPAddr, err error) {
+	_, err = nc.read(1, func(_ int, d datagram, p, ctrl []byte) {
 		n = copy(b, p)
+		oobn, flags = copyOOB(oob, ctrl, n < len(p))
 		if d.err == nil && d.addr == nil {
 			addr = net.UDPAddrFromAddrPort(d.from)
 		}
 	})
-	return n, 0, 0, addr, err
+	return n, oobn, flags, addr, err
 }
 
 // ReadBatch reads the datagrams queued, at least one and at most len(ms),
-// into each message's first buffer: quic-go's batchConn (ipv4.Message),
-// many datagrams per hand-off from the loop. flags is ignored; no control
-// messages are returned (NN is 0).
+// into each message's first buffer and its control messages into OOB, as
+// ReadMsgUDP: quic-go's batchConn (ipv4.Message), many datagrams per
+// hand-off from the loop. flags is ignored.
 func (nc *PacketConn) ReadBatch(ms []ipv4.Message, _ int) (int, error) {
-	return nc.read(len(ms), func(i int, d datagram, p []byte) {
+	return nc.read(len(ms), func(i int, d datagram, p, ctrl []byte) {
 		m := &ms[i]
-		m.N, m.NN, m.Flags = 0, 0, 0
+		m.N = 0
 		if len(m.Buffers) > 0 {
 			m.N = copy(m.Buffers[0], p)
 		}
+		m.NN, m.Flags = copyOOB(m.OOB, ctrl, m.N < len(p))
 		m.Addr = d.addr
 		if m.Addr == nil {
 			m.Addr = net.UDPAddrFromAddrPort(d.from)
@@ -167,11 +174,31 @@ func (nc *PacketConn) ReadBatch(ms []ipv4.Message, _ int) (int, error) {
 	})
 }
 
+// copyOOB copies the whole control messages of ctrl that fit into dst and
+// returns their length and the recvmsg flags: MSG_CTRUNC when some did
+// not fit, MSG_TRUNC when cut says the payload was.
+func copyOOB(dst, ctrl []byte, cut bool) (n, flags int) {
+	for len(ctrl) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&ctrl[0]))
+		next := min(unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)), len(ctrl))
+		if n+next > len(dst) {
+			flags |= unix.MSG_CTRUNC
+			break
+		}
+		n += copy(dst[n:], ctrl[:next])
+		ctrl = ctrl[next:]
+	}
+	if cut {
+		flags |= unix.MSG_TRUNC
+	}
+	return n, flags
+}
+
 // read hands fill up to max queued datagrams, waiting for one unless the
 // read deadline has passed or the socket is closed. A queued read error is
 // returned alone (after fill saw it, for its address): a batch stops before
 // it.
-func (nc *PacketConn) read(max int, fill func(i int, d datagram, b []byte)) (int, error) {
+func (nc *PacketConn) read(max int, fill func(i int, d datagram, b, oob []byte)) (int, error) {
 	for {
 		nc.mu.Lock()
 		if nc.closed {
@@ -179,7 +206,11 @@ func (nc *PacketConn) read(max int, fill func(i int, d datagram, b []byte)) (int
 			return 0, nc.opError("read", nil, net.ErrClosed)
 		}
 		if nc.rdl.passed() {
+			more := nc.head < len(nc.q)
 			nc.mu.Unlock()
+			if more {
+				signal(nc.rready) // pass on a wake-up this reader may have taken
+			}
 			return 0, nc.opError("read", nil, os.ErrDeadlineExceeded)
 		}
 		if nc.head < len(nc.q) {
@@ -192,8 +223,9 @@ func (nc *PacketConn) read(max int, fill func(i int, d datagram, b []byte)) (int
 				}
 				nc.q[nc.head] = datagram{}
 				nc.head++
-				fill(n, d, nc.data[d.off:d.off+d.n])
-				nc.queued -= d.n
+				end := d.off + d.n
+				fill(n, d, nc.data[d.off:end], nc.data[end:end+d.oob])
+				nc.queued -= d.n + d.oob
 				if d.err != nil {
 					err = d.err
 					break
@@ -358,10 +390,13 @@ type packetHandler struct{ nc *PacketConn }
 
 func (h packetHandler) OnPacket(pc *packet.Conn, b []byte, from netip.AddrPort) {
 	var addr net.Addr
+	var oob []byte
 	if h.nc.unix {
 		addr = pc.SourceAddr()
+	} else {
+		oob = pc.Info().OOB
 	}
-	h.nc.push(pc, datagram{n: len(b), from: from, addr: addr}, b)
+	h.nc.push(pc, datagram{n: len(b), from: from, addr: addr}, b, oob)
 }
 
 // OnPacketError queues what ReadFrom reports (a truncated datagram, an
@@ -370,7 +405,7 @@ func (h packetHandler) OnPacket(pc *packet.Conn, b []byte, from netip.AddrPort) 
 func (h packetHandler) OnPacketError(pc *packet.Conn, err error) {
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "read" {
-		h.nc.push(pc, datagram{err: err}, nil)
+		h.nc.push(pc, datagram{err: err}, nil, nil)
 	}
 }
 
@@ -385,14 +420,19 @@ func (h packetHandler) OnPacketClose(_ *packet.Conn, err error) {
 	close(nc.gone)
 }
 
-// push queues a datagram (on the loop); at the read limit the socket stops
-// receiving.
-func (nc *PacketConn) push(pc *packet.Conn, d datagram, b []byte) {
+// push queues a datagram and its control messages oob (on the loop),
+// leaving out a coalesced run's UDP_GRO, which the socket has cut back into
+// datagrams; at the read limit the socket stops receiving.
+func (nc *PacketConn) push(pc *packet.Conn, d datagram, b, oob []byte) {
 	nc.mu.Lock()
 	if nc.closed {
 		nc.mu.Unlock()
 		return
 	}
+	// Readers wait only on an empty queue, and one that leaves datagrams
+	// wakes the next: only the first datagram signals, sparing the rest a
+	// channel operation and a reader a wake-up to an emptied queue.
+	wake := nc.head == len(nc.q)
 	if nc.head > 0 && nc.head*2 >= len(nc.q) {
 		// Move what is unread to the front, so the queue's memory stays
 		// within the limit however steadily datagrams come.
@@ -407,14 +447,28 @@ func (nc *PacketConn) push(pc *packet.Conn, d datagram, b []byte) {
 	}
 	d.off = len(nc.data)
 	nc.data = append(nc.data, b...)
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		if int(h.Len) < unix.SizeofCmsghdr || int(h.Len) > len(oob) {
+			break
+		}
+		next := min(unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)), len(oob))
+		if h.Level != unix.SOL_UDP {
+			nc.data = append(nc.data, oob[:next]...)
+		}
+		oob = oob[next:]
+	}
+	d.oob = len(nc.data) - d.off - d.n
 	nc.q = append(nc.q, d)
-	nc.queued += len(b)
+	nc.queued += d.n + d.oob
 	if !nc.paused && nc.queued >= nc.cfg.readLimit {
 		nc.paused = true
 		pc.PauseRead()
 	}
 	nc.mu.Unlock()
-	signal(nc.rready)
+	if wake {
+		signal(nc.rready)
+	}
 }
 
 // resume receives again once ReadFrom has drained the queue to half its

@@ -338,3 +338,61 @@ func TestPacketOptionsNetconn(t *testing.T) {
 	_, _, err = pc.ReadFrom(make([]byte, 64))
 	require.ErrorIs(t, err, packet.ErrTruncated)
 }
+
+// TestPacketConcurrentReadersUDP: readers waiting at once on one socket
+// read every datagram between them, each once, though only the datagram
+// that finds the queue empty wakes a reader (a reader that leaves some
+// wakes the next).
+func TestPacketConcurrentReadersUDP(t *testing.T) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
+		pc := listenPacket(t, loops, "udp4", "127.0.0.1:0")
+		const readers, total = 4, 400
+		got := make(chan int, total)
+		for range readers {
+			go func() {
+				buf := make([]byte, 16)
+				for {
+					n, _, err := pc.ReadFrom(buf)
+					if err != nil {
+						return
+					}
+					if n == 2 {
+						got <- int(buf[0])<<8 | int(buf[1])
+					}
+				}
+			}()
+		}
+		peer, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
+		require.NoError(t, err)
+		defer peer.Close()
+		seen := make([]bool, total)
+		deadline := time.After(20 * time.Second)
+		for i := 0; i < total; i++ {
+			// One at a time when i is even (each wakes a reader from an
+			// empty queue), in pairs otherwise.
+			if _, err := peer.Write([]byte{byte(i >> 8), byte(i)}); err != nil {
+				t.Fatal(err)
+			}
+			if i%2 == 1 {
+				continue
+			}
+			select {
+			case v := <-got:
+				require.False(t, seen[v], "datagram %d read twice", v)
+				seen[v] = true
+			case <-deadline:
+				t.Fatalf("datagram %d not read", i)
+			}
+		}
+		for range total / 2 {
+			select {
+			case v := <-got:
+				require.False(t, seen[v], "datagram %d read twice", v)
+				seen[v] = true
+			case <-deadline:
+				t.Fatal("datagrams left unread")
+			}
+		}
+		require.NotContains(t, seen, false)
+	})
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ringloop/ringloop/engine"
 	"github.com/ringloop/ringloop/netconn"
+	"github.com/ringloop/ringloop/packet"
 )
 
 // quic-go's optional interfaces (sys_conn.go, sys_conn_oob.go), which
@@ -162,4 +163,129 @@ func intOOB(level, typ int32, v int32) []byte {
 	h.SetLen(unix.CmsgLen(4))
 	*(*int32)(unsafe.Pointer(&b[unix.CmsgLen(0)])) = v
 	return b
+}
+
+// TestPacketReadOOBUDP: once the socket asks through SyscallConn, as
+// quic-go does, for the TOS byte and the local address, ReadMsgUDP and
+// ReadBatch return each datagram's ECN mark and the address it was sent
+// to as control messages; an oob too short for them all holds the whole
+// ones that fit, with MSG_CTRUNC. A MaxSize under 65535 leaves UDP_GRO
+// off, so the socket receives with no room for control messages until
+// Control ran (io_uring: its RECVMSG is armed again, with room).
+func TestPacketReadOOBUDP(t *testing.T) {
+	forEach(t, func(t *testing.T, loops engine.Loops) {
+		for _, c := range []struct {
+			n    [2]string
+			opts packet.Options
+		}{
+			{udpNets()[0], packet.Options{}},
+			{udpNets()[0], packet.Options{MaxSize: 1500}},
+			{udpNets()[len(udpNets())-1], packet.Options{}}, // udp6 where the host has it
+		} {
+			n := c.n
+			pc := listenPacket(t, loops, n[0], n[1], netconn.WithPacketOptions(c.opts))
+			rc, err := pc.SyscallConn()
+			require.NoError(t, err)
+			v4 := n[0] == "udp4"
+			var errs [2]error
+			require.NoError(t, rc.Control(func(fd uintptr) {
+				if v4 {
+					errs[0] = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1)
+					errs[1] = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_PKTINFO, 1)
+				} else {
+					errs[0] = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_RECVTCLASS, 1)
+					errs[1] = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1)
+				}
+			}))
+			require.NoError(t, errs[0])
+			require.NoError(t, errs[1])
+			local := pc.LocalAddr().(*net.UDPAddr)
+			peer, err := net.DialUDP(n[0], nil, local)
+			require.NoError(t, err)
+			defer peer.Close()
+			send := func(ecn int32) {
+				oob := intOOB(unix.IPPROTO_IP, unix.IP_TOS, ecn)
+				if !v4 {
+					oob = intOOB(unix.IPPROTO_IPV6, unix.IPV6_TCLASS, ecn)
+				}
+				_, _, err := peer.WriteMsgUDP([]byte{byte(ecn)}, oob, nil)
+				require.NoError(t, err)
+			}
+			// check parses a datagram's control messages: its ECN mark
+			// matches its payload, its local address is the socket's.
+			check := func(p, oob []byte) {
+				t.Helper()
+				require.Len(t, p, 1)
+				msgs, err := unix.ParseSocketControlMessage(oob)
+				require.NoError(t, err)
+				var tos, dst bool
+				for _, m := range msgs {
+					switch h := m.Header; {
+					case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_TOS:
+						require.Equal(t, p[0], m.Data[0]&3, "ECN")
+						tos = true
+					case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS:
+						require.Equal(t, p[0], byte(*(*int32)(unsafe.Pointer(&m.Data[0])))&3, "ECN")
+						tos = true
+					case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO:
+						in := (*unix.Inet4Pktinfo)(unsafe.Pointer(&m.Data[0]))
+						require.Equal(t, local.IP.To4(), net.IP(in.Addr[:]))
+						dst = true
+					case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO:
+						in := (*unix.Inet6Pktinfo)(unsafe.Pointer(&m.Data[0]))
+						require.Equal(t, local.IP.To16(), net.IP(in.Addr[:]))
+						dst = true
+					default:
+						t.Fatalf("unexpected control message %d/%d", h.Level, h.Type)
+					}
+				}
+				require.True(t, tos && dst, "TOS %v, local address %v", tos, dst)
+			}
+			require.NoError(t, pc.SetReadDeadline(time.Now().Add(10*time.Second)))
+			buf, oob := make([]byte, 64), make([]byte, 128)
+			for ecn := int32(1); ecn <= 3; ecn++ {
+				send(ecn)
+				k, oobn, flags, from, err := pc.ReadMsgUDP(buf, oob)
+				require.NoError(t, err)
+				require.Zero(t, flags)
+				require.Equal(t, peer.LocalAddr().String(), from.String())
+				check(buf[:k], oob[:oobn])
+			}
+			ms := make([]ipv4.Message, 4)
+			for i := range ms {
+				ms[i].Buffers = [][]byte{make([]byte, 64)}
+				ms[i].OOB = make([]byte, 128)
+			}
+			for ecn := int32(1); ecn <= 3; ecn++ {
+				send(ecn)
+			}
+			for got := 0; got < 3; {
+				k, err := pc.ReadBatch(ms, 0)
+				require.NoError(t, err)
+				for _, m := range ms[:k] {
+					require.Zero(t, m.Flags)
+					require.Equal(t, byte(got+1), m.Buffers[0][0], "in order")
+					check(m.Buffers[0][:m.N], m.OOB[:m.NN])
+					got++
+				}
+			}
+			// Room for the first message and 8 bytes (the second takes 24
+			// or more): it alone, whole, and MSG_CTRUNC.
+			send(2)
+			_, oobn, _, _, err := pc.ReadMsgUDP(buf, oob)
+			require.NoError(t, err)
+			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+			require.NoError(t, err)
+			require.Len(t, msgs, 2)
+			send(2)
+			short := make([]byte, unix.CmsgSpace(len(msgs[0].Data))+8)
+			k, oobn, flags, _, err := pc.ReadMsgUDP(buf, short)
+			require.NoError(t, err)
+			require.Equal(t, 1, k)
+			require.Equal(t, unix.MSG_CTRUNC, flags)
+			msgs, err = unix.ParseSocketControlMessage(short[:oobn])
+			require.NoError(t, err)
+			require.Len(t, msgs, 1)
+		}
+	})
 }

@@ -85,6 +85,7 @@ type Conn struct {
 	// ringIO: the RECVMSG op is live (until its final completion), and
 	// being cancelled
 	recvArmed, recvCancelling bool
+	recvCtrl                  bool // the armed RECVMSG has room for control messages
 
 	out         packetQueue
 	flushQueued bool // a flush is queued on the control ring

@@ -262,7 +262,7 @@ func newPacketArena(batch, size int) *packetArena {
 func (ar *packetArena) prepare(c packetConfig) int {
 	vlen := min(c.batch, ar.batch)
 	ctrl := 0
-	if c.info || c.gro {
+	if c.wantCtrl() {
 		ctrl = packetCtrlSlot
 	}
 	for i := range vlen {

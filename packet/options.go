@@ -56,6 +56,11 @@ type Options struct {
 	AsyncWriteLimit int
 }
 
+// wantCtrl reports whether receives make room for control messages: only
+// when the socket may have asked for some, the room costing the io_uring
+// receive buffer space per datagram.
+func (c *packetConfig) wantCtrl() bool { return c.info || c.gro || c.ctrl }
+
 // packetConfig is Options after defaults.
 type packetConfig struct {
 	maxSize, batch   int
@@ -66,6 +71,10 @@ type packetConfig struct {
 	sndBuf, rcvBuf   int
 	reusePort        bool
 	asyncLimit       int
+	// ctrl is set once SyscallConn's Control has run: what it set may ask
+	// the kernel for control messages (quic-go's IP_RECVTOS, IP_PKTINFO),
+	// so receives make room for them from then on.
+	ctrl bool
 }
 
 const (

@@ -9,6 +9,9 @@ import (
 // (getsockopt/setsockopt; quic-go's OOBCapablePacketConn asks for it):
 // Control runs f with the fd on the loop, which alone closes it, and waits
 // for it; Read and Write refuse, the loop alone doing the socket's I/O.
+// Once Control has run, receives make room for control messages, so
+// those f asked the kernel for (IP_RECVTOS, IP_PKTINFO...) reach
+// Info.OOB.
 func (pc *Conn) SyscallConn() (syscall.RawConn, error) { return rawConn{pc}, nil }
 
 // rawConn is SyscallConn's syscall.RawConn.
@@ -38,6 +41,10 @@ func (pc *Conn) rawControl(f func(fd uintptr)) error {
 			return errPacketClosed
 		}
 		f(uintptr(pc.fd))
+		if !pc.cfg.ctrl {
+			pc.cfg.ctrl = true
+			pc.updateInterest() // a RECVMSG armed without their room is replaced
+		}
 		return nil
 	}
 	if pc.loop.InEventLoop() {

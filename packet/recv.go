@@ -23,6 +23,11 @@ type Info struct {
 	// TOS is its IPv4 TOS or IPv6 traffic class byte: DSCP, and ECN in
 	// the low two bits.
 	TOS uint8
+	// OOB is its control messages as the kernel wrote them (those above,
+	// a coalesced run's UDP_GRO, and any asked for through SyscallConn),
+	// for code that parses them itself, as quic-go does: valid during
+	// OnPacket only.
+	OOB []byte
 }
 
 // readable receives what the socket has queued (on readiness, or to go on
@@ -130,12 +135,15 @@ func (pc *Conn) sourceAddr(from netip.AddrPort) net.Addr {
 }
 
 // Info returns what the kernel told of the datagram being delivered (during
-// OnPacket) on a socket with Options.ReceiveInfo; the zero
-// Info otherwise.
+// OnPacket) on a socket with Options.ReceiveInfo, or whose options were set
+// through SyscallConn; the zero Info otherwise.
 func (pc *Conn) Info() Info {
 	var pi Info
 	if !pc.loop.InEventLoop() || !pc.delivering {
 		return pi
+	}
+	if len(pc.curCtrl) > 0 {
+		pi.OOB = pc.curCtrl
 	}
 	walkCmsgs(pc.curCtrl, func(level, typ int32, data []byte) {
 		switch {

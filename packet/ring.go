@@ -157,9 +157,11 @@ func (pc *Conn) updateRecv() {
 	reading := pc.st == packetOpen && !pc.paused
 	switch {
 	case reading && !pc.recvArmed:
-		pc.recvArmed = true
-		r.rx.RecvMsg(pc.fd, pc.tag(driver.OpRecv), pc.cfg.info || pc.cfg.gro)
-	case !reading && pc.recvArmed && !pc.recvCancelling:
+		pc.recvArmed, pc.recvCtrl = true, pc.cfg.wantCtrl()
+		r.rx.RecvMsg(pc.fd, pc.tag(driver.OpRecv), pc.recvCtrl)
+	case pc.recvArmed && !pc.recvCancelling && (!reading || pc.recvCtrl != pc.cfg.wantCtrl()):
+		// Stopped reading, or armed without room for the control
+		// messages now asked for: its final completion arms another.
 		pc.recvCancelling = true
 		pc.drv.Cancel(pc.fd, pc.tag(driver.OpRecv))
 	}

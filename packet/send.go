@@ -404,18 +404,23 @@ func (pc *Conn) asyncWrite(name, ctrl, b []byte) error {
 		a.Mu.Unlock()
 		return engine.ErrWriteBufferFull
 	}
-	var h [asyncEntryHeader]byte
-	h[0], h[1] = byte(len(name)), byte(len(ctrl))
-	binary.LittleEndian.PutUint32(h[4:], uint32(len(b)))
-	a.Buf = append(a.Buf, h[:]...)
-	a.Buf = append(a.Buf, name...)
-	a.Buf = append(a.Buf, ctrl...)
-	a.Buf = append(a.Buf, b...)
+	a.Buf = appendAsyncEntry(a.Buf, name, ctrl, b)
 	a.Cost += cost
 	if a.Queue.Queue(pc.loop, &pc.drainT) != nil {
 		return errPacketClosed
 	}
 	return nil
+}
+
+// appendAsyncEntry appends one datagram's entry to an async queue's buf.
+func appendAsyncEntry(buf, name, ctrl, b []byte) []byte {
+	var h [asyncEntryHeader]byte
+	h[0], h[1] = byte(len(name)), byte(len(ctrl))
+	binary.LittleEndian.PutUint32(h[4:], uint32(len(b)))
+	buf = append(buf, h[:]...)
+	buf = append(buf, name...)
+	buf = append(buf, ctrl...)
+	return append(buf, b...)
 }
 
 func (pc *Conn) drainAsync() {
@@ -424,16 +429,42 @@ func (pc *Conn) drainAsync() {
 }
 
 // drainAsyncWith moves the async queue's datagrams into the send queue;
-// with closeErr it also makes later writes fail with it.
+// with closeErr it also makes later writes fail with it. An empty send
+// queue (the usual case: the loop sent the previous batch) takes the async
+// buffer itself, its entries being laid out as the queue's (sockaddr,
+// control, payload back to back, after an entry header the queue skips),
+// and hands its own empty buffer back for the next batch: each byte
+// written off the loop is copied once in user space, not twice.
 func (pc *Conn) drainAsyncWith(closeErr error) {
 	a := &pc.async
 	b := a.Take(closeErr)
-	for p := b; len(p) >= asyncEntryHeader; {
-		nl, cl, size := int(p[0]), int(p[1]), int(binary.LittleEndian.Uint32(p[4:]))
-		p = p[asyncEntryHeader:]
-		pc.out.add(p[:nl], p[nl:nl+cl], p[nl+cl:nl+cl+size])
-		p = p[nl+cl+size:]
+	if pc.out.empty() && len(b) > 0 {
+		b = pc.out.adopt(b)
+	} else {
+		for p := b; len(p) >= asyncEntryHeader; {
+			nl, cl, size := int(p[0]), int(p[1]), int(binary.LittleEndian.Uint32(p[4:]))
+			p = p[asyncEntryHeader:]
+			pc.out.add(p[:nl], p[nl:nl+cl], p[nl+cl:nl+cl+size])
+			p = p[nl+cl+size:]
+		}
 	}
 	pc.outBytes.Store(int64(pc.out.bytes))
 	a.Recycle(b)
+}
+
+// adopt makes the empty queue's buffer b, a taken async queue's entries,
+// and returns the queue's old buffer (emptied) for the async queue to
+// reuse.
+func (q *packetQueue) adopt(b []byte) []byte {
+	old := q.buf[:0]
+	q.reset()
+	q.buf = b
+	for off := 0; len(b)-off >= asyncEntryHeader; {
+		nl, cl, size := int(b[off]), int(b[off+1]), int(binary.LittleEndian.Uint32(b[off+4:]))
+		off += asyncEntryHeader
+		q.msgs = append(q.msgs, outMsg{off: off, size: size, name: uint8(nl), ctrl: uint8(cl)})
+		q.bytes += size + packetOverhead
+		off += nl + cl + size
+	}
+	return old
 }
