@@ -94,6 +94,8 @@ type Conn struct {
 	retrying    bool // a timed send retry is pending (instead of POLLOUT)
 	sendErrs    []error
 
+	lastName nameCache // WriteTo's last destination, encoded (loop-only)
+
 	outBytes    atomic.Int64 // out.bytes, published for the async bound
 	closeCalled atomic.Bool
 	pauseReq    atomic.Int32 // 1 pause, 2 resume: the latest off-loop request

@@ -803,3 +803,56 @@ func echoAllocs(t *testing.T, prep func(h *pktHandler), o ...*packet.Options) {
 		require.Empty(t, h.errs)
 	})
 }
+
+// TestPacketWriteToPeersUDP: WriteTo on the loop keeps its last
+// destination's sockaddr encoded; each datagram still reaches the peer it
+// names when the destination changes (another port, another address form,
+// back again), and a destination the socket refuses fails alone, leaving
+// the next write to the last good one intact.
+func TestPacketWriteToPeersUDP(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
+		l := newLoop(t, c)
+		for _, n := range udpNets() {
+			h := newPktHandler()
+			pc := listenPacket(t, l, n[0], n[1], h)
+			server := pc.LocalAddr().(*net.UDPAddr)
+			a, b := burstPeer(t, n[0], server), burstPeer(t, n[0], server)
+			pa := a.LocalAddr().(*net.UDPAddr).AddrPort()
+			pb := b.LocalAddr().(*net.UDPAddr).AddrPort()
+			bad := netip.MustParseAddrPort("[2001:db8::1]:9")
+			if n[0] == "udp6" {
+				// A zone no interface has: refused once the rest of the
+				// sockaddr is written.
+				bad = netip.MustParseAddrPort("[fe80::1%no-such-if]:9")
+			}
+			errs := onLoop(t, l, func() []error {
+				return []error{
+					pc.WriteTo([]byte("a0"), pa),
+					pc.WriteTo([]byte("x"), bad),
+					pc.WriteTo([]byte("a1"), pa),
+					pc.WriteTo([]byte("b0"), pb),
+					pc.WriteTo([]byte("x"), netip.AddrPort{}), // not connected
+					pc.WriteTo([]byte("b1"), pb),
+					pc.WriteTo([]byte("a2"), pa),
+				}
+			})
+			require.NoError(t, errs[0])
+			require.Error(t, errs[1], "a destination the socket cannot name")
+			require.NoError(t, errs[2])
+			require.NoError(t, errs[3])
+			require.Error(t, errs[4], "no destination on an unconnected socket")
+			require.NoError(t, errs[5])
+			require.NoError(t, errs[6])
+			for peer, want := range map[*net.UDPConn][]string{a: {"a0", "a1", "a2"}, b: {"b0", "b1"}} {
+				buf := make([]byte, 16)
+				require.NoError(t, peer.SetReadDeadline(time.Now().Add(10*time.Second)))
+				for _, w := range want {
+					k, err := peer.Read(buf)
+					require.NoError(t, err)
+					require.Equal(t, w, string(buf[:k]))
+				}
+			}
+			require.Empty(t, h.errs)
+		}
+	})
+}

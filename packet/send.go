@@ -36,9 +36,31 @@ var (
 // bytes), and an error wrapping net.ErrClosed once the socket is closing.
 // A datagram the kernel refuses later is reported to OnPacketError.
 func (pc *Conn) WriteTo(b []byte, to netip.AddrPort) error {
+	if pc.loop.InEventLoop() {
+		// A server answers the peer it just heard from, often several
+		// times a batch: the last destination's sockaddr is kept, encoded.
+		nc := &pc.lastName
+		if !nc.ok || to != nc.to {
+			n, err := pc.encodeAddrPort(&nc.name, to)
+			if err != nil {
+				nc.ok = false
+				return pc.writeEncoded(nil, nil, b, err)
+			}
+			nc.to, nc.n, nc.ok = to, uint8(n), true
+		}
+		return pc.writeEncoded(nc.name[:nc.n], nil, b, nil)
+	}
 	var name rawName
 	n, err := pc.encodeAddrPort(&name, to)
 	return pc.writeEncoded(name[:n], nil, b, err)
+}
+
+// nameCache is the sockaddr of WriteTo's last destination on the loop.
+type nameCache struct {
+	to   netip.AddrPort
+	name rawName
+	n    uint8
+	ok   bool
 }
 
 // WriteMsg is WriteTo for a net.Addr (a *net.UDPAddr, a *net.UnixAddr: a
