@@ -23,8 +23,12 @@ import (
 // (Go's sends two for every 4 KiB it reads; a client may send one for the
 // stream and one for the connection after every DATA frame, as a gRPC
 // stream of small messages makes grpc-go's nearly do); both of the latter
-// grow with the data sent, one a KiB and two a DATA frame. A client cancels streams it no longer needs,
-// but hardly twice its concurrent streams a second.
+// grow with the data sent, one a KiB and two a DATA frame. The
+// WINDOW_UPDATEs the data sent earns never expire: a slow client reads a
+// window's worth of small frames long after they were sent (up to 8191
+// frames of 8 bytes in a 64 KiB window) and answers them all at once. A
+// client cancels streams it no longer needs, but hardly twice its
+// concurrent streams a second.
 
 type h2FloodKind uint8
 
@@ -52,19 +56,32 @@ type h2Flood struct {
 	prev int64 // and the second before
 	// DATA frames sent this second and the one before
 	curFrames, prevFrames int
+	// owed is how many WINDOW_UPDATEs the DATA sent still earns (two a
+	// frame, one a KiB), whenever they come; those past it count against
+	// the second's bound.
+	owed int64
 }
 
 // count counts a frame of kind k and returns a connection error once
 // there are too many.
 func (f *h2Flood) count(hc *h2Conn, k h2FloodKind) error {
-	f.roll(hc.cs.ls.now)
+	return f.add(hc.cs.ls.now, k, hc.maxStreams)
+}
+
+// add is count at now, for a connection of maxStreams concurrent streams.
+func (f *h2Flood) add(now int64, k h2FloodKind, maxStreams int) error {
+	f.roll(now)
+	if k == h2Window && f.owed > 0 {
+		f.owed--
+		return nil
+	}
 	f.n[k]++
 	limit := h2FloodLimit[k]
 	switch k {
-	case h2Ping, h2Window:
+	case h2Ping:
 		limit += int((f.cur+f.prev)>>10) + 2*(f.curFrames+f.prevFrames)
 	case h2Reset:
-		limit = max(100, 2*hc.maxStreams)
+		limit = max(100, 2*maxStreams)
 	}
 	if f.n[k] > limit {
 		return connError(http2.ErrCodeEnhanceYourCalm, "too many "+h2FloodName[k])
@@ -77,6 +94,7 @@ func (f *h2Flood) sent(now int64, n int) {
 	f.roll(now)
 	f.cur += int64(n)
 	f.curFrames++
+	f.owed += 2 + int64(n>>10)
 }
 
 // roll starts a new second once the clock passed the current one.
