@@ -28,8 +28,10 @@ var (
 // peer (Dial). On the loop it queues a copy of b (b may be reused at
 // once) and the loop sends the iteration's datagrams together, sendmmsg by
 // sendmmsg, when the iteration ends; it allocates nothing. Off the loop it
-// is the goroutine-safe form: it copies b into the socket's async queue,
-// which the loop drains in order. Either way it returns
+// is the goroutine-safe form: when the socket holds nothing unsent it sends
+// b at once on the caller's goroutine, one sendmsg with no copy (direct.go);
+// otherwise, or when the kernel does not take it at once, it copies b into
+// the socket's async queue, which the loop drains in order. Either way it returns
 // engine.ErrWriteBufferFull, accepting nothing, when the datagrams the socket
 // holds unsent (the kernel's send buffer being full, or the loop behind)
 // would pass Options.AsyncWriteLimit (each counting its payload plus 64
