@@ -21,7 +21,8 @@ import (
 // PacketConn is a net.PacketConn whose datagram socket (UDP or unixgram) a
 // ringloop loop serves: the loop receives in batches into a bounded queue
 // that ReadFrom drains, and sends what WriteTo hands it with the
-// iteration's other datagrams. When the queue holds its read limit
+// iteration's other datagrams, unless nothing is queued: then WriteTo
+// sends on the caller's goroutine. When the queue holds its read limit
 // (Limits.Read) the loop stops receiving until ReadFrom has drained
 // half of it, so datagrams wait in the kernel's buffer, which drops (and
 // counts) what overflows it, as it does for a slow net.UDPConn. Deadlines
@@ -265,8 +266,10 @@ func (nc *PacketConn) read(max int, fill func(i int, d datagram, b, oob []byte))
 }
 
 // WriteTo sends p to addr (a *net.UDPAddr, or a *net.UnixAddr on a
-// unixgram socket): it copies p for the loop, which sends it with the
-// iteration's other datagrams. It waits while the socket holds its limit of
+// unixgram socket): when the socket holds nothing unsent it sends p at
+// once on the caller's goroutine, as net.UDPConn does; otherwise it copies
+// p for the loop, which sends it, in order, with the iteration's other
+// datagrams. It waits while the socket holds its limit of
 // datagrams unsent, until the write deadline (os.ErrDeadlineExceeded).
 func (nc *PacketConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	return nc.write(p, nil, addr)

@@ -202,8 +202,10 @@ func TestPacketDeadlinesUDP(t *testing.T) {
 }
 
 // TestPacketWriteWaitsUDP: WriteTo waits while the socket holds its async
-// write limit unsent (here: its loop busy), fails at the write deadline,
-// and goes on once the loop has taken the queue; nothing accepted is lost.
+// write limit unsent (here: its loop busy, holding a datagram of its own,
+// so writes queue behind it rather than send directly), fails at the write
+// deadline, and goes on once the loop has taken the queue; nothing
+// accepted is lost, nothing overtakes.
 func TestPacketWriteWaitsUDP(t *testing.T) {
 	testenv.ForEachBackend(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -214,10 +216,16 @@ func TestPacketWriteWaitsUDP(t *testing.T) {
 		pc := listenPacket(t, l, "udp4", "127.0.0.1:0",
 			netconn.WithPacketOptions(packet.Options{AsyncWriteLimit: 4096}))
 		block, started := make(chan struct{}), make(chan struct{})
-		require.NoError(t, l.Execute(tasks.Func(func() { close(started); <-block })))
-		<-started
 		msg := make([]byte, 100)
-		sent := 0
+		require.NoError(t, l.Execute(tasks.Func(func() {
+			if err := pc.Engine().WriteTo(msg, rx.LocalAddr().(*net.UDPAddr).AddrPort()); err != nil {
+				panic(err)
+			}
+			close(started)
+			<-block
+		})))
+		<-started
+		sent := 1 // the loop's
 		require.NoError(t, pc.SetWriteDeadline(time.Now().Add(100*time.Millisecond)))
 		for {
 			binary.BigEndian.PutUint32(msg, uint32(sent))
@@ -227,7 +235,7 @@ func TestPacketWriteWaitsUDP(t *testing.T) {
 			}
 			sent++
 		}
-		require.Equal(t, 4096/(100+64), sent, "accepted before the limit")
+		require.Equal(t, 1+4096/(100+64), sent, "accepted before the limit")
 		require.NoError(t, pc.SetWriteDeadline(time.Time{}))
 		wrote := make(chan error, 1)
 		go func() {

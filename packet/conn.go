@@ -96,6 +96,16 @@ type Conn struct {
 
 	lastName nameCache // WriteTo's last destination, encoded (loop-only)
 
+	// direct: writes off the loop may send at once (direct.go); stored
+	// under async.Mu, by the loop and by a writer that queues.
+	direct    atomic.Bool
+	directOut atomic.Uint64 // datagrams sent directly, not yet in counts
+	// a direct send's header (under async.Mu): in the socket, as a
+	// header on the writer's stack would escape through sendmsgCall
+	directHdr  unix.Msghdr
+	directIov  unix.Iovec
+	directName rawName
+
 	outBytes    atomic.Int64 // out.bytes, published for the async bound
 	closeCalled atomic.Bool
 	pauseReq    atomic.Int32 // 1 pause, 2 resume: the latest off-loop request
@@ -217,6 +227,7 @@ func (pc *Conn) register() error {
 	pc.io, pc.rs = pickDatagramIO(pc.drv, pc.cfg)
 	pc.idx, pc.gen = pc.in.Register(registration{pc})
 	pc.updateInterest()
+	pc.allowDirect()
 	return nil
 }
 
@@ -337,6 +348,7 @@ func (pc *Conn) updateInterest() {
 // complete handles the socket's completions: readiness of its poll, the
 // datagrams of its RECVMSG (ringIO), and the close of its fd.
 func (pc *Conn) complete(k driver.OpKind, c *driver.Completion) {
+	pc.foldDirect()
 	switch k {
 	case driver.OpPoll:
 		if c.Res > 0 && pc.st == packetOpen {
@@ -377,7 +389,8 @@ func (pc *Conn) closeWith(err error) {
 		return
 	}
 	pc.closeCalled.Store(true)
-	pc.drainAsyncWith(errPacketClosed)
+	pc.drainAsyncWith(errPacketClosed) // no direct send after it
+	pc.foldDirect()
 	pc.st = packetClosing
 	pc.closeErr = err
 	if !pc.blocked && !pc.out.empty() {
@@ -417,7 +430,8 @@ func (pc *Conn) abandon() {
 		pc.closeErr = pc.in.Fault()
 	}
 	pc.st = packetCloseFD
-	if pc.rs != nil { // the driver is gone, and the kernel's hold with it
+	pc.async.Take(errPacketClosed) // no direct send once the fd is closed
+	if pc.rs != nil {              // the driver is gone, and the kernel's hold with it
 		pc.rs.pin.Unpin()
 		pc.rs.inflight = 0
 	}

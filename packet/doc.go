@@ -10,7 +10,9 @@
 // netip.AddrPort cannot hold a path, so on a unixgram socket the source is
 // the zero AddrPort, SourceAddr returns it as a *net.UnixAddr and Reply
 // answers it. WriteTo on the loop queues a copy and allocates nothing;
-// called from another goroutine it copies into a bounded queue the loop
+// called from another goroutine it sends at once on the caller's goroutine
+// when the socket holds nothing unsent (as net.UDPConn does, no copy, no
+// hand-off to the loop), else copies into a bounded queue the loop
 // drains, and both refuse with engine.ErrWriteBufferFull (wrapping
 // tasks.ErrRejected) once the datagrams held unsent would pass
 // Options.AsyncWriteLimit. Options sets the rest (the longest datagram
@@ -47,7 +49,17 @@
 // datagram as a SENDMSG op submitted with the iteration's other ops was
 // measured against sendmmsg on the same loop and cost it more CPU per
 // datagram in batches of 32 and 64 (a request and a completion per
-// datagram against one system call per batch): sendmmsg stays.
+// datagram against one system call per batch): sendmmsg stays. A datagram
+// written off the loop to a socket with nothing queued (no datagram of the
+// loop's or of another goroutine's waiting, no wait for room) skips the
+// loop: the writer sends it with one non-blocking sendmsg, under the
+// socket's async-queue mutex, which the loop's queueing and the close take
+// too, so it never overtakes a queued datagram nor touches a closed fd.
+// One the kernel does not take at once (EAGAIN, ENOBUFS, an ICMP error, a
+// refused UDP_SEGMENT) is queued, and the loop sends, retries or reports
+// it as any queued datagram: errors reach OnPacketError as before.
+// quic-go on netconn writes a batch at a time from its own goroutines:
+// each cost a wake-up and a loop pass before.
 //
 // Runs to one peer (an echo's replies, a burst of QUIC packets) leave
 // coalesced, and runs from one peer that arrive coalesced are cut back into
@@ -60,7 +72,8 @@
 // datagram the kernel refuses, so every datagram the socket accepted is
 // sent or reported; what is still queued when a socket closes is dropped.
 // engine.Loop.Metrics counts each kind (PacketsReceived, PacketsSent,
-// PacketsDropped). On readiness the loop's sockets share one receive
+// PacketsDropped; a direct send counts once the loop next serves the
+// socket: a receive, a queued send, its close). On readiness the loop's sockets share one receive
 // arena (Batch slots of the largest MaxSize), so a dialled socket per peer
 // costs no receive buffer of its own; on the ring they share the driver's
 // datagram buffers.

@@ -443,11 +443,13 @@ func TestPacketReusePortUDP(t *testing.T) {
 }
 
 // TestPacketWriteFullUDP: the datagrams a socket holds unsent are bounded
-// by its async write limit, on the loop and off it: with the loop busy,
-// off-loop writes of 200 bytes (264 counted each) fill a 10 000-byte limit
-// after exactly 37 and then fail with ErrWriteBufferFull (an
-// ErrRejected); on the loop, writes within one task do the same. What was
-// accepted is all sent, and writing works again once it has been.
+// by its async write limit, on the loop and off it: with the loop busy
+// holding a datagram of its own (so off-loop writes queue behind it rather
+// than send directly), off-loop writes of 200 bytes (264 counted each)
+// fill a 10 000-byte limit after exactly 37 and then fail with
+// ErrWriteBufferFull (an ErrRejected); on the loop, writes within one task
+// do the same. What was accepted is all sent, in order, and writing works
+// again once it has been.
 func TestPacketWriteFullUDP(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, c testenv.Combo) {
 		testenv.CheckLeaks(t)
@@ -460,10 +462,10 @@ func TestPacketWriteFullUDP(t *testing.T) {
 			&packet.Options{AsyncWriteLimit: 10000})
 		const want = 10000 / (200 + 64)
 		msg := make([]byte, 200)
-		fill := func() int {
+		fill := func(first int) int {
 			n := 0
 			for ; ; n++ {
-				binary.BigEndian.PutUint32(msg, uint32(n))
+				binary.BigEndian.PutUint32(msg, uint32(first+n))
 				if err := pc.WriteTo(msg, to); err != nil {
 					require.ErrorIs(t, err, engine.ErrWriteBufferFull)
 					require.ErrorIs(t, err, tasks.ErrRejected)
@@ -482,12 +484,18 @@ func TestPacketWriteFullUDP(t *testing.T) {
 			}
 		}
 
-		release := busy(t, l)
-		require.Equal(t, want, fill(), "off the loop")
+		release, held := make(chan struct{}), make(chan error, 1)
+		require.NoError(t, l.Execute(tasks.Func(func() {
+			binary.BigEndian.PutUint32(msg, 0)
+			held <- pc.WriteTo(msg, to)
+			<-release
+		})))
+		require.NoError(t, <-held)
+		require.Equal(t, want, fill(1), "off the loop")
 		close(release)
-		receive(want)
+		receive(1 + want)
 
-		onLoop, err := engine.Submit(l, func() (int, error) { return fill(), nil }).Await(context.Background())
+		onLoop, err := engine.Submit(l, func() (int, error) { return fill(0), nil }).Await(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, want, onLoop, "on the loop")
 		receive(want)

@@ -144,6 +144,7 @@ func (pc *Conn) sent(c *driver.Completion) {
 	pc.flush()
 	pc.outBytes.Store(int64(pc.out.bytes))
 	pc.reportSendErrs()
+	pc.allowDirect()
 }
 
 // updateRecv arms the socket's RECVMSG while it reads, and cancels it when

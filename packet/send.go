@@ -28,8 +28,10 @@ var (
 // peer (Dial). On the loop it queues a copy of b (b may be reused at
 // once) and the loop sends the iteration's datagrams together, sendmmsg by
 // sendmmsg, when the iteration ends; it allocates nothing. Off the loop it
-// is the goroutine-safe form: it copies b into the socket's async queue,
-// which the loop drains in order. Either way it returns
+// is the goroutine-safe form: when the socket holds nothing unsent it sends
+// b at once on the caller's goroutine, one sendmsg with no copy (direct.go);
+// otherwise, or when the kernel does not take it at once, it copies b into
+// the socket's async queue, which the loop drains in order. Either way it returns
 // engine.ErrWriteBufferFull, accepting nothing, when the datagrams the socket
 // holds unsent (the kernel's send buffer being full, or the loop behind)
 // would pass Options.AsyncWriteLimit (each counting its payload plus 64
@@ -170,6 +172,9 @@ func (pc *Conn) write(name, ctrl, b []byte) error {
 		return engine.ErrWriteBufferFull
 	}
 	pc.out.add(name, ctrl, b)
+	if pc.direct.Load() {
+		pc.stopDirect()
+	}
 	if pc.blocked {
 		pc.outBytes.Store(int64(pc.out.bytes))
 		return nil
@@ -186,6 +191,7 @@ func (pc *Conn) write(name, ctrl, b []byte) error {
 
 func (pc *Conn) flushTask() {
 	pc.flushQueued = false
+	pc.foldDirect()
 	pc.flush()
 }
 
@@ -217,6 +223,7 @@ func (pc *Conn) sendNow() (progress bool) {
 	}
 	pc.outBytes.Store(int64(pc.out.bytes))
 	pc.reportSendErrs()
+	pc.allowDirect()
 	return pc.out.done != before
 }
 
@@ -331,23 +338,29 @@ func (q *packetQueue) prepare(s *sendScratch, batch int, gso bool) int {
 // header points h and iov at queued datagram i.
 func (q *packetQueue) header(i int, h *unix.Msghdr, iov *unix.Iovec) {
 	m := &q.msgs[i]
+	c := m.off + int(m.name)
+	p := c + int(m.ctrl)
+	msgHeader(h, iov, q.buf[m.off:c], q.buf[c:p], q.buf[p:p+m.size])
+}
+
+// msgHeader points h and iov at one datagram: its encoded sockaddr name
+// (empty for a connected socket's peer), control messages ctrl and
+// payload b. Queued and direct sends (direct.go) both build theirs here.
+func msgHeader(h *unix.Msghdr, iov *unix.Iovec, name, ctrl, b []byte) {
 	*h = unix.Msghdr{}
-	p := m.off
-	if m.name > 0 {
-		h.Name = &q.buf[p]
-		h.Namelen = uint32(m.name)
+	if len(name) > 0 {
+		h.Name = &name[0]
+		h.Namelen = uint32(len(name))
 	}
-	p += int(m.name)
-	if m.ctrl > 0 {
-		h.Control = &q.buf[p]
-		h.SetControllen(int(m.ctrl))
+	if len(ctrl) > 0 {
+		h.Control = &ctrl[0]
+		h.SetControllen(len(ctrl))
 	}
-	p += int(m.ctrl)
 	iov.Base = nil
-	if m.size > 0 {
-		iov.Base = &q.buf[p]
+	if len(b) > 0 {
+		iov.Base = &b[0]
 	}
-	iov.SetLen(m.size)
+	iov.SetLen(len(b))
 	h.Iov = iov
 	h.SetIovlen(1)
 }
@@ -426,8 +439,13 @@ func (pc *Conn) asyncWrite(name, ctrl, b []byte) error {
 		a.Mu.Unlock()
 		return engine.ErrWriteBufferFull
 	}
+	if pc.direct.Load() && len(a.Buf) == 0 && pc.sendDirect(name, ctrl, b) {
+		a.Mu.Unlock()
+		return nil
+	}
 	a.Buf = appendAsyncEntry(a.Buf, name, ctrl, b)
 	a.Cost += cost
+	pc.direct.Store(false) // until the loop has sent it
 	if a.Queue.Queue(pc.loop, &pc.drainT) != nil {
 		return errPacketClosed
 	}
@@ -446,8 +464,10 @@ func appendAsyncEntry(buf, name, ctrl, b []byte) []byte {
 }
 
 func (pc *Conn) drainAsync() {
+	pc.foldDirect()
 	pc.drainAsyncWith(nil)
 	pc.flush()
+	pc.allowDirect()
 }
 
 // drainAsyncWith moves the async queue's datagrams into the send queue;
