@@ -85,7 +85,8 @@ type Conn struct {
 	// ringIO: the RECVMSG op is live (until its final completion), and
 	// being cancelled
 	recvArmed, recvCancelling bool
-	recvCtrl                  bool // the armed RECVMSG has room for control messages
+	recvCtrl                  bool           // the armed RECVMSG has room for control messages
+	ctrlWait                  []chan<- error // Control calls waiting for the cancelled RECVMSG to end
 
 	out         packetQueue
 	flushQueued bool // a flush is queued on the control ring
@@ -100,11 +101,10 @@ type Conn struct {
 	// under async.Mu, by the loop and by a writer that queues.
 	direct    atomic.Bool
 	directOut atomic.Uint64 // datagrams sent directly, not yet in counts
-	// a direct send's header (under async.Mu): in the socket, as a
-	// header on the writer's stack would escape through sendmsgCall
-	directHdr  unix.Msghdr
-	directIov  unix.Iovec
-	directName rawName
+	// offLoop: a write came from off the loop; until then direct sends
+	// are not allowed, sparing a loop that writes only itself the mutex
+	// each pass
+	offLoop atomic.Bool
 
 	outBytes    atomic.Int64 // out.bytes, published for the async bound
 	closeCalled atomic.Bool
@@ -227,7 +227,6 @@ func (pc *Conn) register() error {
 	pc.io, pc.rs = pickDatagramIO(pc.drv, pc.cfg)
 	pc.idx, pc.gen = pc.in.Register(registration{pc})
 	pc.updateInterest()
-	pc.allowDirect()
 	return nil
 }
 

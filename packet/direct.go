@@ -14,6 +14,11 @@ import (
 // batch (a GSO run) at a time from its own goroutine, and each such
 // batch through the async queue cost a hand-off.
 //
+// Direct sends are allowed once the socket has been written from off the
+// loop (Conn.offLoop; that first write is queued): a loop that alone
+// writes its socket would otherwise take the mutex twice a pass, to stop
+// and allow them around its own sends.
+//
 // The async queue's mutex orders them: a direct send runs under it, and
 // pc.direct, which allows it, is cleared under it by whatever queues a
 // datagram (a writer that queues, the loop's own WriteTo) and set under it
@@ -33,16 +38,19 @@ import (
 // sendDirect sends one datagram at once (under pc.async.Mu, pc.direct
 // set) and reports whether the kernel took it.
 func (pc *Conn) sendDirect(name, ctrl, b []byte) bool {
-	h, iov := &pc.directHdr, &pc.directIov
-	// The sockaddr is copied: the callers' is on their stacks, and a
-	// header in the socket pointing there would move it to the heap.
-	n := copy(pc.directName[:], name)
-	msgHeader(h, iov, pc.directName[:n], ctrl, b)
-	errno := sendmsgCall(pc.fd, h)
+	// The header is the call's own: one in the socket would hold, and
+	// move to the heap, the callers' sockaddr and control messages (Reply
+	// builds them on its stack).
+	h, iov := msgHeader(name, ctrl, b)
+	h.Iov = &iov
+	h.SetIovlen(1)
+	errno := sendmsg(pc.fd, &h)
 	for errno == unix.EINTR {
-		errno = sendmsgCall(pc.fd, h)
+		errno = sendmsg(pc.fd, &h)
 	}
-	*h, *iov = unix.Msghdr{}, unix.Iovec{} // holds none of the caller's memory
+	if directObserved != nil {
+		directObserved(errno)
+	}
 	if errno != 0 {
 		return false
 	}
@@ -50,8 +58,8 @@ func (pc *Conn) sendDirect(name, ctrl, b []byte) bool {
 	return true
 }
 
-// sendmsgCall is sendmsg, for tests to refuse direct sends.
-var sendmsgCall = sendmsg
+// directObserved, when tests set it, is told each direct send's result.
+var directObserved func(unix.Errno)
 
 func sendmsg(fd int, h *unix.Msghdr) unix.Errno {
 	_, _, e := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(h)), unix.MSG_DONTWAIT)
@@ -59,9 +67,9 @@ func sendmsg(fd int, h *unix.Msghdr) unix.Errno {
 }
 
 // allowDirect lets writes off the loop send directly again once the loop
-// holds nothing to send (on the loop).
+// holds nothing to send (on the loop), on a socket written to off the loop.
 func (pc *Conn) allowDirect() {
-	if pc.direct.Load() || pc.st != packetOpen || pc.blocked || !pc.out.empty() || (pc.rs != nil && pc.rs.inflight > 0) {
+	if !pc.offLoop.Load() || pc.direct.Load() || pc.st != packetOpen || pc.blocked || !pc.out.empty() || (pc.rs != nil && pc.rs.inflight > 0) {
 		return
 	}
 	a := &pc.async

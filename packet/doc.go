@@ -11,7 +11,8 @@
 // the zero AddrPort, SourceAddr returns it as a *net.UnixAddr and Reply
 // answers it. WriteTo on the loop queues a copy and allocates nothing;
 // called from another goroutine it sends at once on the caller's goroutine
-// when the socket holds nothing unsent (as net.UDPConn does, no copy, no
+// when the socket holds nothing unsent (after its first such write; as
+// net.UDPConn does, no copy, no
 // hand-off to the loop), else copies into a bounded queue the loop
 // drains, and both refuse with engine.ErrWriteBufferFull (wrapping
 // tasks.ErrRejected) once the datagrams held unsent would pass
@@ -52,7 +53,8 @@
 // datagram against one system call per batch): sendmmsg stays. A datagram
 // written off the loop to a socket with nothing queued (no datagram of the
 // loop's or of another goroutine's waiting, no wait for room) skips the
-// loop: the writer sends it with one non-blocking sendmsg, under the
+// loop, from the socket's second such write on (the first is queued, so
+// a socket only its loop writes never takes the mutex below): the writer sends it with one non-blocking sendmsg, under the
 // socket's async-queue mutex, which the loop's queueing and the close take
 // too, so it never overtakes a queued datagram nor touches a closed fd.
 // One the kernel does not take at once (EAGAIN, ENOBUFS, an ICMP error, a

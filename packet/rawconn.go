@@ -36,24 +36,50 @@ func (c rawConn) Write(func(fd uintptr) bool) error {
 
 // rawControl runs f with the fd on the loop, which alone closes it.
 func (pc *Conn) rawControl(f func(fd uintptr)) error {
-	run := func(pc *Conn) error {
-		if pc.st != packetOpen {
-			return errPacketClosed
-		}
-		f(uintptr(pc.fd))
-		if !pc.cfg.ctrl {
-			pc.cfg.ctrl = true
-			pc.updateInterest() // a RECVMSG armed without their room is replaced
-		}
-		return nil
-	}
 	if pc.loop.InEventLoop() {
-		return run(pc)
+		return pc.runControl(f, nil)
 	}
 	done := make(chan error, 1)
-	t := &packetTask{pc, func(pc *Conn) { done <- run(pc) }}
+	t := &packetTask{pc, func(pc *Conn) {
+		if err := pc.runControl(f, done); err != nil {
+			done <- err
+		}
+	}}
 	if pc.in.Control(t) != nil {
 		return errPacketClosed
 	}
 	return <-done
+}
+
+// runControl runs f (on the loop). The first Control makes receives room
+// for control messages: a RECVMSG armed without it is replaced, and done
+// (a caller off the loop) is answered once the cancelled one has ended, so
+// every datagram sent after Control returns is received with room for
+// what f asked the kernel for.
+func (pc *Conn) runControl(f func(fd uintptr), done chan<- error) error {
+	if pc.st != packetOpen {
+		return errPacketClosed
+	}
+	f(uintptr(pc.fd))
+	if !pc.cfg.ctrl {
+		pc.cfg.ctrl = true
+		pc.updateInterest()
+	}
+	if done != nil {
+		if pc.recvCancelling {
+			pc.ctrlWait = append(pc.ctrlWait, done)
+		} else {
+			done <- nil
+		}
+	}
+	return nil
+}
+
+// rearmed answers the Control calls waiting for a RECVMSG's replacement.
+func (pc *Conn) rearmed() {
+	for i, done := range pc.ctrlWait {
+		done <- nil
+		pc.ctrlWait[i] = nil
+	}
+	pc.ctrlWait = pc.ctrlWait[:0]
 }

@@ -182,6 +182,7 @@ func (pc *Conn) received(c *driver.Completion) {
 		return
 	}
 	pc.recvArmed, pc.recvCancelling = false, false
+	defer pc.rearmed()
 	if c.Res < 0 && c.Res != -int32(unix.ECANCELED) && pc.st == packetOpen {
 		errno := unix.Errno(-c.Res)
 		if !pc.recvFailed("recvmsg", errno) && pc.st == packetOpen {

@@ -340,14 +340,18 @@ func (q *packetQueue) header(i int, h *unix.Msghdr, iov *unix.Iovec) {
 	m := &q.msgs[i]
 	c := m.off + int(m.name)
 	p := c + int(m.ctrl)
-	msgHeader(h, iov, q.buf[m.off:c], q.buf[c:p], q.buf[p:p+m.size])
+	*h, *iov = msgHeader(q.buf[m.off:c], q.buf[c:p], q.buf[p:p+m.size])
+	h.Iov = iov
+	h.SetIovlen(1)
 }
 
-// msgHeader points h and iov at one datagram: its encoded sockaddr name
-// (empty for a connected socket's peer), control messages ctrl and
-// payload b. Queued and direct sends (direct.go) both build theirs here.
-func msgHeader(h *unix.Msghdr, iov *unix.Iovec, name, ctrl, b []byte) {
-	*h = unix.Msghdr{}
+// msgHeader returns the header and iovec of one datagram: its encoded
+// sockaddr name (empty for a connected socket's peer), control messages
+// ctrl and payload b; the caller points the header at the iovec where it
+// keeps them. Queued and direct sends (direct.go) both build theirs here.
+// It returns values, not stores through pointers, so that a direct send's
+// header on the writer's stack keeps the caller's bytes off the heap.
+func msgHeader(name, ctrl, b []byte) (h unix.Msghdr, iov unix.Iovec) {
 	if len(name) > 0 {
 		h.Name = &name[0]
 		h.Namelen = uint32(len(name))
@@ -356,13 +360,11 @@ func msgHeader(h *unix.Msghdr, iov *unix.Iovec, name, ctrl, b []byte) {
 		h.Control = &ctrl[0]
 		h.SetControllen(len(ctrl))
 	}
-	iov.Base = nil
 	if len(b) > 0 {
 		iov.Base = &b[0]
 	}
 	iov.SetLen(len(b))
-	h.Iov = iov
-	h.SetIovlen(1)
+	return h, iov
 }
 
 // advance drops the n oldest datagrams, sent or refused.
@@ -438,6 +440,9 @@ func (pc *Conn) asyncWrite(name, ctrl, b []byte) error {
 	if int64(a.Cost+cost)+pc.outBytes.Load() > int64(pc.limit) {
 		a.Mu.Unlock()
 		return engine.ErrWriteBufferFull
+	}
+	if !pc.offLoop.Load() {
+		pc.offLoop.Store(true) // the loop allows direct sends once it has sent this
 	}
 	if pc.direct.Load() && len(a.Buf) == 0 && pc.sendDirect(name, ctrl, b) {
 		a.Mu.Unlock()
