@@ -20,8 +20,6 @@ func onLoop[T any](t *testing.T, l *engine.Loop, fn func() T) T {
 	return testenv.OnLoop(t, l, fn)
 }
 
-func busy(t testing.TB, l *engine.Loop) chan struct{} { t.Helper(); return testenv.Busy(t, l) }
-
 // scale is normal, or race under the race detector and -short.
 func scale(normal, race int) int { return testenv.Scale(normal, race) }
 
