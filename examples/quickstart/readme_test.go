@@ -17,7 +17,7 @@ func TestREADMEShowsEachProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{"tcp", "http", "websocket", "netconn"} {
+	for _, dir := range []string{"tcp", "http", "websocket", "netconn", "../udpecho"} {
 		src, err := os.ReadFile(dir + "/main.go")
 		if err != nil {
 			t.Fatal(err)
