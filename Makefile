@@ -87,6 +87,14 @@ fmt:
 # not name. make test ends with every stage's line and the total.
 TESTSUM := $(CURDIR)/bin/testsum
 STAGES  := $(CURDIR)/bin/stages.jsonl
+# A race-enabled binary sleeps a second before it exits (GORACE's
+# atexit_sleep_ms, default 1000), so that reports other threads are still
+# printing get out. Races are reported as they are found and fail the test
+# or the exit code either way, and the suites start hundreds of race-enabled
+# children (each command's main under every combo, the gRPC interop cases,
+# the seccomp fault children): the sleep cost minutes a run. A GORACE given
+# in the environment is kept.
+export GORACE ?= atexit_sleep_ms=0
 SKIPS   := $(CURDIR)/tests/skips.txt
 STAGE    = $(TESTSUM) -allow $(SKIPS) -record $(STAGES) -stage
 
